@@ -1,0 +1,24 @@
+/// One schema migration: an identifier and its SQL text.
+package struct StoreMigration: Sendable {
+    /// The file name without `.sql`, e.g. `v0001_create_store`. Recorded in the store.
+    package let identifier: String
+    /// The SQL, as embedded from `Migrations/<identifier>.sql`.
+    package let sql: String
+
+    /// A migration from its identifier and SQL text (tests build their own).
+    package init(identifier: String, sql: String) {
+        self.identifier = identifier
+        self.sql = sql
+    }
+
+    init(_ identifier: String, _ bytes: [UInt8]) {
+        self.init(identifier: identifier, sql: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// The store's migrations, in the order they are applied.
+package enum StoreMigrations {
+    package static let all: [StoreMigration] = [
+        StoreMigration("v0001_create_store", PackageResources.v0001_create_store_sql),
+    ]
+}

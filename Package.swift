@@ -1,0 +1,74 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "RestorationArchive",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "RestorationArchive", targets: ["RestorationArchive"]),
+        .executable(name: "restorectl", targets: ["restorectl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The system SQLite (apt: libsqlite3-dev). Never vendored.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
+        ),
+        // The schema: one `.sql` file per migration, embedded in the binary so that
+        // a moved executable still works (no resource bundle to find at run time).
+        .target(
+            name: "StoreMigrations",
+            path: "Migrations",
+            exclude: ["README.md"],
+            resources: [
+                .embedInCode("v0001_create_store.sql"),
+            ]
+        ),
+        .target(
+            name: "RestorationArchive",
+            dependencies: ["CSQLite", "StoreMigrations"]
+        ),
+        .executableTarget(
+            name: "restorectl",
+            dependencies: [
+                "RestorationArchive",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Helpers shared by every test target: temporary stores, umask, child processes.
+        .target(
+            name: "TestSupport",
+            dependencies: ["RestorationArchive"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(
+            name: "RestorationArchiveTests",
+            dependencies: ["RestorationArchive", "StoreMigrations", "TestSupport", "CSQLite"]
+        ),
+        .testTarget(
+            name: "restorectlTests",
+            dependencies: [
+                "restorectl",
+                "RestorationArchive",
+                "TestSupport",
+            ]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    // Swift 6 language mode: complete strict concurrency checking.
+    settings.append(.swiftLanguageMode(.v6))
+    // `any P` must be spelled out: existentials are visible at the use site.
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    // A file only sees members of modules it imports itself.
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    // Imports are internal unless marked `public import`: no accidental re-export.
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,26 @@
+#ifndef RESTORATION_ARCHIVE_CSQLITE_SHIM_H
+#define RESTORATION_ARCHIVE_CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// Wraps `sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL/DML, 0, 0)`, a variadic function
+/// Swift cannot call: double-quoted string literals become errors, so a misspelt column
+/// name is never silently read as a string.
+static inline int restoration_disable_double_quoted_strings(sqlite3 *db) {
+    int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, (void *)0);
+    if (rc != SQLITE_OK) return rc;
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, (void *)0);
+}
+
+/// Wraps `sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, 0)`: no SQL statement can
+/// corrupt the file (writable_schema, raw page writes) even if one slipped through.
+static inline int restoration_enable_defensive(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (void *)0);
+}
+
+/// `SQLITE_TRANSIENT` is a macro casting -1 to a function pointer, which Swift cannot import.
+static inline sqlite3_destructor_type restoration_sqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
+
+#endif

@@ -1,0 +1,133 @@
+internal import CSQLite
+
+/// One SQLite connection with its cache of prepared statements.
+///
+/// A connection and its statements are not thread-safe: exactly one owner uses it at a time
+/// (``ArchiveStore`` keeps it behind a mutex). It is therefore not `Sendable`.
+final class Connection {
+    let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens a connection with `sqlite3_open_v2`.
+    ///
+    /// - Parameters:
+    ///   - filename: a path, or a `file:` URI when `flags` holds `SQLITE_OPEN_URI`.
+    ///   - flags: `SQLITE_OPEN_*` flags; `SQLITE_OPEN_EXRESCODE` is always added so that errors
+    ///     carry extended result codes.
+    init(filename: String, flags: Int32) throws(DatabaseError) {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(filename, &handle, flags | SQLITE_OPEN_EXRESCODE, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = DatabaseError(handle: handle, code: code)
+            // A failed open may still allocate a handle, which must be closed.
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        self.handle = handle
+        do {
+            try check(restoration_disable_double_quoted_strings(handle))
+            try check(restoration_enable_defensive(handle))
+        } catch {
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
+    func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
+        try check(sqlite3_busy_timeout(handle, milliseconds))
+    }
+
+    /// Runs SQL text that binds nothing (schema, pragmas), one or several statements,
+    /// with `sqlite3_exec`. Never use it with values: those go through ``statement(_:)``.
+    func execute(_ sql: String) throws(DatabaseError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard code == SQLITE_OK else {
+            let extended = sqlite3_extended_errcode(handle)
+            throw DatabaseError(
+                extendedCode: extended & 0xFF == code & 0xFF ? extended : code,
+                message: message.map { String(cString: $0) }, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, cached by its text, reset and with no bindings.
+    func statement(_ sql: String) throws(DatabaseError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try Statement(connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// The single text value a pragma (or any one-value query) returns, if any.
+    func pragmaText(_ sql: String) throws -> String? {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return try statement.optionalString(0)
+    }
+
+    /// The single integer value a pragma (or any one-value query) returns, if any.
+    func pragmaInteger(_ sql: String) throws -> Int64? {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return try statement.optionalInt64(0)
+    }
+
+    /// Whether a transaction is open on this connection.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// How a transaction takes its locks.
+    enum TransactionKind: String {
+        /// `BEGIN DEFERRED`: a read transaction until the first write; readers use it for a
+        /// consistent snapshot.
+        case deferred = "BEGIN DEFERRED"
+        /// `BEGIN IMMEDIATE`: takes the write lock at once (waiting up to the busy timeout),
+        /// so a write transaction never fails half-way with `SQLITE_BUSY`.
+        case immediate = "BEGIN IMMEDIATE"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
+        try execute(kind.rawValue)
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            rollback()
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollback()
+            throw error
+        }
+        return result
+    }
+
+    /// Rolls back the open transaction, if SQLite has not already done so.
+    func rollback() {
+        if isInTransaction { _ = try? execute("ROLLBACK") }
+    }
+
+    /// Number of rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    private func check(_ code: Int32) throws(DatabaseError) {
+        guard code == SQLITE_OK else { throw DatabaseError(handle: handle, code: code) }
+    }
+}
+
+@available(*, unavailable, message: "A connection is used by one owner at a time")
+extension Connection: Sendable {}

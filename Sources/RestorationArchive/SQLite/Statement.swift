@@ -1,0 +1,170 @@
+internal import CSQLite
+
+/// A prepared statement, owned and cached by its ``Connection``.
+///
+/// Not thread-safe: used only while its connection's owner holds the connection.
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    private unowned let connection: Connection
+
+    init(connection: Connection, sql: String) throws(DatabaseError) {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(
+            connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            throw DatabaseError(handle: connection.handle, code: code, sql: sql)
+        }
+        self.handle = statement
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Clears bindings and resets the statement so it can run again.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Binding (parameters are 1-based, as in SQLite)
+
+    func bind(_ value: Int64, at index: Int32) throws(DatabaseError) {
+        try check(sqlite3_bind_int64(handle, index, value))
+    }
+
+    func bind(_ value: Int, at index: Int32) throws(DatabaseError) {
+        try bind(Int64(value), at: index)
+    }
+
+    func bind(_ value: Double, at index: Int32) throws(DatabaseError) {
+        try check(sqlite3_bind_double(handle, index, value))
+    }
+
+    func bind(_ value: String, at index: Int32) throws(DatabaseError) {
+        var value = value
+        let code = value.withUTF8 { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { text in
+                // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
+                sqlite3_bind_text64(
+                    handle, index, text.baseAddress ?? UnsafePointer(bitPattern: 1), UInt64(text.count),
+                    restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+        try check(code)
+    }
+
+    func bind(_ value: String?, at index: Int32) throws(DatabaseError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    func bind(bytes: [UInt8], at index: Int32) throws(DatabaseError) {
+        let code = bytes.withUnsafeBytes { raw in
+            // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
+            sqlite3_bind_blob64(
+                handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(raw.count),
+                restoration_sqlite_transient())
+        }
+        try check(code)
+    }
+
+    func bindNull(at index: Int32) throws(DatabaseError) {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
+    // MARK: Stepping
+
+    /// Runs one step: `true` when a row is available, `false` when done.
+    func step() throws(DatabaseError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = DatabaseError(handle: connection.handle, code: code, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs the statement to completion, ignoring any rows.
+    func run() throws(DatabaseError) {
+        while try step() {}
+    }
+
+    // MARK: Columns (0-based, as in SQLite)
+
+    func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    /// An integer column. A value of another storage class (a damaged file) is an error.
+    func int64(_ column: Int32) throws(ColumnError) -> Int64 {
+        guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else {
+            throw ColumnError.unexpectedType(column: columnName(column), expected: "integer")
+        }
+        return sqlite3_column_int64(handle, column)
+    }
+
+    func optionalInt64(_ column: Int32) throws(ColumnError) -> Int64? {
+        isNull(column) ? nil : try int64(column)
+    }
+
+    func double(_ column: Int32) throws(ColumnError) -> Double {
+        guard sqlite3_column_type(handle, column) == SQLITE_FLOAT else {
+            throw ColumnError.unexpectedType(column: columnName(column), expected: "real")
+        }
+        return sqlite3_column_double(handle, column)
+    }
+
+    /// A text column, validated as UTF-8: invalid bytes are an error, never repaired.
+    func string(_ column: Int32) throws(ColumnError) -> String {
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else {
+            throw ColumnError.unexpectedType(column: columnName(column), expected: "text")
+        }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_text(handle, column) else { return "" }
+        let buffer = UnsafeBufferPointer(start: pointer, count: count)
+        guard let string = String(validating: buffer, as: UTF8.self) else {
+            throw ColumnError.invalidUTF8(column: columnName(column))
+        }
+        return string
+    }
+
+    func optionalString(_ column: Int32) throws(ColumnError) -> String? {
+        isNull(column) ? nil : try string(column)
+    }
+
+    /// A blob column, copied out.
+    func bytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
+        guard sqlite3_column_type(handle, column) == SQLITE_BLOB else {
+            throw ColumnError.unexpectedType(column: columnName(column), expected: "blob")
+        }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// The storage class SQLite reports for a column (`SQLITE_INTEGER`, `SQLITE_TEXT`, …).
+    func storageClass(_ column: Int32) -> Int32 {
+        sqlite3_column_type(handle, column)
+    }
+
+    private func columnName(_ column: Int32) -> String {
+        sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "#\(column)"
+    }
+
+    private func check(_ code: Int32) throws(DatabaseError) {
+        guard code == SQLITE_OK else {
+            throw DatabaseError(handle: connection.handle, code: code, sql: sql)
+        }
+    }
+}
+
+/// A column whose content is not what the schema promises: only a damaged file does that.
+enum ColumnError: Error, Sendable, Hashable {
+    case unexpectedType(column: String, expected: String)
+    case invalidUTF8(column: String)
+}

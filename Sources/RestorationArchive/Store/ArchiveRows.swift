@@ -1,0 +1,264 @@
+/// The SQL behind archives, generations and nodes, and the checksums that protect them.
+/// Every value is bound; no SQL text is built from data.
+enum ArchiveRows {
+    // MARK: Checksums
+
+    static func nodeChecksum(archive: ArchiveName, node: ArchivedNode, born: Generation) -> Int64 {
+        var checksum = Checksum(domain: 0x4E4F_4445)  // "NODE"
+        checksum.combine(archive.rawValue)
+        checksum.combine(node.path.description)
+        checksum.combine(node.parentPath?.description)
+        checksum.combine(node.className)
+        checksum.combine(node.classVersion)
+        checksum.combine(node.order)
+        checksum.combine(born.rawValue)
+        checksum.combine(node.state)
+        return checksum.finalize()
+    }
+
+    static func generationChecksum(archive: ArchiveName, row: GenerationRow) -> Int64 {
+        var checksum = Checksum(domain: 0x4745_4E52)  // "GENR"
+        checksum.combine(archive.rawValue)
+        checksum.combine(row.generation.rawValue)
+        checksum.combine(row.storeFormat)
+        checksum.combine(row.appVersion)
+        checksum.combine(row.appBuild)
+        checksum.combine(row.platform)
+        checksum.combine(row.idiom)
+        checksum.combine(row.savedAt)
+        checksum.combine(row.saveKind.rawValue)
+        checksum.combine(row.appValues)
+        checksum.combine(row.nodeCount)
+        checksum.combine(row.totalBytes)
+        checksum.combine(row.nodeDigest)
+        return checksum.finalize()
+    }
+
+    // MARK: Archive rows
+
+    struct ArchiveRow {
+        var id: Int64
+        var name: ArchiveName
+        var createdAt: Int64
+        var generation: Generation
+        var discardedAt: Int64?
+        var discardReason: String?
+    }
+
+    private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason"
+
+    static func archive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow? {
+        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive WHERE name = ?")
+        defer { statement.reset() }
+        try statement.bind(name.rawValue, at: 1)
+        guard try statement.step() else { return nil }
+        return try archiveRow(statement)
+    }
+
+    static func allArchives(in connection: Connection) throws -> [ArchiveRow] {
+        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive ORDER BY name")
+        defer { statement.reset() }
+        var rows: [ArchiveRow] = []
+        while try statement.step() { rows.append(try archiveRow(statement)) }
+        return rows
+    }
+
+    static func createArchive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow {
+        let now = Clock.nowMilliseconds()
+        let statement = try connection.statement(
+            "INSERT INTO archive (name, created_at, generation) VALUES (?, ?, 0) RETURNING id")
+        defer { statement.reset() }
+        try statement.bind(name.rawValue, at: 1)
+        try statement.bind(now, at: 2)
+        guard try statement.step() else { throw ArchiveStoreError.damagedStore("an inserted archive has no id") }
+        return ArchiveRow(id: try statement.int64(0), name: name, createdAt: now, generation: 0)
+    }
+
+    private static func archiveRow(_ statement: Statement) throws -> ArchiveRow {
+        let generation = try statement.int64(3)
+        guard generation >= 0 else { throw ArchiveStoreError.damagedStore("an archive has a negative generation") }
+        return ArchiveRow(
+            id: try statement.int64(0),
+            name: try ArchiveName(try statement.string(1)),
+            createdAt: try statement.int64(2),
+            generation: Generation(generation),
+            discardedAt: try statement.optionalInt64(4),
+            discardReason: try statement.optionalString(5))
+    }
+
+    // MARK: Generation rows
+
+    struct GenerationRow {
+        var generation: Generation
+        var storeFormat: Int64
+        var appVersion: String
+        var appBuild: String
+        var platform: String
+        var idiom: String
+        var savedAt: Int64
+        var saveKind: SaveKind
+        var appValues: [UInt8]
+        var nodeCount: Int64
+        var totalBytes: Int64
+        var nodeDigest: Int64
+        var invalidatedAt: Int64? = nil
+        var invalidatedReason: String? = nil
+
+        func state() -> ArchiveState {
+            guard let invalidatedReason else { return .valid }
+            return .invalidated(reason: invalidatedReason, at: Clock.date(milliseconds: invalidatedAt ?? savedAt))
+        }
+
+        func summary() -> GenerationSummary {
+            GenerationSummary(
+                generation: generation, savedAt: Clock.date(milliseconds: savedAt), saveKind: saveKind,
+                nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), state: state())
+        }
+    }
+
+    private static let generationColumns = """
+        generation, store_format, app_version, app_build, platform, idiom, saved_at, save_kind, app_values, \
+        node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason
+        """
+
+    static func generation(_ generation: Generation, of archive: ArchiveRow, in connection: Connection) throws
+        -> GenerationRow?
+    {
+        let statement = try connection.statement(
+            "SELECT \(generationColumns) FROM generation WHERE archive_id = ? AND generation = ?")
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(generation.rawValue, at: 2)
+        guard try statement.step() else { return nil }
+        return try generationRow(statement, archive: archive.name)
+    }
+
+    /// Retained generations, newest first.
+    static func generations(of archive: ArchiveRow, in connection: Connection) throws -> [GenerationRow] {
+        let statement = try connection.statement(
+            "SELECT \(generationColumns) FROM generation WHERE archive_id = ? ORDER BY generation DESC")
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        var rows: [GenerationRow] = []
+        while try statement.step() { rows.append(try generationRow(statement, archive: archive.name)) }
+        return rows
+    }
+
+    static func insert(_ row: GenerationRow, archive: ArchiveRow, in connection: Connection) throws {
+        let statement = try connection.statement(
+            """
+            INSERT INTO generation (archive_id, generation, store_format, app_version, app_build, platform, idiom, \
+            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(row.generation.rawValue, at: 2)
+        try statement.bind(row.storeFormat, at: 3)
+        try statement.bind(row.appVersion, at: 4)
+        try statement.bind(row.appBuild, at: 5)
+        try statement.bind(row.platform, at: 6)
+        try statement.bind(row.idiom, at: 7)
+        try statement.bind(row.savedAt, at: 8)
+        try statement.bind(row.saveKind.rawValue, at: 9)
+        try statement.bind(bytes: row.appValues, at: 10)
+        try statement.bind(row.nodeCount, at: 11)
+        try statement.bind(row.totalBytes, at: 12)
+        try statement.bind(row.nodeDigest, at: 13)
+        try statement.bind(generationChecksum(archive: archive.name, row: row), at: 14)
+        try statement.run()
+    }
+
+    private static func generationRow(_ statement: Statement, archive: ArchiveName) throws -> GenerationRow {
+        let generation = Generation(try statement.int64(0))
+        guard let saveKind = SaveKind(rawValue: try statement.string(7)) else {
+            throw ArchiveStoreError.damagedArchive(archive, generation, "its header names an unknown save kind")
+        }
+        let row = GenerationRow(
+            generation: generation,
+            storeFormat: try statement.int64(1),
+            appVersion: try statement.string(2),
+            appBuild: try statement.string(3),
+            platform: try statement.string(4),
+            idiom: try statement.string(5),
+            savedAt: try statement.int64(6),
+            saveKind: saveKind,
+            appValues: try statement.bytes(8),
+            nodeCount: try statement.int64(9),
+            totalBytes: try statement.int64(10),
+            nodeDigest: try statement.int64(11),
+            invalidatedAt: try statement.optionalInt64(13),
+            invalidatedReason: try statement.optionalString(14))
+        guard try statement.int64(12) == generationChecksum(archive: archive, row: row) else {
+            throw ArchiveStoreError.damagedArchive(archive, generation, "its header does not match its checksum")
+        }
+        return row
+    }
+
+    /// The header a generation row describes.
+    static func header(_ row: GenerationRow, archive: ArchiveRow) throws -> ArchiveHeader {
+        guard let appValues = HeaderValue.decode(row.appValues) else {
+            throw ArchiveStoreError.damagedArchive(archive.name, row.generation, "its app values cannot be decoded")
+        }
+        return ArchiveHeader(
+            archive: archive.name, generation: row.generation, storeFormat: Int(row.storeFormat),
+            appVersion: row.appVersion, appBuild: row.appBuild, platform: row.platform, idiom: row.idiom,
+            createdAt: Clock.date(milliseconds: archive.createdAt), savedAt: Clock.date(milliseconds: row.savedAt),
+            state: row.state(), appValues: appValues, nodeCount: Int(row.nodeCount), totalBytes: Int(row.totalBytes),
+            saveKind: row.saveKind)
+    }
+
+    // MARK: Node rows
+
+    static let nodeColumns = "path, parent_path, class_name, class_version, sibling_order, state, checksum, born"
+
+    /// Inserts a node born in `generation`; returns its checksum.
+    static func insert(_ node: ArchivedNode, born generation: Generation, archive: ArchiveRow, in connection: Connection)
+        throws -> Int64
+    {
+        let checksum = nodeChecksum(archive: archive.name, node: node, born: generation)
+        let statement = try connection.statement(
+            """
+            INSERT INTO node (archive_id, path, born, parent_path, class_name, class_version, sibling_order, state, \
+            checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(node.path.description, at: 2)
+        try statement.bind(generation.rawValue, at: 3)
+        try statement.bind(node.parentPath?.description, at: 4)
+        try statement.bind(node.className, at: 5)
+        try statement.bind(node.classVersion, at: 6)
+        try statement.bind(node.order, at: 7)
+        try statement.bind(bytes: node.state, at: 8)
+        try statement.bind(checksum, at: 9)
+        try statement.run()
+        return checksum
+    }
+
+    /// Reads a node row selected with ``nodeColumns`` and verifies its checksum.
+    static func node(_ statement: Statement, archive: ArchiveName, generation: Generation) throws -> (
+        node: ArchivedNode, checksum: Int64
+    ) {
+        let pathText = try statement.string(0)
+        let path: RestorationPath
+        do {
+            path = try RestorationPath(parsing: pathText)
+        } catch {
+            throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
+        }
+        let classVersion = try statement.int64(3)
+        let order = try statement.int64(4)
+        let node = ArchivedNode(
+            path: path, className: try statement.string(2), classVersion: Int(truncatingIfNeeded: classVersion),
+            order: Int(truncatingIfNeeded: order), state: try statement.bytes(5))
+        let checksum = try statement.int64(6)
+        let born = Generation(try statement.int64(7))
+        guard try statement.optionalString(1) == node.parentPath?.description,
+            checksum == nodeChecksum(archive: archive, node: node, born: born)
+        else {
+            throw ArchiveStoreError.damagedNode(archive, path, generation)
+        }
+        return (node, checksum)
+    }
+}

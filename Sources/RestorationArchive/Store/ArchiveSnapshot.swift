@@ -1,0 +1,66 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// One complete generation of an archive, read in a single transaction: never a mix of two saves.
+public struct ArchiveSnapshot: Hashable, Sendable {
+    /// The generation's header.
+    public var header: ArchiveHeader
+    /// Every node, sorted by path, so every parent comes before the nodes below it.
+    public var nodes: [ArchivedNode]
+}
+
+/// What a save did.
+public struct SaveResult: Hashable, Sendable {
+    /// The generation the save produced.
+    public var generation: Generation
+    /// Whether it was written in full or incrementally.
+    public var kind: SaveKind
+    /// Nodes written (added or changed).
+    public var nodesWritten: Int
+    /// Nodes removed, including the subtrees below removed nodes.
+    public var nodesRemoved: Int
+    /// Nodes in the new generation.
+    public var nodeCount: Int
+    /// Generations pruned because they fell out of the retention window.
+    public var prunedGenerations: [Generation]
+}
+
+/// A retained generation, as listed by ``ArchiveStore/generations(of:)``.
+public struct GenerationSummary: Hashable, Sendable {
+    public var generation: Generation
+    public var savedAt: Date
+    public var saveKind: SaveKind
+    public var nodeCount: Int
+    public var totalBytes: Int
+    /// ``ArchiveState/valid`` or ``ArchiveState/invalidated(reason:at:)``.
+    public var state: ArchiveState
+}
+
+/// An archive at a glance: what `restorectl info` shows.
+public struct ArchiveSummary: Hashable, Sendable {
+    public var name: ArchiveName
+    public var createdAt: Date
+    /// The newest generation ever saved (0 before the first save); it may have been
+    /// discarded since.
+    public var latestGeneration: Generation
+    /// The archive's state: discarded, or the state of its newest retained generation.
+    public var state: ArchiveState
+    /// The newest retained generation's header; `nil` when none is retained (never saved,
+    /// or discarded).
+    public var header: ArchiveHeader?
+    /// The retained generations, newest first.
+    public var generations: [GenerationSummary]
+}
+
+/// What a discard did.
+public struct DiscardResult: Hashable, Sendable {
+    /// Nodes deleted, across all retained generations.
+    public var nodesDeleted: Int
+    /// Whether the write-ahead log was checkpointed and truncated, so that no copy of the
+    /// discarded state remains in the `-wal` file. `false` when another connection was
+    /// reading at that moment; the next discard or close of the store truncates it.
+    public var writeAheadLogTruncated: Bool
+}

@@ -1,0 +1,161 @@
+extension ArchiveStore {
+    /// Reads one complete generation of an archive, in a single read transaction.
+    ///
+    /// Every node's checksum is verified, and so are the generation's node count, total size
+    /// and node digest: a damaged store gives an error naming what is damaged, never different
+    /// content.
+    ///
+    /// - Parameters:
+    ///   - archive: the archive to read.
+    ///   - generation: a retained generation, or `nil` for the newest.
+    /// - Returns: the snapshot, or `nil` when `generation` is `nil` and the archive has no
+    ///   retained generation (it does not exist, was never saved, or was discarded).
+    /// - Throws: ``ArchiveStoreError/generationNotFound(_:_:)`` for a generation that is not
+    ///   retained, ``ArchiveStoreError/damagedNode(_:_:_:)`` and
+    ///   ``ArchiveStoreError/damagedArchive(_:_:_:)`` for damage.
+    public func snapshot(of archive: ArchiveName = .main, generation: Generation? = nil) throws(ArchiveStoreError)
+        -> ArchiveSnapshot?
+    {
+        try read { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
+                if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
+                return nil
+            }
+            let wanted = generation ?? row.generation
+            guard row.discardedAt == nil, wanted.rawValue > 0,
+                let header = try ArchiveRows.generation(wanted, of: row, in: connection)
+            else {
+                if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
+                return nil
+            }
+            let nodes = try Self.readNodes(of: row, generation: header, isNewest: wanted == row.generation, connection)
+            return ArchiveSnapshot(header: try ArchiveRows.header(header, archive: row), nodes: nodes)
+        }
+    }
+
+    /// Reads one node of an archive, verifying its checksum.
+    ///
+    /// - Parameters:
+    ///   - path: the node's restoration path.
+    ///   - archive: the archive to read.
+    ///   - generation: a retained generation, or `nil` for the newest.
+    /// - Returns: the node, or `nil` when the generation has no node at `path`.
+    /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/generationNotFound(_:_:)``,
+    ///   ``ArchiveStoreError/damagedNode(_:_:_:)``.
+    public func node(at path: RestorationPath, in archive: ArchiveName = .main, generation: Generation? = nil)
+        throws(ArchiveStoreError) -> ArchivedNode?
+    {
+        try read { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
+                throw ArchiveStoreError.archiveNotFound(archive)
+            }
+            let wanted = generation ?? row.generation
+            guard row.discardedAt == nil, try ArchiveRows.generation(wanted, of: row, in: connection) != nil else {
+                throw ArchiveStoreError.generationNotFound(archive, wanted)
+            }
+            let statement = try connection.statement(
+                """
+                SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND path = ?2 AND born <= ?3 \
+                AND (died IS NULL OR died > ?3)
+                """)
+            defer { statement.reset() }
+            try statement.bind(row.id, at: 1)
+            try statement.bind(path.description, at: 2)
+            try statement.bind(wanted.rawValue, at: 3)
+            guard try statement.step() else { return nil }
+            let node = try ArchiveRows.node(statement, archive: archive, generation: wanted).node
+            guard try !statement.step() else {
+                throw ArchiveStoreError.damagedArchive(archive, wanted, "two nodes share the path '\(path)'")
+            }
+            return node
+        }
+    }
+
+    /// The header of an archive's newest retained generation, or `nil` when it has none.
+    public func header(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> ArchiveHeader? {
+        try read { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
+                row.generation.rawValue > 0,
+                let generation = try ArchiveRows.generation(row.generation, of: row, in: connection)
+            else { return nil }
+            return try ArchiveRows.header(generation, archive: row)
+        }
+    }
+
+    /// The retained generations of an archive, newest first; empty when it has none.
+    public func generations(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> [GenerationSummary] {
+        try read { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return [] }
+            return try ArchiveRows.generations(of: row, in: connection).map { $0.summary() }
+        }
+    }
+
+    /// Every archive of the store at a glance, sorted by name.
+    public func archives() throws(ArchiveStoreError) -> [ArchiveSummary] {
+        try read { connection in
+            try ArchiveRows.allArchives(in: connection).map { try Self.summary(of: $0, connection) }
+        }
+    }
+
+    /// One archive at a glance, or `nil` when the store has no archive of that name.
+    public func summary(of archive: ArchiveName) throws(ArchiveStoreError) -> ArchiveSummary? {
+        try read { connection in
+            try ArchiveRows.archive(named: archive, in: connection).map { try Self.summary(of: $0, connection) }
+        }
+    }
+
+    // MARK: Internals
+
+    private static func summary(of row: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> ArchiveSummary {
+        let generations = try ArchiveRows.generations(of: row, in: connection)
+        let newest = generations.first { $0.generation == row.generation }
+        let state: ArchiveState
+        if let discardedAt = row.discardedAt {
+            state = .discarded(reason: row.discardReason ?? "", at: Clock.date(milliseconds: discardedAt))
+        } else {
+            state = newest?.state() ?? .valid
+        }
+        return ArchiveSummary(
+            name: row.name, createdAt: Clock.date(milliseconds: row.createdAt), latestGeneration: row.generation,
+            state: state, header: try newest.map { try ArchiveRows.header($0, archive: row) },
+            generations: generations.map { $0.summary() })
+    }
+
+    /// The nodes of one generation, sorted by path, verified against the generation's totals.
+    private static func readNodes(
+        of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, isNewest: Bool,
+        _ connection: Connection
+    ) throws -> [ArchivedNode] {
+        let columns = ArchiveRows.nodeColumns
+        // The newest generation is exactly the current rows (one index); an older one is the
+        // current rows born by then plus the rows retired after it.
+        let statement = try connection.statement(
+            isNewest
+                ? "SELECT \(columns) FROM node WHERE archive_id = ?1 AND died IS NULL ORDER BY path"
+                : """
+                SELECT \(columns) FROM node WHERE archive_id = ?1 AND died IS NULL AND born <= ?2 \
+                UNION ALL SELECT \(columns) FROM node WHERE archive_id = ?1 AND died IS NOT NULL \
+                AND died > ?2 AND born <= ?2 ORDER BY path
+                """)
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        if !isNewest { try statement.bind(generation.generation.rawValue, at: 2) }
+        var nodes: [ArchivedNode] = []
+        nodes.reserveCapacity(Int(clamping: max(0, min(generation.nodeCount, 1 << 20))))
+        var digest: Int64 = 0
+        var totalBytes: Int64 = 0
+        while try statement.step() {
+            let (node, checksum) = try ArchiveRows.node(statement, archive: archive.name, generation: generation.generation)
+            digest &+= checksum
+            totalBytes += Int64(node.state.count)
+            nodes.append(node)
+        }
+        guard nodes.count == generation.nodeCount, totalBytes == generation.totalBytes,
+            digest == generation.nodeDigest
+        else {
+            throw ArchiveStoreError.damagedArchive(
+                archive.name, generation.generation, "its nodes do not match the header's count, size and digest")
+        }
+        return nodes
+    }
+}

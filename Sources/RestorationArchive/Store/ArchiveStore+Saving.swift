@@ -1,0 +1,222 @@
+extension ArchiveStore {
+    /// Saves a complete archive as its next generation.
+    ///
+    /// Every node is written. The save is atomic: readers see the previous generation or this
+    /// one, never a mix. Generations older than ``Configuration/retainedGenerations`` are pruned
+    /// in the same transaction. Saving a discarded archive makes it valid again.
+    ///
+    /// - Parameters:
+    ///   - nodes: every node of the archive, in any order. Paths must be unique, and every
+    ///     node's parent must be among them.
+    ///   - header: the app's version, platform and app-level values for this generation.
+    ///   - archive: the archive to save; created if it does not exist.
+    /// - Returns: the new generation and what was written.
+    /// - Throws: ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``,
+    ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/readOnly``, or
+    ///   ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full, …). Nothing is
+    ///   written when it throws.
+    @discardableResult
+    public func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName = .main)
+        throws(ArchiveStoreError) -> SaveResult
+    {
+        try Self.checkTree(nodes)
+        let appValues = try HeaderValue.encode(header.appValues)
+        let retained = configuration.retainedGenerations
+        return try write { connection in
+            let row = try ArchiveRows.archive(named: archive, in: connection)
+                ?? ArchiveRows.createArchive(named: archive, in: connection)
+            let generation = row.generation.next
+            let retire = try connection.statement(
+                "UPDATE node SET died = ? WHERE archive_id = ? AND died IS NULL")
+            try retire.bind(generation.rawValue, at: 1)
+            try retire.bind(row.id, at: 2)
+            try retire.run()
+            let removed = connection.changes
+
+            var digest: Int64 = 0
+            var totalBytes = 0
+            for node in nodes {
+                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, in: connection)
+                totalBytes += node.state.count
+            }
+            try Self.finishSave(
+                generation: generation, kind: .full, header: header, appValues: appValues, nodeCount: nodes.count,
+                totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
+            let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
+            return SaveResult(
+                generation: generation, kind: .full, nodesWritten: nodes.count, nodesRemoved: removed,
+                nodeCount: nodes.count, prunedGenerations: pruned)
+        }
+    }
+
+    /// Saves the changes to an archive as its next generation: only the nodes added or changed
+    /// are written, and removed nodes are retired with everything below them. Its cost grows
+    /// with the number of changes, not with the size of the archive.
+    ///
+    /// - Parameters:
+    ///   - changed: nodes added or changed since `base`. Each one's parent must be in the
+    ///     archive or among `changed`.
+    ///   - removed: paths to remove, each with its whole subtree. A path not in the archive is
+    ///     ignored.
+    ///   - base: the generation the changes were computed against: it must still be the
+    ///     archive's newest, or the save is refused (another save committed in between).
+    ///   - header: the header of the new generation.
+    ///   - archive: the archive to change.
+    /// - Throws: ``ArchiveStoreError/generationConflict(_:expected:found:)`` when `base` is no
+    ///   longer the newest generation, ``ArchiveStoreError/generationNotFound(_:_:)`` when it
+    ///   is not retained (a discarded archive, for example), ``ArchiveStoreError/missingParent(_:)``
+    ///   and the errors of ``save(_:header:in:)``. Nothing is written when it throws.
+    @discardableResult
+    public func saveChanges(
+        _ changed: [ArchivedNode], removing removed: [RestorationPath] = [], basedOn base: Generation,
+        header: SaveHeader, in archive: ArchiveName = .main
+    ) throws(ArchiveStoreError) -> SaveResult {
+        try Self.checkUnique(changed)
+        // Parents before children, so a new parent exists before its new children are checked.
+        let changed = changed.sorted { $0.path < $1.path }
+        let appValues = try HeaderValue.encode(header.appValues)
+        let retained = configuration.retainedGenerations
+        return try write { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
+                throw ArchiveStoreError.archiveNotFound(archive)
+            }
+            guard row.generation == base else {
+                throw ArchiveStoreError.generationConflict(archive, expected: base, found: row.generation)
+            }
+            guard row.discardedAt == nil, let previous = try ArchiveRows.generation(base, of: row, in: connection) else {
+                throw ArchiveStoreError.generationNotFound(archive, base)
+            }
+            let generation = base.next
+            var digest = previous.nodeDigest
+            var nodeCount = previous.nodeCount
+            var totalBytes = previous.totalBytes
+            var removedCount = 0
+
+            let retireSubtree = try connection.statement(
+                """
+                UPDATE node SET died = ?1 WHERE archive_id = ?2 AND died IS NULL \
+                AND (path = ?3 OR (path >= ?4 AND path < ?5)) RETURNING checksum, length(state)
+                """)
+            for path in removed {
+                try retireSubtree.bind(generation.rawValue, at: 1)
+                try retireSubtree.bind(row.id, at: 2)
+                try retireSubtree.bind(path.description, at: 3)
+                // Everything below `path` sorts between "path/" and "path0" ('0' follows '/').
+                try retireSubtree.bind(path.description + "/", at: 4)
+                try retireSubtree.bind(path.description + "0", at: 5)
+                while try retireSubtree.step() {
+                    digest &-= try retireSubtree.int64(0)
+                    totalBytes -= try retireSubtree.int64(1)
+                    nodeCount -= 1
+                    removedCount += 1
+                }
+                retireSubtree.reset()
+            }
+
+            let retireOne = try connection.statement(
+                "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND died IS NULL RETURNING checksum, length(state)")
+            let parentExists = try connection.statement(
+                "SELECT 1 FROM node WHERE archive_id = ? AND path = ? AND died IS NULL")
+            for node in changed {
+                try retireOne.bind(generation.rawValue, at: 1)
+                try retireOne.bind(row.id, at: 2)
+                try retireOne.bind(node.path.description, at: 3)
+                if try retireOne.step() {
+                    digest &-= try retireOne.int64(0)
+                    totalBytes -= try retireOne.int64(1)
+                    nodeCount -= 1
+                }
+                retireOne.reset()
+                if let parent = node.parentPath {
+                    try parentExists.bind(row.id, at: 1)
+                    try parentExists.bind(parent.description, at: 2)
+                    let found = try parentExists.step()
+                    parentExists.reset()
+                    guard found else { throw ArchiveStoreError.missingParent(node.path) }
+                }
+                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, in: connection)
+                totalBytes += Int64(node.state.count)
+                nodeCount += 1
+            }
+            try Self.finishSave(
+                generation: generation, kind: .incremental, header: header, appValues: appValues,
+                nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest, archive: row,
+                connection: connection)
+            let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
+            return SaveResult(
+                generation: generation, kind: .incremental, nodesWritten: changed.count, nodesRemoved: removedCount,
+                nodeCount: Int(nodeCount), prunedGenerations: pruned)
+        }
+    }
+
+    // MARK: Steps shared by both saves
+
+    /// Writes the new generation's header and makes it the archive's newest.
+    private static func finishSave(
+        generation: Generation, kind: SaveKind, header: SaveHeader, appValues: [UInt8], nodeCount: Int,
+        totalBytes: Int, digest: Int64, archive: ArchiveRows.ArchiveRow, connection: Connection
+    ) throws {
+        let row = ArchiveRows.GenerationRow(
+            generation: generation, storeFormat: Int64(storeFormat), appVersion: header.appVersion,
+            appBuild: header.appBuild, platform: header.platform, idiom: header.idiom,
+            savedAt: Clock.nowMilliseconds(), saveKind: kind, appValues: appValues, nodeCount: Int64(nodeCount),
+            totalBytes: Int64(totalBytes), nodeDigest: digest)
+        try ArchiveRows.insert(row, archive: archive, in: connection)
+        let advance = try connection.statement(
+            "UPDATE archive SET generation = ?, discarded_at = NULL, discard_reason = NULL WHERE id = ?")
+        defer { advance.reset() }
+        try advance.bind(generation.rawValue, at: 1)
+        try advance.bind(archive.id, at: 2)
+        try advance.run()
+    }
+
+    /// Deletes the generations that fell out of the retention window, and the node rows no
+    /// retained generation holds any more.
+    private static func prune(
+        archive: ArchiveRows.ArchiveRow, newest: Generation, retained: Int, connection: Connection
+    ) throws -> [Generation] {
+        let oldestKept = newest.rawValue - Int64(retained) + 1
+        guard oldestKept > 1 else { return [] }
+        let generations = try connection.statement(
+            "DELETE FROM generation WHERE archive_id = ? AND generation < ? RETURNING generation")
+        try generations.bind(archive.id, at: 1)
+        try generations.bind(oldestKept, at: 2)
+        var pruned: [Generation] = []
+        while try generations.step() { pruned.append(Generation(try generations.int64(0))) }
+        generations.reset()
+        // A row retired by generation d is last part of d - 1: no retained generation holds it
+        // once d <= oldestKept.
+        let nodes = try connection.statement(
+            "DELETE FROM node WHERE archive_id = ? AND died IS NOT NULL AND died <= ?")
+        defer { nodes.reset() }
+        try nodes.bind(archive.id, at: 1)
+        try nodes.bind(oldestKept, at: 2)
+        try nodes.run()
+        return pruned.sorted()
+    }
+
+    // MARK: Checks before writing
+
+    /// Paths are unique (R2) and every node's parent is among the nodes.
+    static func checkTree(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) {
+        let classes = try checkUnique(nodes)
+        for node in nodes {
+            if let parent = node.parentPath, classes[parent] == nil {
+                throw .missingParent(node.path)
+            }
+        }
+    }
+
+    @discardableResult
+    static func checkUnique(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [RestorationPath: String] {
+        var classes: [RestorationPath: String] = [:]
+        classes.reserveCapacity(nodes.count)
+        for node in nodes {
+            try node.validate()
+            if let first = classes.updateValue(node.className, forKey: node.path) {
+                throw .duplicatePath(node.path, firstClass: first, secondClass: node.className)
+            }
+        }
+        return classes
+    }
+}

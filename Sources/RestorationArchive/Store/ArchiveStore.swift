@@ -1,0 +1,242 @@
+internal import CSQLite
+import Synchronization
+
+/// A store of restoration archives: one SQLite file holding one archive per scene or
+/// window (``ArchiveName/main`` by default), each with its recent generations.
+///
+/// Open it at launch, read the newest generation to restore from, and save a new generation
+/// when the app goes to the background:
+///
+/// ```swift
+/// let store = try ArchiveStore(appIdentifier: "com.example.orders")
+/// if let snapshot = try store.snapshot(of: .main) {
+///     restore(from: snapshot.nodes)
+/// }
+/// let header = SaveHeader(appVersion: "11.0", appBuild: "1024")
+/// try store.save(preservedNodes(), header: header, in: .main)
+/// ```
+///
+/// Saves are atomic: a reader, in this process or another, sees the previous generation or
+/// the new one, never a mix. A store is safe to use from any thread or task; calls are
+/// serialized on its one connection. Open a second `ArchiveStore` (for instance read-only)
+/// to read while another writes.
+public final class ArchiveStore: Sendable {
+    /// The archive format this library writes into every header (``ArchiveHeader/storeFormat``).
+    public static let storeFormat = 1
+
+    /// How the store is opened.
+    public enum AccessMode: Hashable, Sendable {
+        /// Creates the store if needed, migrates its schema, and can save.
+        case readWrite
+        /// Never writes and never creates a file: for inspection (`restorectl`) while an app
+        /// may be running. A missing store is ``ArchiveStoreError/storeNotFound(path:)``.
+        case readOnly
+    }
+
+    /// How hard a save works to survive power loss.
+    public enum Durability: Hashable, Sendable {
+        /// `synchronous=NORMAL` in WAL mode: a process crash never loses a committed save;
+        /// a power loss may lose the last save but never corrupts the file. The default.
+        case normal
+        /// `synchronous=FULL`: a committed save also survives power loss, at the cost of an
+        /// fsync per save.
+        case full
+    }
+
+    /// Settings of a store.
+    public struct Configuration: Hashable, Sendable {
+        /// How many generations of each archive stay readable (at least 1; 2 by default, so
+        /// that a crash policy can fall back to the previous one). Older ones are pruned in
+        /// the transaction of the save that makes them too old.
+        public var retainedGenerations: Int
+        /// How long a call waits for another connection's write lock before failing with
+        /// ``ResultCode/busy``.
+        public var busyTimeout: Duration
+        /// See ``Durability``.
+        public var durability: Durability
+
+        public init(retainedGenerations: Int = 2, busyTimeout: Duration = .seconds(5), durability: Durability = .normal) {
+            self.retainedGenerations = retainedGenerations
+            self.busyTimeout = busyTimeout
+            self.durability = durability
+        }
+    }
+
+    /// The store file's path.
+    public let path: String
+    /// How the store was opened.
+    public let mode: AccessMode
+    /// The store's settings.
+    public let configuration: Configuration
+
+    // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
+    private let connection: Mutex<Connection>
+
+    /// Opens (and in read-write mode creates and migrates) the store at `path`.
+    ///
+    /// In read-write mode, missing folders are created 0700 and the file 0600, whatever the
+    /// umask. In both modes a symbolic link at `path` is refused.
+    ///
+    /// - Throws: ``ArchiveStoreError`` — among others ``ArchiveStoreError/storeNotFound(path:)``
+    ///   (read-only), ``ArchiveStoreError/notAStore(path:reason:)``,
+    ///   ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``,
+    ///   ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)`` and
+    ///   ``ArchiveStoreError/migrationChanged(identifier:)``.
+    public init(path: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration())
+        throws(ArchiveStoreError)
+    {
+        guard configuration.retainedGenerations >= 1 else {
+            throw .invalidConfiguration("retainedGenerations must be at least 1")
+        }
+        guard configuration.busyTimeout >= .zero else {
+            throw .invalidConfiguration("busyTimeout must not be negative")
+        }
+        self.path = path
+        self.mode = mode
+        self.configuration = configuration
+        let opened = try Self.translatingErrors(path: path) {
+            switch mode {
+            case .readWrite: try Self.openForWriting(path: path, configuration: configuration)
+            case .readOnly: try Self.openForReading(path: path, configuration: configuration)
+            }
+        }
+        self.connection = Mutex(opened)
+    }
+
+    /// Opens (creating if needed) the store at the platform's default location for an app;
+    /// see ``defaultPath(appIdentifier:)``.
+    public convenience init(appIdentifier: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration())
+        throws(ArchiveStoreError)
+    {
+        try self.init(path: Self.defaultPath(appIdentifier: appIdentifier), mode: mode, configuration: configuration)
+    }
+
+    /// The default store path of an app: on Linux `$XDG_STATE_HOME/<appIdentifier>/restoration.sqlite`,
+    /// or `~/.local/state/<appIdentifier>/restoration.sqlite` when `XDG_STATE_HOME` is unset;
+    /// on Apple platforms `~/Library/Application Support/<appIdentifier>/restoration.sqlite`.
+    ///
+    /// - Parameter appIdentifier: a file name identifying the app, such as `com.example.orders`.
+    public static func defaultPath(appIdentifier: String) throws(ArchiveStoreError) -> String {
+        try StoreLocation.defaultPath(appIdentifier: appIdentifier)
+    }
+
+    // MARK: Opening
+
+    private static func openForWriting(path: String, configuration: Configuration) throws -> Connection {
+        try StoreLocation.prepareForWriting(path: path)
+        // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
+        // create one with its default mode.
+        let connection = try Connection(
+            filename: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+        try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
+        let migrator = SchemaMigrator()
+        // Refuse a store we cannot serve before writing anything to it.
+        _ = try connection.transaction(.deferred) { try migrator.inspect(connection, path: path) }
+        let journalMode = try connection.pragmaText("PRAGMA journal_mode = WAL")
+        guard journalMode == "wal" else {
+            throw ArchiveStoreError.notAStore(
+                path: path, reason: "SQLite refused write-ahead logging (journal mode '\(journalMode ?? "none")')")
+        }
+        switch configuration.durability {
+        case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
+        case .full: try connection.execute("PRAGMA synchronous = FULL")
+        }
+        try connection.execute("PRAGMA foreign_keys = ON")
+        // Deleted content is overwritten with zeros, so discarded and pruned state does not
+        // linger in free pages of the file.
+        try connection.execute("PRAGMA secure_delete = ON")
+        try migrator.migrate(connection, path: path)
+        return connection
+    }
+
+    private static func openForReading(path: String, configuration: Configuration) throws -> Connection {
+        try StoreLocation.checkForReading(path: path)
+        let connection = try Connection(
+            filename: StoreLocation.readOnlyURI(path: path),
+            flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+        try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
+        try connection.execute("PRAGMA query_only = ON")
+        let status: SchemaMigrator.Status
+        do {
+            status = try connection.transaction(.deferred) { try SchemaMigrator().inspect(connection, path: path) }
+        } catch {
+            // With readonly_shm, a -wal whose -shm is gone cannot be read: SQLite opens the
+            // file, then fails the first read with SQLITE_CANTOPEN.
+            if let error = error as? DatabaseError, error.resultCode == .cantOpen,
+                StoreLocation.writeAheadLogExists(for: path)
+            {
+                throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            }
+            throw error
+        }
+        switch status {
+        case .empty:
+            throw ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")
+        case .compatible(let pending) where pending > 0:
+            // An older store: readable only once the app has migrated it.
+            throw ArchiveStoreError.notAStore(
+                path: path,
+                reason: "its schema is older than this library's and a read-only open cannot migrate it")
+        case .compatible:
+            return connection
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        let total = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: total)
+    }
+
+    // MARK: Access
+
+    /// Runs `body` with exclusive use of the connection, translating internal errors into
+    /// ``ArchiveStoreError``.
+    func withConnection<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
+        let path = self.path
+        return try connection.withLock { (connection: inout Connection) throws(ArchiveStoreError) -> Result in
+            let connection = connection
+            return try Self.translatingErrors(path: path) { try body(connection) }
+        }
+    }
+
+    /// Runs `body` in a write transaction; a read-only store refuses.
+    func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
+        guard mode == .readWrite else { throw .readOnly }
+        return try withConnection { connection in
+            try connection.transaction(.immediate) { try body(connection) }
+        }
+    }
+
+    /// Runs `body` in a read transaction: everything it reads comes from one committed state.
+    func read<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
+        try withConnection { connection in
+            try connection.transaction(.deferred) { try body(connection) }
+        }
+    }
+
+    private static func translatingErrors<Result>(path: String, _ body: () throws -> Result) throws(ArchiveStoreError)
+        -> Result
+    {
+        do {
+            return try body()
+        } catch let error as ArchiveStoreError {
+            throw error
+        } catch let error as DatabaseError {
+            switch error.extendedResultCode {
+            case .cantOpenSymlink: throw .symbolicLinkAtStorePath(path: path)
+            case .notADatabase: throw .notAStore(path: path, reason: "it is not an SQLite database")
+            default: throw .database(error)
+            }
+        } catch let error as ColumnError {
+            switch error {
+            case .unexpectedType(let column, let expected):
+                throw .damagedStore("column '\(column)' holds a value that is not \(expected)")
+            case .invalidUTF8(let column):
+                throw .damagedStore("column '\(column)' holds text that is not valid UTF-8")
+            }
+        } catch {
+            throw .damagedStore("unexpected error \(type(of: error))")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+/// An error from the archive store.
+///
+/// Every case names what went wrong and where (a path, an archive, a generation), and
+/// never includes stored values: restoration state is the user's data.
+public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    // MARK: Opening
+
+    /// Nothing exists at the store's path (read-only mode never creates a store).
+    case storeNotFound(path: String)
+    /// The store's path is a symbolic link; stores are never opened through one.
+    case symbolicLinkAtStorePath(path: String)
+    /// The file exists but is not an archive store: empty, not SQLite, a directory, or
+    /// another program's SQLite database.
+    case notAStore(path: String, reason: String)
+    /// The store was written by a newer version of this library.
+    case schemaTooNew(storeVersion: Int, libraryVersion: Int)
+    /// A migration this store applied has a different text in this library: the schema it
+    /// has is not the schema this code expects.
+    case migrationChanged(identifier: String)
+    /// A read-only open found a write-ahead log without its shared-memory index (the app
+    /// was killed and the index deleted); only a read-write open can recover it.
+    case writeAheadLogNeedsRecovery(path: String)
+    /// A write was attempted on a store opened read-only.
+    case readOnly
+    /// A file-system call failed.
+    case fileSystem(operation: String, path: String, errno: Int32)
+    /// The default location cannot be determined (`$HOME` unset) or the app identifier is unusable.
+    case invalidLocation(String)
+
+    // MARK: Arguments
+
+    /// An identifier or restoration path is empty, too long or too deep.
+    case invalidRestorationPath(String)
+    /// An archive name is empty, too long or holds control characters.
+    case invalidArchiveName(String)
+    /// A header key or value is unusable.
+    case invalidHeaderValue(String)
+    /// A node is unusable (its class name, for instance).
+    case invalidNode(RestorationPath, String)
+    /// Two nodes of one save share a path.
+    case duplicatePath(RestorationPath, firstClass: String, secondClass: String)
+    /// A node's parent is neither in the archive nor in the save.
+    case missingParent(RestorationPath)
+    /// A configuration value is out of range.
+    case invalidConfiguration(String)
+
+    // MARK: Archives
+
+    /// No archive of that name exists in the store.
+    case archiveNotFound(ArchiveName)
+    /// The archive does not retain that generation (never saved, pruned or discarded).
+    case generationNotFound(ArchiveName, Generation)
+    /// An incremental save was based on a generation that is no longer the newest: another
+    /// save committed in between. Save in full, or read the archive again.
+    case generationConflict(ArchiveName, expected: Generation, found: Generation)
+
+    // MARK: Damage
+
+    /// A node's checksum does not match its content: the file was damaged.
+    case damagedNode(ArchiveName, RestorationPath, Generation)
+    /// An archive's header or its set of nodes does not match its checksums.
+    case damagedArchive(ArchiveName, Generation, String)
+    /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text):
+    /// the file was damaged.
+    case damagedStore(String)
+
+    // MARK: SQLite
+
+    /// SQLite reported an error: busy past the timeout, disk full, I/O error, …
+    case database(DatabaseError)
+
+    public var description: String {
+        switch self {
+        case .storeNotFound(let path):
+            "No archive store exists at '\(path)'."
+        case .symbolicLinkAtStorePath(let path):
+            "The store path '\(path)' is a symbolic link; stores are never opened through one."
+        case .notAStore(let path, let reason):
+            "'\(path)' is not an archive store: \(reason)."
+        case .schemaTooNew(let storeVersion, let libraryVersion):
+            "The store's schema is version \(storeVersion), newer than this library's version \(libraryVersion); "
+                + "open it with a newer version of the library."
+        case .migrationChanged(let identifier):
+            "The store applied migration '\(identifier)', whose text differs in this library."
+        case .writeAheadLogNeedsRecovery(let path):
+            "'\(path)' has a write-ahead log without its shared-memory index; "
+                + "it must be opened read-write once (by the app) to recover it."
+        case .readOnly:
+            "The store is open read-only."
+        case .fileSystem(let operation, let path, let errno):
+            "\(operation) failed for '\(path)' (errno \(errno))."
+        case .invalidLocation(let reason):
+            "Cannot determine the store's location: \(reason)."
+        case .invalidRestorationPath(let reason):
+            "Invalid restoration path: \(reason)."
+        case .invalidArchiveName(let reason):
+            "Invalid archive name: \(reason)."
+        case .invalidHeaderValue(let reason):
+            "Invalid header value: \(reason)."
+        case .invalidNode(let path, let reason):
+            "Invalid node at '\(path)': \(reason)."
+        case .duplicatePath(let path, let first, let second):
+            "Two objects share the restoration path '\(path)': a \(first) and a \(second)."
+        case .missingParent(let path):
+            "The node at '\(path)' has no parent in the archive."
+        case .invalidConfiguration(let reason):
+            "Invalid configuration: \(reason)."
+        case .archiveNotFound(let name):
+            "No archive named '\(name)'."
+        case .generationNotFound(let name, let generation):
+            "Archive '\(name)' does not retain generation \(generation)."
+        case .generationConflict(let name, let expected, let found):
+            "Archive '\(name)' is at generation \(found), not \(expected): another save committed in between."
+        case .damagedNode(let name, let path, let generation):
+            "The node at '\(path)' in archive '\(name)' (generation \(generation)) is damaged: its checksum does not match."
+        case .damagedArchive(let name, let generation, let reason):
+            "Archive '\(name)' generation \(generation) is damaged: \(reason)."
+        case .damagedStore(let reason):
+            "The store is damaged: \(reason)."
+        case .database(let error):
+            error.description
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// One preserved object as the store keeps it: where it sits in the tree, which class can
+/// recreate it, and its encoded state.
+public struct ArchivedNode: Hashable, Sendable {
+    /// The longest class name accepted, in UTF-8 bytes.
+    public static let maximumClassNameLength = 256
+
+    /// Where the object sits: identifiers from the root down to it.
+    public var path: RestorationPath
+    /// The stable name its restoration class is registered under (never a mangled Swift name).
+    public var className: String
+    /// The version of the class's encoding that produced ``state``.
+    public var classVersion: Int
+    /// Its position among its siblings (ordered containers such as navigation stacks).
+    public var order: Int
+    /// The encoded state, as the keyed coder wrote it. Opaque to the store.
+    public var state: [UInt8]
+
+    /// - Parameters:
+    ///   - path: the object's restoration path.
+    ///   - className: its restoration class's registered name.
+    ///   - classVersion: the class's encoding version.
+    ///   - order: its position among its siblings; 0 when order does not matter.
+    ///   - state: its encoded state.
+    public init(path: RestorationPath, className: String, classVersion: Int = 0, order: Int = 0, state: [UInt8]) {
+        self.path = path
+        self.className = className
+        self.classVersion = classVersion
+        self.order = order
+        self.state = state
+    }
+
+    /// The parent object's path, `nil` for a root object.
+    public var parentPath: RestorationPath? { path.parent }
+
+    func validate() throws(ArchiveStoreError) {
+        guard !className.isEmpty, className.utf8.count <= Self.maximumClassNameLength else {
+            throw .invalidNode(path, "its class name must be 1 to \(Self.maximumClassNameLength) bytes of UTF-8")
+        }
+    }
+}

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where stores live, and how their files are created: owner-only (0700 folders, 0600 files)
+/// whatever the process's umask, and never through a symbolic link.
+enum StoreLocation {
+    /// The file name of a store in its default folder.
+    static let defaultFileName = "restoration.sqlite"
+
+    /// The default store path for an app: `$XDG_STATE_HOME/<app>/restoration.sqlite` or
+    /// `~/.local/state/<app>/restoration.sqlite` on Linux,
+    /// `~/Library/Application Support/<app>/restoration.sqlite` on Apple platforms.
+    static func defaultPath(appIdentifier: String) throws(ArchiveStoreError) -> String {
+        guard !appIdentifier.isEmpty, appIdentifier != ".", appIdentifier != "..",
+            appIdentifier.utf8.count <= 255,
+            !appIdentifier.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F })
+        else {
+            throw .invalidLocation("the app identifier must be a non-empty file name without '/' or control characters")
+        }
+        return try baseDirectory() + "/" + appIdentifier + "/" + defaultFileName
+    }
+
+    private static func baseDirectory() throws(ArchiveStoreError) -> String {
+        let home = environment("HOME")
+        #if canImport(Darwin)
+        guard let home, home.hasPrefix("/") else { throw .invalidLocation("$HOME is not set") }
+        return home + "/Library/Application Support"
+        #else
+        // The XDG base directory specification ignores relative paths.
+        if let state = environment("XDG_STATE_HOME"), state.hasPrefix("/") {
+            return state
+        }
+        guard let home, home.hasPrefix("/") else {
+            throw .invalidLocation("neither $XDG_STATE_HOME nor $HOME is set to an absolute path")
+        }
+        return home + "/.local/state"
+        #endif
+    }
+
+    private static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let string = String(cString: value)
+        return string.isEmpty ? nil : string
+    }
+
+    // MARK: Creating
+
+    /// Makes sure a store file exists at `path` for a read-write open: missing folders are
+    /// created 0700, a missing file is created 0600 (both set explicitly, so the umask does
+    /// not matter, and SQLite gives `-wal` and `-shm` the same mode as the file).
+    static func prepareForWriting(path: String) throws(ArchiveStoreError) {
+        try createDirectories(for: path)
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            defer { close(fd) }
+            guard fchmod(fd, 0o600) == 0 else { throw .fileSystem(operation: "fchmod", path: path, errno: errno) }
+            return
+        }
+        switch errno {
+        case EEXIST:
+            try checkExisting(path: path)
+        case ELOOP:
+            throw .symbolicLinkAtStorePath(path: path)
+        case let code:
+            throw .fileSystem(operation: "open", path: path, errno: code)
+        }
+    }
+
+    /// Checks what exists at `path` before a read-only open, which never creates anything.
+    static func checkForReading(path: String) throws(ArchiveStoreError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw .storeNotFound(path: path) }
+            throw .fileSystem(operation: "lstat", path: path, errno: errno)
+        }
+        try checkExisting(path: path, info: info)
+        if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
+    }
+
+    /// Whether the store's write-ahead log exists (some connection has the store open, or
+    /// one was killed with it open).
+    static func writeAheadLogExists(for path: String) -> Bool {
+        var info = stat()
+        return lstat(path + "-wal", &info) == 0
+    }
+
+    private static func checkExisting(path: String) throws(ArchiveStoreError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw .fileSystem(operation: "lstat", path: path, errno: errno) }
+        try checkExisting(path: path, info: info)
+    }
+
+    private static func checkExisting(path: String, info: stat) throws(ArchiveStoreError) {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFLNK: throw .symbolicLinkAtStorePath(path: path)
+        case S_IFDIR: throw .notAStore(path: path, reason: "it is a directory")
+        default: throw .notAStore(path: path, reason: "it is not a regular file")
+        }
+    }
+
+    /// Creates the folders leading to `path` that do not exist, each 0700.
+    private static func createDirectories(for path: String) throws(ArchiveStoreError) {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return }
+        let directory = String(path[..<slash])
+        guard !directory.isEmpty else { return }
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw .fileSystem(operation: "mkdir", path: directory, errno: ENOTDIR)
+            }
+            return
+        }
+        try createDirectories(for: directory)
+        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+            throw .fileSystem(operation: "mkdir", path: directory, errno: errno)
+        }
+        guard chmod(directory, 0o700) == 0 else {
+            throw .fileSystem(operation: "chmod", path: directory, errno: errno)
+        }
+    }
+
+    // MARK: Read-only URIs
+
+    /// The URI for a read-only open that creates no file. With a `-wal` present (the app is
+    /// running, or was killed), `readonly_shm` reads it through the existing `-shm` without
+    /// writing; with none, the file is complete on its own and `immutable` reads it without
+    /// locks or side files.
+    static func readOnlyURI(path: String) -> String {
+        let parameters = writeAheadLogExists(for: path) ? "mode=ro&readonly_shm=1" : "mode=ro&immutable=1"
+        return "file:" + percentEncoded(path) + "?" + parameters
+    }
+
+    private static func percentEncoded(_ path: String) -> String {
+        var result = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                result.unicodeScalars.append("%")
+                result.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                result.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+/// Error output: a line on stderr naming the problem, never a stack trace.
+enum Diagnostics {
+    static func printError(_ message: String) {
+        let line = "restorectl: error: " + TerminalText.escaped(message) + "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// Prints `error` and exits with `exitCode`.
+    static func fail(_ error: any Error, exitCode: Int32) -> Never {
+        printError((error as? ArchiveStoreError)?.description ?? String(describing: error))
+        RestoreCtl.exit(withError: ExitCode(exitCode))
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import RestorationArchive
+
+/// How a command prints.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text
+    case json
+}
+
+/// The options shared by every command that inspects a store.
+struct StoreOptions: ParsableArguments {
+    @Argument(help: "The path of the store (an SQLite file written by the RestorationArchive library).")
+    var db: String
+
+    @Option(name: .long, help: "Only this archive (one per scene or window; 'main' by default in apps without scenes).")
+    var archive: String?
+
+    @Option(name: .long, help: "Output format: text or json.")
+    var format: OutputFormat = .text
+
+    func validate() throws {
+        if let archive {
+            do {
+                _ = try ArchiveName(archive)
+            } catch {
+                throw ValidationError("\(TerminalText.escaped(error.description))")
+            }
+        }
+    }
+
+    /// The selected archive, if any.
+    var archiveName: ArchiveName? {
+        archive.flatMap { try? ArchiveName($0) }
+    }
+
+    /// Opens the store read-only, or exits with status 2 and a one-line explanation.
+    func openReadOnly() throws -> ArchiveStore {
+        do {
+            return try ArchiveStore(path: db, mode: .readOnly)
+        } catch {
+            Diagnostics.fail(error, exitCode: 2)
+        }
+    }
+}

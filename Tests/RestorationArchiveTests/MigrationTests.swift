@@ -1,0 +1,118 @@
+import Foundation
+import StoreMigrations
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Schema migrations")
+struct MigrationTests {
+    @Test func everySQLFileInMigrationsIsRegistered() throws {
+        let folder = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Migrations").standardized
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".sql") }
+            .map { String($0.dropLast(4)) }
+            .sorted()
+        #expect(!files.isEmpty)
+        #expect(StoreMigrations.all.map(\.identifier) == files)
+        for migration in StoreMigrations.all {
+            let text = try String(contentsOf: folder.appending(path: migration.identifier + ".sql"), encoding: .utf8)
+            #expect(migration.sql == text, "\(migration.identifier) embeds a different text than its file")
+        }
+        // Names start with a letter: SwiftPM's embedInCode mangles a leading digit.
+        #expect(files.allSatisfy { $0.first?.isLetter == true })
+    }
+
+    @Test func aNewStoreRecordsEveryMigrationWithItsChecksum() throws {
+        try withTemporaryStore { store in
+            let rows = try store.withConnection { connection in
+                let statement = try connection.statement("SELECT identifier, checksum FROM schema_migration ORDER BY sequence")
+                var rows: [String] = []
+                while try statement.step() { rows.append(try statement.string(0) + " " + (try statement.string(1))) }
+                return rows
+            }
+            #expect(rows == StoreMigrations.all.map { $0.identifier + " " + SchemaMigrator.checksum(of: $0.sql) })
+            let version = try store.withConnection { try $0.pragmaInteger("PRAGMA user_version") }
+            #expect(version == Int64(StoreMigrations.all.count))
+        }
+    }
+
+    @Test func reopeningAnUpToDateStoreChangesNothing() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let before = fileBytes(path)
+            _ = try ArchiveStore(path: path)
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func aStoreMigratedByNewerCodeIsRefusedAndNothingIsWritten() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let known = StoreMigrations.all.count
+            try tamper(
+                with: path,
+                """
+                INSERT INTO schema_migration (sequence, identifier, checksum, applied_at) \
+                VALUES (\(known + 1), 'v9999_from_the_future', '0', 0);
+                PRAGMA user_version = \(known + 1);
+                """)
+            let before = fileBytes(path)
+            for mode in [ArchiveStore.AccessMode.readWrite, .readOnly] {
+                let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: mode) }
+                #expect(error == .schemaTooNew(storeVersion: known + 1, libraryVersion: known))
+                #expect(error.description.contains("\(known + 1)") && error.description.contains("\(known)"))
+            }
+            #expect(fileBytes(path) == before)
+            #expect(!fileExists(path + "-wal"))
+        }
+    }
+
+    @Test func aNewerHistoryWithAnOldUserVersionIsStillRefused() throws {
+        try withTemporaryStorePath { path in
+            _ = try ArchiveStore(path: path)
+            let known = StoreMigrations.all.count
+            try tamper(
+                with: path,
+                "INSERT INTO schema_migration (sequence, identifier, checksum, applied_at) VALUES (\(known + 1), 'v9999', '0', 0)")
+            #expect(throws: ArchiveStoreError.schemaTooNew(storeVersion: known + 1, libraryVersion: known)) {
+                try ArchiveStore(path: path)
+            }
+        }
+    }
+
+    @Test func anAppliedMigrationWhoseTextChangedIsRefused() throws {
+        try withTemporaryStorePath { path in
+            _ = try ArchiveStore(path: path)
+            try tamper(with: path, "UPDATE schema_migration SET checksum = '0123456789abcdef' WHERE sequence = 1")
+            let before = fileBytes(path)
+            #expect(throws: ArchiveStoreError.migrationChanged(identifier: StoreMigrations.all[0].identifier)) {
+                try ArchiveStore(path: path)
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func migratorAppliesOnlyPendingMigrationsEachInItsOwnTransaction() throws {
+        try withTemporaryStorePath { path in
+            let first = StoreMigration(identifier: "a_first", sql: "CREATE TABLE one (x INTEGER) STRICT")
+            let broken = StoreMigration(identifier: "b_broken", sql: "CREATE TABLE two (x INTEGER); SELECT * FROM missing")
+            let old = SchemaMigrator(migrations: [first])
+            let new = SchemaMigrator(migrations: [first, broken])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            let connection = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+            try old.migrate(connection, path: path)
+            #expect(try old.inspect(connection, path: path) == .compatible(pending: 0))
+            #expect(try new.inspect(connection, path: path) == .compatible(pending: 1))
+            // A failing migration rolls back entirely: its table is not left behind.
+            #expect(throws: DatabaseError.self) { try new.migrate(connection, path: path) }
+            #expect(try connection.pragmaInteger("SELECT count(*) FROM sqlite_schema WHERE name = 'two'") == 0)
+            #expect(try new.inspect(connection, path: path) == .compatible(pending: 1))
+            // The older library sees a store migrated past it as too new.
+            let fixed = StoreMigration(identifier: "b_fixed", sql: "CREATE TABLE two (x INTEGER) STRICT")
+            try SchemaMigrator(migrations: [first, fixed]).migrate(connection, path: path)
+            #expect(throws: ArchiveStoreError.schemaTooNew(storeVersion: 2, libraryVersion: 1)) {
+                try old.inspect(connection, path: path)
+            }
+        }
+    }
+}

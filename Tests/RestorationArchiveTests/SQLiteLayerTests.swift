@@ -1,0 +1,106 @@
+import CSQLite
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("SQLite access layer")
+struct SQLiteLayerTests {
+    private func open(_ directory: String) throws -> Connection {
+        try Connection(filename: directory + "/raw.sqlite", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    }
+
+    @Test func errorsCarryCodesMessageAndSQLButNeverBoundValues() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            try connection.execute("CREATE TABLE t (x TEXT NOT NULL UNIQUE)")
+            let insert = try connection.statement("INSERT INTO t (x) VALUES (?)")
+            try insert.bind("secret-user-text", at: 1)
+            try insert.run()
+            let again = try connection.statement("INSERT INTO t (x) VALUES (?)")
+            try again.bind("secret-user-text", at: 1)
+            let error = try #require(throws: DatabaseError.self) { try again.run() }
+            #expect(error.resultCode == .constraint)
+            #expect(error.extendedResultCode.rawValue == 2067)  // SQLITE_CONSTRAINT_UNIQUE
+            #expect(error.sql == "INSERT INTO t (x) VALUES (?)")
+            #expect(error.message.contains("UNIQUE"))
+            #expect(!error.description.contains("secret-user-text"))
+        }
+    }
+
+    @Test func statementsAreCachedBySQLText() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            let first = try connection.statement("SELECT 1")
+            let second = try connection.statement("SELECT 1")
+            let other = try connection.statement("SELECT 2")
+            #expect(first === second)
+            #expect(first !== other)
+        }
+    }
+
+    @Test func transactionRollsBackWhenBodyThrows() throws {
+        struct Failure: Error {}
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            try connection.execute("CREATE TABLE t (x INTEGER)")
+            // The body's type is spelled out: inferred as returning `Never` inside `#expect`,
+            // Swift 6.3.1 miscompiled this closure into the later `transaction` call's body.
+            let failingBody: () throws -> Void = {
+                try connection.execute("INSERT INTO t VALUES (1)")
+                throw Failure()
+            }
+            #expect(throws: Failure.self) { try connection.transaction(.immediate, failingBody) }
+            #expect(!connection.isInTransaction)
+            #expect(try connection.pragmaInteger("SELECT count(*) FROM t") == 0)
+            try connection.transaction(.immediate) { try connection.execute("INSERT INTO t VALUES (2)") }
+            #expect(try connection.pragmaInteger("SELECT count(*) FROM t") == 1)
+        }
+    }
+
+    @Test func typedBindingAndColumnsRoundTrip() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            try connection.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT)")
+            let insert = try connection.statement("INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+            try insert.bind(Int64.min, at: 1)
+            try insert.bind(-0.5, at: 2)
+            try insert.bind("ünïcødé \0 nul", at: 3)
+            try insert.bind(bytes: [], at: 4)
+            try insert.bind(nil as String?, at: 5)
+            try insert.run()
+            let select = try connection.statement("SELECT i, r, s, b, n FROM t")
+            #expect(try select.step())
+            #expect(try select.int64(0) == Int64.min)
+            #expect(try select.double(1) == -0.5)
+            #expect(try select.string(2) == "ünïcødé \0 nul")
+            #expect(try select.bytes(3) == [])
+            #expect(try select.optionalString(4) == nil)
+            // A column of another storage class is an error, not a silent conversion.
+            #expect(throws: ColumnError.unexpectedType(column: "s", expected: "integer")) { try select.int64(2) }
+        }
+    }
+
+    @Test func invalidUTF8TextIsATypedErrorNeverRepaired() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            let select = try connection.statement("SELECT CAST(x'41ff42' AS TEXT) AS broken")
+            #expect(try select.step())
+            #expect(throws: ColumnError.invalidUTF8(column: "broken")) { try select.string(0) }
+        }
+    }
+
+    @Test func busyTimeoutGivesATypedBusyError() throws {
+        try withTemporaryDirectory { directory in
+            let holder = try open(directory)
+            try holder.execute("PRAGMA journal_mode = WAL; CREATE TABLE t (x)")
+            let waiter = try open(directory)
+            try waiter.setBusyTimeout(milliseconds: 50)
+            try holder.execute("BEGIN IMMEDIATE")
+            defer { holder.rollback() }
+            let error = try #require(throws: DatabaseError.self) {
+                try waiter.transaction(.immediate) {}
+            }
+            #expect(error.resultCode == .busy)
+        }
+    }
+}

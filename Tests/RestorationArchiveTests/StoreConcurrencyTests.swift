@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Concurrent readers and writers")
+struct StoreConcurrencyTests {
+    /// Every node of generation g holds state bytes equal to g (mod 256), and the archive has
+    /// 20 + g % 7 nodes: a mix of two generations, or a partial one, cannot go unnoticed.
+    private func nodes(for generation: Int) throws -> [ArchivedNode] {
+        try SampleArchives.tree(count: 20 + generation % 7, fill: UInt8(generation % 256))
+    }
+
+    @Test func aReaderOnAnotherConnectionSeesOnlyCompleteGenerations() async throws {
+        try await withTemporaryStorePathAsync { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(try nodes(for: 1), header: SampleArchives.header)
+            let saves = 150
+            let writerDone = Flag()
+            let writing = Task.detached {
+                defer { writerDone.set() }
+                for generation in 2...saves {
+                    if generation % 2 == 0 {
+                        try writer.save(try nodes(for: generation), header: SampleArchives.header)
+                    } else {
+                        // Incremental: change every node and remove the ones the next tree lacks.
+                        let current = try #require(try writer.snapshot())
+                        let wanted = try nodes(for: generation)
+                        let removed = Set(current.nodes.map(\.path)).subtracting(wanted.map(\.path))
+                        try writer.saveChanges(
+                            wanted, removing: Array(removed), basedOn: current.header.generation,
+                            header: SampleArchives.header)
+                    }
+                }
+            }
+            let readers = (0..<2).map { index in
+                Task.detached {
+                    let reader = try ArchiveStore(path: path, mode: index == 0 ? .readOnly : .readWrite)
+                    var seen = 0
+                    var last: Generation = 0
+                    // Read until the writer is done, then once more.
+                    var finished = false
+                    while !finished {
+                        finished = writerDone.isSet
+                        let snapshot = try #require(try reader.snapshot())
+                        let generation = Int(snapshot.header.generation.rawValue)
+                        #expect(snapshot.header.generation >= last)
+                        #expect(snapshot.nodes.count == 20 + generation % 7)
+                        #expect(snapshot.nodes.allSatisfy { $0.state.allSatisfy { $0 == UInt8(generation % 256) } })
+                        last = snapshot.header.generation
+                        seen += 1
+                    }
+                    return (seen, last)
+                }
+            }
+            try await writing.value
+            for reader in readers {
+                let (seen, last) = try await reader.value
+                #expect(seen > 0)
+                #expect(last.rawValue == Int64(saves))
+            }
+        }
+    }
+
+    @Test func oneStoreIsSafeToShareAcrossTasks() async throws {
+        try await withTemporaryStorePathAsync { path in
+            let store = try ArchiveStore(path: path)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        let name = try ArchiveName("scene-\(index)")
+                        for round in 0..<10 {
+                            try store.save(
+                                try SampleArchives.tree(count: 5, fill: UInt8(round)), header: SampleArchives.header, in: name)
+                            _ = try store.snapshot(of: name)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let archives = try store.archives()
+            #expect(archives.count == 8)
+            #expect(archives.allSatisfy { $0.latestGeneration == 10 })
+        }
+    }
+}
+
+/// `withTemporaryStorePath` for async bodies.
+func withTemporaryStorePathAsync(_ body: @Sendable (String) async throws -> Void) async throws {
+    let directory = try withTemporaryDirectory { $0 + ".async" }
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try await body(directory + "/store.sqlite")
+}
+
+/// A flag one task sets and others read.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}

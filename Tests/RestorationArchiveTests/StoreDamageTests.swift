@@ -1,0 +1,109 @@
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Damage is detected, never read back as different content")
+struct StoreDamageTests {
+    /// A store with one archive of 10 nodes (generation 1), closed.
+    private func withSavedStore(_ body: (String, [ArchivedNode]) throws -> Void) throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 10)
+            try ArchiveStore(path: path).save(nodes, header: SampleArchives.header)
+            try body(path, nodes)
+        }
+    }
+
+    @Test func changedNodeStateIsADamagedNodeErrorNamingItsPath() throws {
+        try withSavedStore { path, nodes in
+            let target = nodes[3].path
+            try tamper(with: path, "UPDATE node SET state = x'00ff' WHERE path = '\(target.description)'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedNode(.main, target, 1)) { try store.snapshot() }
+            #expect(throws: ArchiveStoreError.damagedNode(.main, target, 1)) { try store.node(at: target) }
+            #expect(try store.node(at: nodes[2].path) == nodes[2])
+        }
+    }
+
+    @Test(arguments: [
+        "UPDATE node SET class_name = 'Other' WHERE path = 'Root/n1'",
+        "UPDATE node SET class_version = 99 WHERE path = 'Root/n1'",
+        "UPDATE node SET sibling_order = 3 WHERE path = 'Root/n1'",
+        "UPDATE node SET parent_path = 'Root/n2' WHERE path = 'Root/n1'",
+        "UPDATE node SET born = 1, path = 'Root/n9' WHERE path = 'Root/n1'",
+        "INSERT INTO node SELECT archive_id, 'Root/n1/x', born, died, parent_path, class_name, class_version, "
+            + "sibling_order, state, checksum FROM node WHERE path = 'Root/n1/n5'",
+    ])
+    func changedLocatingFieldsAreDetected(sql: String) throws {
+        try withSavedStore { path, _ in
+            try tamper(with: path, sql)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let error = try #require(throws: ArchiveStoreError.self) { try store.snapshot() }
+            switch error {
+            case .damagedNode, .damagedArchive: break
+            default: Issue.record("unexpected \(error)")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        "DELETE FROM node WHERE path = 'Root/n1/n5'",
+        "UPDATE node SET died = 2 WHERE path = 'Root/n1/n5'",
+        "UPDATE generation SET node_count = 9",
+        "UPDATE generation SET app_version = '12.0'",
+        "UPDATE generation SET app_values = x'01'",
+    ])
+    func missingNodesAndChangedHeadersAreDetected(sql: String) throws {
+        try withSavedStore { path, _ in
+            try tamper(with: path, sql)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let error = try #require(throws: ArchiveStoreError.self) { try store.snapshot() }
+            guard case .damagedArchive(.main, 1, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func aNodeMovedToAnotherArchiveIsDetected() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let other = try ArchiveName("other")
+            try store.save(try SampleArchives.tree(count: 3, fill: 1), header: SampleArchives.header)
+            try store.save(try SampleArchives.tree(count: 3, fill: 2), header: SampleArchives.header, in: other)
+            // Replace main's copy of a node with the other archive's copy of it.
+            try tamper(
+                with: path,
+                """
+                DELETE FROM node WHERE archive_id = 1 AND path = 'Root/n1';
+                UPDATE node SET archive_id = 1 WHERE archive_id = 2 AND path = 'Root/n1';
+                """)
+            #expect(throws: ArchiveStoreError.damagedNode(.main, try RestorationPath("Root", "n1"), 1)) {
+                try store.snapshot()
+            }
+        }
+    }
+
+    @Test func invalidUTF8InAStoredTextIsATypedError() throws {
+        try withSavedStore { path, _ in
+            try tamper(with: path, "UPDATE generation SET app_build = CAST(x'31ff32' AS TEXT)")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedStore("column 'app_build' holds text that is not valid UTF-8")) {
+                try store.snapshot()
+            }
+            try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root'")
+            #expect(throws: ArchiveStoreError.self) { try store.node(at: try RestorationPath("Root")) }
+        }
+    }
+
+    @Test func checksumsCatchSingleBitFlipsInState() throws {
+        let archive = ArchiveName.main
+        let node = ArchivedNode(path: try RestorationPath("A"), className: "A", state: Array(repeating: 0x5A, count: 100))
+        let original = ArchiveRows.nodeChecksum(archive: archive, node: node, born: 1)
+        for bit in 0..<(100 * 8) {
+            var flipped = node
+            flipped.state[bit / 8] ^= UInt8(1 << (bit % 8))
+            #expect(ArchiveRows.nodeChecksum(archive: archive, node: flipped, born: 1) != original)
+        }
+        #expect(ArchiveRows.nodeChecksum(archive: archive, node: node, born: 2) != original)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Store files: location, permissions, symlinks, bad files")
+struct StoreFileTests {
+    @Test func createsOwnerOnlyFolderAndFiles() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/a/b/store.sqlite"
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            #expect(fileMode(directory + "/a") == 0o700)
+            #expect(fileMode(directory + "/a/b") == 0o700)
+            #expect(fileMode(path) == 0o600)
+            #expect(fileMode(path + "-wal") == 0o600)
+            #expect(fileMode(path + "-shm") == 0o600)
+        }
+    }
+
+    // umask is per process: each case runs in its own child process.
+    @Test(arguments: [0o000, 0o022, 0o077])
+    func modesIgnoreTheUmask(umaskValue: Int) async {
+        await #expect(processExitsWith: .success) { [umaskValue = umaskValue as Int] in
+            umask(mode_t(umaskValue))
+            let ok = try withTemporaryDirectory { directory -> Bool in
+                let path = directory + "/state/app/store.sqlite"
+                let store = try ArchiveStore(path: path)
+                try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+                return fileMode(directory + "/state") == 0o700 && fileMode(directory + "/state/app") == 0o700
+                    && fileMode(path) == 0o600 && fileMode(path + "-wal") == 0o600 && fileMode(path + "-shm") == 0o600
+            }
+            exit(ok ? 0 : 1)
+        }
+    }
+
+    @Test func symbolicLinkAtStorePathIsRefusedInBothModes() throws {
+        try withTemporaryDirectory { directory in
+            let target = directory + "/real.sqlite"
+            try ArchiveStore(path: target).save([], header: SampleArchives.header)
+            let link = directory + "/link.sqlite"
+            #expect(symlink(target, link) == 0)
+            #expect(throws: ArchiveStoreError.symbolicLinkAtStorePath(path: link)) { try ArchiveStore(path: link) }
+            #expect(throws: ArchiveStoreError.symbolicLinkAtStorePath(path: link)) {
+                try ArchiveStore(path: link, mode: .readOnly)
+            }
+            // A dangling link is refused too, and nothing is created at its target.
+            let dangling = directory + "/dangling.sqlite"
+            #expect(symlink(directory + "/nowhere.sqlite", dangling) == 0)
+            #expect(throws: ArchiveStoreError.symbolicLinkAtStorePath(path: dangling)) { try ArchiveStore(path: dangling) }
+            #expect(!fileExists(directory + "/nowhere.sqlite"))
+        }
+    }
+
+    @Test func readOnlyModeCreatesNothingOnAMissingPath() throws {
+        try withTemporaryDirectory { (directory: String) throws in
+            let path = directory + "/missing/store.sqlite"
+            #expect(throws: ArchiveStoreError.storeNotFound(path: path)) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+            let flat = directory + "/store.sqlite"
+            #expect(throws: ArchiveStoreError.storeNotFound(path: flat)) { try ArchiveStore(path: flat, mode: .readOnly) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
+    @Test func readOnlyModeWritesNothingToAnExistingStore() throws {
+        try withTemporaryStorePath { path in
+            do {
+                try ArchiveStore(path: path).save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
+            }
+            // The writer closed: its -wal and -shm are gone.
+            #expect(!fileExists(path + "-wal"))
+            let before = fileBytes(path)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.nodes.count == 5)
+            #expect(try reader.archives().count == 1)
+            #expect(!fileExists(path + "-wal"))
+            #expect(!fileExists(path + "-shm"))
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func readOnlyModeReadsWhileAWriterHasTheStoreOpen() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(try SampleArchives.tree(count: 5, fill: 1), header: SampleArchives.header)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.header.generation == 1)
+            try writer.save(try SampleArchives.tree(count: 6, fill: 2), header: SampleArchives.header)
+            let snapshot = try #require(try reader.snapshot())
+            #expect(snapshot.header.generation == 2)
+            #expect(snapshot.nodes.count == 6)
+        }
+    }
+
+    @Test func aWriteAheadLogWithoutItsIndexIsATypedErrorAndLeftUnchanged() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
+            // Keep a copy of the live -wal, then recreate the state a killed app leaves when
+            // something removed the -shm.
+            let wal = try #require(fileBytes(path + "-wal"))
+            let main = try #require(fileBytes(path))
+            let copy = path + ".copy"
+            #expect(FileManager.default.createFile(atPath: copy, contents: Data(main)))
+            #expect(FileManager.default.createFile(atPath: copy + "-wal", contents: Data(wal)))
+            #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: copy)) {
+                try ArchiveStore(path: copy, mode: .readOnly)
+            }
+            #expect(fileBytes(copy) == main)
+            #expect(fileBytes(copy + "-wal") == wal)
+            #expect(!fileExists(copy + "-shm"))
+            // A read-write open recovers it.
+            #expect(try ArchiveStore(path: copy).snapshot()?.nodes.count == 5)
+        }
+    }
+
+    @Test(arguments: ["empty", "random", "text", "jpeg", "directory"])
+    func aFileThatIsNotAStoreIsRefused(kind: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/bad.sqlite"
+            switch kind {
+            case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            case "random":
+                var generator = SystemRandomNumberGenerator()
+                let bytes = (0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+            case "text": #expect(FileManager.default.createFile(atPath: path, contents: Data("hello\n".utf8)))
+            case "jpeg":
+                #expect(FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0, count: 4096))))
+            default: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            }
+            let before = fileBytes(path)
+            // A read-write open takes an empty file for a new store: that is what a first
+            // launch killed between creating the file and SQLite's first write leaves behind.
+            let modes: [ArchiveStore.AccessMode] = kind == "empty" ? [.readOnly] : [.readOnly, .readWrite]
+            for mode in modes {
+                let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: mode) }
+                guard case .notAStore(let errorPath, _) = error else {
+                    Issue.record("expected notAStore for \(kind) in \(mode), got \(error)")
+                    continue
+                }
+                #expect(errorPath == path)
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func anEmptyFileOpenedReadWriteBecomesAStore() throws {
+        try withTemporaryStorePath { path in
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            #expect(try store.snapshot()?.nodes.count == 2)
+        }
+    }
+
+    @Test func aForeignSQLiteDatabaseIsRefusedAndLeftUnchanged() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/foreign.sqlite"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            try tamper(with: path, "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('x')")
+            let before = fileBytes(path)
+            for mode in [ArchiveStore.AccessMode.readOnly, .readWrite] {
+                let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: mode) }
+                guard case .notAStore = error else {
+                    Issue.record("expected notAStore, got \(error)")
+                    continue
+                }
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func defaultLocationFollowsXDGStateHome() throws {
+        let path = try ArchiveStore.defaultPath(appIdentifier: "com.example.orders")
+        let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
+        #expect(path == (state ?? home + "/.local/state") + "/com.example.orders/restoration.sqlite")
+        for bad in ["", ".", "..", "a/b", "tab\there"] {
+            #expect(throws: ArchiveStoreError.self) { try ArchiveStore.defaultPath(appIdentifier: bad) }
+        }
+    }
+
+    @Test func defaultLocationIsCreatedOwnerOnly() async {
+        await #expect(processExitsWith: .success) {
+            let ok = try withTemporaryDirectory { directory -> Bool in
+                setenv("XDG_STATE_HOME", directory + "/xdg", 1)
+                let store = try ArchiveStore(appIdentifier: "com.example.orders")
+                return store.path == directory + "/xdg/com.example.orders/restoration.sqlite"
+                    && fileMode(directory + "/xdg") == 0o700 && fileMode(directory + "/xdg/com.example.orders") == 0o700
+                    && fileMode(store.path) == 0o600
+            }
+            exit(ok ? 0 : 1)
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Saving and reading archives")
+struct StoreSavingTests {
+    let header = SampleArchives.header
+
+    @Test func fullSaveRoundTripsEveryField() throws {
+        try withTemporaryStore { store in
+            var nodes = try SampleArchives.tree(count: 50)
+            nodes[3].state = [0, 255, 0, 1]
+            nodes[4].state = []
+            nodes[5].classVersion = -7
+            nodes[6].order = Int.max
+            let result = try store.save(nodes, header: header)
+            #expect(result.generation == 1)
+            #expect(result.kind == .full)
+            #expect(result.nodesWritten == 50)
+            #expect(result.nodeCount == 50)
+
+            let snapshot = try #require(try store.snapshot(of: .main))
+            #expect(snapshot.nodes == nodes.sorted { $0.path < $1.path })
+            #expect(snapshot.header.generation == 1)
+            #expect(snapshot.header.appVersion == "11.0")
+            #expect(snapshot.header.appBuild == "1024")
+            #expect(snapshot.header.platform == "linux")
+            #expect(snapshot.header.idiom == "phone")
+            #expect(snapshot.header.appValues == header.appValues)
+            #expect(snapshot.header.storeFormat == ArchiveStore.storeFormat)
+            #expect(snapshot.header.state == .valid)
+            #expect(snapshot.header.nodeCount == 50)
+            #expect(snapshot.header.totalBytes == nodes.reduce(0) { $0 + $1.state.count })
+            #expect(snapshot.header.saveKind == .full)
+        }
+    }
+
+    @Test func snapshotListsParentsBeforeChildren() throws {
+        try withTemporaryStore { store in
+            let nodes = try SampleArchives.tree(count: 200).shuffled()
+            try store.save(nodes, header: header)
+            let read = try #require(try store.snapshot()).nodes
+            var seen: Set<RestorationPath> = []
+            for node in read {
+                if let parent = node.parentPath { #expect(seen.contains(parent)) }
+                seen.insert(node.path)
+            }
+        }
+    }
+
+    @Test func headerValuesOfEveryKindRoundTrip() throws {
+        try withTemporaryStore { store in
+            let values: HeaderValues = [
+                "bool": .bool(true), "int": .int(Int64.min), "double": .double(-0.0), "nan": .double(.infinity),
+                "string": .string(""), "bytes": .bytes([0, 1, 255]), "ünï": .string("\u{202E}x\u{1B}"),
+            ]
+            try store.save([], header: SaveHeader(appVersion: "1", appBuild: "1", appValues: values))
+            #expect(try store.header()?.appValues == values)
+        }
+    }
+
+    @Test func incrementalSaveWritesOnlyChangesAndReadsBackTheWholeArchive() throws {
+        try withTemporaryStore { store in
+            let nodes = try SampleArchives.tree(count: 30)
+            let first = try store.save(nodes, header: header)
+            var changed = nodes[7]
+            changed.state = [9, 9, 9]
+            let added = ArchivedNode(path: try nodes[7].path.appending("new"), className: "Added", state: [1])
+            let result = try store.saveChanges([added, changed], basedOn: first.generation, header: header)
+            #expect(result.generation == 2)
+            #expect(result.kind == .incremental)
+            #expect(result.nodesWritten == 2)
+            #expect(result.nodesRemoved == 0)
+            #expect(result.nodeCount == 31)
+
+            var expected = nodes
+            expected[7] = changed
+            expected.append(added)
+            let snapshot = try #require(try store.snapshot())
+            #expect(snapshot.nodes == expected.sorted { $0.path < $1.path })
+            #expect(snapshot.header.saveKind == .incremental)
+            #expect(snapshot.header.nodeCount == 31)
+            // The previous generation is still readable as it was.
+            #expect(try store.snapshot(generation: 1)?.nodes == nodes.sorted { $0.path < $1.path })
+        }
+    }
+
+    @Test func removingANodeRemovesItsWholeSubtree() throws {
+        try withTemporaryStore { store in
+            let a = try RestorationPath("A")
+            let nodes = [
+                ArchivedNode(path: a, className: "A", state: [1]),
+                ArchivedNode(path: try a.appending("B"), className: "B", state: [2]),
+                ArchivedNode(path: try a.appending("B").appending("C"), className: "C", state: [3]),
+                // Sorts between "A/B" and "A/B/C" byte-wise, but is not below A/B.
+                ArchivedNode(path: try a.appending("B-sibling"), className: "S", state: [4]),
+                ArchivedNode(path: try a.appending("B0"), className: "S", state: [5]),
+            ]
+            let first = try store.save(nodes, header: header)
+            let result = try store.saveChanges([], removing: [try a.appending("B")], basedOn: first.generation, header: header)
+            #expect(result.nodesRemoved == 2)
+            let remaining = try #require(try store.snapshot()).nodes.map(\.path.description)
+            #expect(remaining == ["A", "A/B-sibling", "A/B0"])
+        }
+    }
+
+    @Test func incrementalSaveRefusesAStaleBase() throws {
+        try withTemporaryStore { store in
+            let nodes = try SampleArchives.tree(count: 3)
+            try store.save(nodes, header: header)
+            try store.save(nodes, header: header)
+            #expect(throws: ArchiveStoreError.generationConflict(.main, expected: 1, found: 2)) {
+                try store.saveChanges([], basedOn: 1, header: header)
+            }
+            #expect(throws: ArchiveStoreError.archiveNotFound(try ArchiveName("other"))) {
+                try store.saveChanges([], basedOn: 1, header: header, in: try ArchiveName("other"))
+            }
+        }
+    }
+
+    @Test func saveRefusesDuplicatePathsNamingBothClasses() throws {
+        try withTemporaryStore { store in
+            let path = try RestorationPath("Pages", "MILK_webview")
+            let nodes = [
+                ArchivedNode(path: try RestorationPath("Pages"), className: "PageList", state: []),
+                ArchivedNode(path: path, className: "MilkPage", state: [1]),
+                ArchivedNode(path: path, className: "YogurtPage", state: [2]),
+            ]
+            let error = try #require(throws: ArchiveStoreError.self) { try store.save(nodes, header: header) }
+            #expect(error == .duplicatePath(path, firstClass: "MilkPage", secondClass: "YogurtPage"))
+            #expect(error.description.contains("Pages/MILK_webview"))
+            #expect(error.description.contains("MilkPage") && error.description.contains("YogurtPage"))
+            #expect(try store.snapshot() == nil)
+        }
+    }
+
+    @Test func saveRefusesANodeWithoutItsParent() throws {
+        try withTemporaryStore { store in
+            let orphan = try RestorationPath("A", "B", "C")
+            let nodes = [
+                ArchivedNode(path: try RestorationPath("A"), className: "A", state: []),
+                ArchivedNode(path: orphan, className: "C", state: []),
+            ]
+            #expect(throws: ArchiveStoreError.missingParent(orphan)) { try store.save(nodes, header: header) }
+            let first = try store.save([nodes[0]], header: header)
+            #expect(throws: ArchiveStoreError.missingParent(orphan)) {
+                try store.saveChanges([nodes[1]], basedOn: first.generation, header: header)
+            }
+            // Removing a parent while changing its child leaves the child without a parent.
+            let child = ArchivedNode(path: try RestorationPath("A", "B"), className: "B", state: [])
+            #expect(throws: ArchiveStoreError.missingParent(child.path)) {
+                try store.saveChanges([child], removing: [nodes[0].path], basedOn: first.generation, header: header)
+            }
+            // Nothing of the failed saves was written.
+            #expect(try store.snapshot()?.header.generation == 1)
+            #expect(try store.snapshot()?.nodes == [nodes[0]])
+        }
+    }
+
+    @Test func generationsAreRetainedAndOlderOnesPruned() throws {
+        try withTemporaryStore(configuration: .init(retainedGenerations: 3)) { store in
+            var results: [SaveResult] = []
+            for fill in UInt8(1)...6 {
+                results.append(try store.save(try SampleArchives.tree(count: 10, fill: fill), header: header))
+            }
+            #expect(results.map(\.generation) == [1, 2, 3, 4, 5, 6])
+            #expect(results[3].prunedGenerations == [1])
+            #expect(results[5].prunedGenerations == [3])
+            #expect(try store.generations().map(\.generation) == [6, 5, 4])
+            for generation in [Generation(4), 5, 6] {
+                let snapshot = try #require(try store.snapshot(generation: generation))
+                #expect(snapshot.nodes.allSatisfy { $0.state.allSatisfy { $0 == UInt8(generation.rawValue) } })
+            }
+            #expect(throws: ArchiveStoreError.generationNotFound(.main, 3)) { try store.snapshot(generation: 3) }
+        }
+    }
+
+    @Test func prunedRowsAreDeletedNotJustHidden() throws {
+        try withTemporaryStore { store in
+            let nodes = try SampleArchives.tree(count: 20)
+            var base = try store.save(nodes, header: header).generation
+            for round in 0..<10 {
+                var node = nodes[round]
+                node.state = [UInt8(round)]
+                base = try store.saveChanges([node], basedOn: base, header: header).generation
+            }
+            let rows = try store.withConnection { try $0.pragmaInteger("SELECT count(*) FROM node") }
+            // 20 current rows plus at most one retired row per change kept by generation 10.
+            #expect(rows == 21)
+            #expect(try store.generations().count == 2)
+        }
+    }
+
+    @Test func archivesAreIndependent() throws {
+        try withTemporaryStore { store in
+            let left = try ArchiveName("scene-left")
+            let right = try ArchiveName("scene-right")
+            try store.save(try SampleArchives.tree(count: 5, fill: 1), header: header, in: left)
+            try store.save(try SampleArchives.tree(count: 7, fill: 2), header: header, in: right)
+            try store.save(try SampleArchives.tree(count: 3, fill: 3), header: header, in: right)
+            #expect(try store.snapshot(of: left)?.nodes.count == 5)
+            #expect(try store.snapshot(of: left)?.header.generation == 1)
+            #expect(try store.snapshot(of: right)?.nodes.count == 3)
+            #expect(try store.archives().map(\.name) == [left, right])
+            #expect(try store.snapshot(of: .main) == nil)
+        }
+    }
+
+    @Test func nodeLookupReadsOneVerifiedNode() throws {
+        try withTemporaryStore { store in
+            let nodes = try SampleArchives.tree(count: 10)
+            try store.save(nodes, header: header)
+            #expect(try store.node(at: nodes[4].path) == nodes[4])
+            #expect(try store.node(at: try RestorationPath("Nowhere")) == nil)
+            #expect(throws: ArchiveStoreError.archiveNotFound(try ArchiveName("x"))) {
+                try store.node(at: nodes[0].path, in: try ArchiveName("x"))
+            }
+        }
+    }
+
+    @Test func readOnlyStoreRefusesWrites() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 2), header: header)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.readOnly) { try reader.save([], header: header) }
+            #expect(throws: ArchiveStoreError.readOnly) { try reader.discard(reason: "no") }
+            #expect(try reader.snapshot()?.nodes.count == 2)
+        }
+    }
+
+    @Test func invalidConfigurationIsRefused() throws {
+        try withTemporaryStorePath { path in
+            #expect(throws: ArchiveStoreError.invalidConfiguration("retainedGenerations must be at least 1")) {
+                try ArchiveStore(path: path, configuration: .init(retainedGenerations: 0))
+            }
+            #expect(!fileExists(path))
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// What a child process did.
+public struct ProcessOutcome: Sendable {
+    public var status: Int32
+    public var standardOutput: String
+    public var standardError: String
+    /// Whether the process was killed by a signal rather than exiting.
+    public var wasSignalled: Bool
+}
+
+/// Runs an executable to completion (killing it after `timeout` seconds) and captures its output.
+public func runProcess(_ executable: String, _ arguments: [String], timeout: Double = 60) throws -> ProcessOutcome {
+    let process = Process()
+    process.executableURL = URL(filePath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Read both pipes while the process runs, so a full pipe never blocks it.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var outData = Data()
+    nonisolated(unsafe) var errData = Data()
+    DispatchQueue.global().async(group: group) { outData = output.fileHandleForReading.readDataToEndOfFile() }
+    DispatchQueue.global().async(group: group) { errData = error.fileHandleForReading.readDataToEndOfFile() }
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+    group.wait()
+    return ProcessOutcome(
+        status: process.terminationStatus,
+        standardOutput: String(decoding: outData, as: UTF8.self),
+        standardError: String(decoding: errData, as: UTF8.self),
+        wasSignalled: process.terminationReason == .uncaughtSignal)
+}
+
+/// The path of an executable product built next to the running test bundle.
+public func builtProduct(_ name: String) -> String {
+    URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: name).path
+}

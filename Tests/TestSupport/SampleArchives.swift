@@ -1,0 +1,31 @@
+public import RestorationArchive
+
+/// Archives built for tests.
+public enum SampleArchives {
+    /// A header as an app writes it.
+    public static let header = SaveHeader(
+        appVersion: "11.0", appBuild: "1024", platform: "linux", idiom: "phone",
+        appValues: ["MyAppVersion": .string("11.0"), "launches": .int(3)])
+
+    /// A tree of `count` nodes: a root `Root`, then children spread over a few levels, each
+    /// with `stateSize` bytes of state whose bytes are all `fill`.
+    public static func tree(count: Int, stateSize: Int = 32, fill: UInt8 = 1) throws -> [ArchivedNode] {
+        precondition(count >= 1)
+        var nodes = [ArchivedNode(path: try RestorationPath("Root"), className: "Root", state: state(stateSize, fill))]
+        var parents = [nodes[0].path]
+        var index = 1
+        while nodes.count < count {
+            let parent = parents[(index - 1) / 4 % parents.count]
+            let path = try parent.appending("n\(index)")
+            nodes.append(
+                ArchivedNode(path: path, className: "Screen", classVersion: 1, order: index % 4, state: state(stateSize, fill)))
+            if path.depth < 5 { parents.append(path) }
+            index += 1
+        }
+        return nodes
+    }
+
+    public static func state(_ size: Int, _ fill: UInt8) -> [UInt8] {
+        [UInt8](repeating: fill, count: size)
+    }
+}

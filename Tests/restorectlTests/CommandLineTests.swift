@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+import Testing
+import TestSupport
+@testable import restorectl
+
+@Suite("restorectl")
+struct CommandLineTests {
+    let restorectl = builtProduct("restorectl")
+
+    // MARK: In-process parsing
+
+    @Test func parsesInfoWithItsOptions() throws {
+        let command = try RestoreCtl.parseAsRoot(["info", "/tmp/x.sqlite", "--archive", "scene-1", "--format", "json"])
+        let info = try #require(command as? InfoCommand)
+        #expect(info.options.db == "/tmp/x.sqlite")
+        #expect(info.options.archiveName == (try ArchiveName("scene-1")))
+        #expect(info.options.format == .json)
+    }
+
+    @Test func refusesBadOptionValues() {
+        #expect(throws: (any Error).self) { try RestoreCtl.parseAsRoot(["info", "x", "--format", "yaml"]) }
+        #expect(throws: (any Error).self) { try RestoreCtl.parseAsRoot(["info", "x", "--archive", "bad\u{1B}name"]) }
+        #expect(throws: (any Error).self) { try RestoreCtl.parseAsRoot(["info"]) }
+    }
+
+    @Test func helpDescribesEveryCommandAndOption() {
+        let root = RestoreCtl.helpMessage()
+        #expect(root.contains("info") && root.contains("demo"))
+        let info = RestoreCtl.helpMessage(for: InfoCommand.self)
+        for text in ["<db>", "--archive", "--format", "The path of the store", "Output format"] {
+            #expect(info.contains(text), "info help lacks \(text)")
+        }
+        let demo = RestoreCtl.helpMessage(for: DemoCommand.self)
+        #expect(demo.contains("--db") && demo.contains("per-user"))
+    }
+
+    // MARK: The built binary, end to end
+
+    @Test func demoThenInfoShowsTheArchive() throws {
+        try withTemporaryStorePath { path in
+            let demo = try runProcess(restorectl, ["demo", "--db", path])
+            #expect(demo.status == 0, "\(demo.standardError)")
+            #expect(demo.standardOutput.contains("restorectl info \(path)"))
+
+            let info = try runProcess(restorectl, ["info", path])
+            #expect(info.status == 0, "\(info.standardError)")
+            #expect(info.standardOutput.contains("Archive main"))
+            #expect(info.standardOutput.contains("generation:    2"))
+            #expect(info.standardOutput.contains("MyAppVersion = \"11.0\" (string)"))
+            #expect(info.standardOutput.contains("14 nodes"))
+            #expect(info.standardError.isEmpty)
+
+            let json = try runProcess(restorectl, ["info", path, "--format", "json"])
+            #expect(json.status == 0)
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let archives = try #require(document["archives"] as? [[String: Any]])
+            let header = try #require(archives.first?["header"] as? [String: Any])
+            #expect(archives.first?["name"] as? String == "main")
+            #expect(header["node_count"] as? Int == 14)
+            #expect(header["generation"] as? Int == 2)
+            #expect((archives.first?["generations"] as? [Any])?.count == 2)
+            // The demo's tree holds the seed apps' screens, and no login screen.
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let paths = try #require(try store.snapshot()).nodes.map(\.path.description)
+            #expect(paths.contains { $0.hasSuffix("MenuItemDetail") })
+            #expect(paths.contains { $0.hasSuffix("MILK_webview") })
+            #expect(!paths.contains { $0.localizedCaseInsensitiveContains("login") })
+            #expect(paths.count >= 12)
+            #expect(paths.contains { $0.split(separator: "/").count >= 3 })
+        }
+    }
+
+    @Test func infoEscapesControlAndBidiCharactersFromTheArchive() throws {
+        try withTemporaryStorePath { path in
+            let hostile = "1.0\u{1B}]0;pwned\u{07}\u{9B}2J\u{202E}txt.exe\u{0}"
+            let store = try ArchiveStore(path: path)
+            try store.save(
+                [], header: SaveHeader(appVersion: hostile, appBuild: "1", appValues: ["k\u{1B}": .string(hostile)]),
+                in: try ArchiveName("scene\u{202E}"))
+            let info = try runProcess(restorectl, ["info", path])
+            #expect(info.status == 0)
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
+                #expect(!info.standardOutput.contains(raw), "raw U+\(String(raw.unicodeScalars.first!.value, radix: 16)) printed")
+            }
+            #expect(info.standardOutput.contains("\\u{1B}]0;pwned\\u{7}\\u{9B}2J\\u{202E}txt.exe\\u{0}"))
+            let json = try runProcess(restorectl, ["info", path, "--format", "json"])
+            #expect(json.status == 0)
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
+                #expect(!json.standardOutput.contains(raw))
+            }
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let archive = try #require((document["archives"] as? [[String: Any]])?.first)
+            #expect(archive["name"] as? String == "scene\u{202E}")
+            #expect((archive["header"] as? [String: Any])?["app_version"] as? String == hostile)
+        }
+    }
+
+    @Test(arguments: ["missing", "directory", "empty", "random", "foreign", "newer-schema", "symlink"])
+    func infoOnBadInputFailsWithAShortMessage(kind: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/input.sqlite"
+            switch kind {
+            case "missing": break
+            case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            case "random":
+                #expect(FileManager.default.createFile(atPath: path, contents: Data((0..<4096).map { _ in UInt8.random(in: 0...255) })))
+            case "foreign":
+                #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
+            case "newer-schema":
+                try ArchiveStore(path: path).save([], header: SampleArchives.header)
+                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
+            default:
+                try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
+                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
+            }
+            let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+            let outcome = try runProcess(restorectl, ["info", path])
+            #expect(outcome.status == 2, "\(kind): status \(outcome.status)")
+            #expect(!outcome.wasSignalled)
+            #expect(outcome.standardOutput.isEmpty)
+            let lines = outcome.standardError.split(separator: "\n")
+            #expect(lines.count == 1, "\(kind): \(outcome.standardError)")
+            #expect(outcome.standardError.hasPrefix("restorectl: error: "))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == before)
+        }
+    }
+}
