@@ -124,6 +124,9 @@ final class Connection {
     /// Number of rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes64(handle)) }
 
+    /// Number of rows changed since the connection opened (`sqlite3_total_changes64`).
+    var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+
     private func check(_ code: Int32) throws(DatabaseError) {
         guard code == SQLITE_OK else { throw DatabaseError(handle: handle, code: code) }
     }

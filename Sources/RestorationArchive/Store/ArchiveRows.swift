@@ -77,9 +77,12 @@ enum ArchiveRows {
     private static func archiveRow(_ statement: Statement) throws -> ArchiveRow {
         let generation = try statement.int64(3)
         guard generation >= 0 else { throw ArchiveStoreError.damagedStore("an archive has a negative generation") }
+        guard let name = try? ArchiveName(try statement.string(1)) else {
+            throw ArchiveStoreError.damagedStore("an archive's name is not a valid archive name")
+        }
         return ArchiveRow(
             id: try statement.int64(0),
-            name: try ArchiveName(try statement.string(1)),
+            name: name,
             createdAt: try statement.int64(2),
             generation: Generation(generation),
             discardedAt: try statement.optionalInt64(4),
