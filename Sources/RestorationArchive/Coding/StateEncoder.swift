@@ -1,0 +1,240 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The keyed coder a restorable object writes its state into.
+///
+/// Each object gets its own encoder, so keys never collide across objects (R3). Values are
+/// typed; any `Encodable` value goes through the same format (no detour through JSON), and
+/// references to other restorable objects are stored as their restoration paths (R4).
+/// Encoding a key twice keeps the last value, as `NSCoder` does.
+///
+/// ```swift
+/// let coder = StateEncoder()
+/// try coder.encode(2, forKey: "selectedTab")
+/// try coder.encode(order, forKey: "order")           // any Codable value
+/// try coder.encodeNested(forKey: "scroll") { scroll in
+///     try scroll.encode(120.5, forKey: "offset")
+/// }
+/// let blob = try coder.encodedBlob()
+/// ```
+///
+/// The blob is deterministic: the same values always give the same bytes, whatever the
+/// order they were encoded in. Not thread-safe: one object encodes into it at a time.
+public final class StateEncoder {
+    /// Keys starting with this prefix belong to the restoration engine and are refused.
+    public static let reservedKeyPrefix = "restoration."
+    /// The longest key accepted, in UTF-8 bytes.
+    public static let maximumKeyLength = 1024
+
+    private struct Entry {
+        var key: String
+        var range: Range<Int>
+    }
+
+    private var values = BlobWriter()
+    private var entries: [Entry] = []
+    private let depth: Int
+    private let allowsReservedKeys: Bool
+
+    /// A new, empty coder.
+    public convenience init() {
+        self.init(depth: 1, allowsReservedKeys: false)
+    }
+
+    init(depth: Int, allowsReservedKeys: Bool) {
+        self.depth = depth
+        self.allowsReservedKeys = allowsReservedKeys
+        entries.reserveCapacity(8)
+    }
+
+    /// An encoder for the restoration engine itself, which may write reserved keys.
+    static func forEngine() -> StateEncoder {
+        StateEncoder(depth: 1, allowsReservedKeys: true)
+    }
+
+    // MARK: Typed values
+
+    public func encode(_ value: Bool, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: Int, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(Int64(value)) }
+    }
+    public func encode(_ value: Int8, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(Int64(value)) }
+    }
+    public func encode(_ value: Int16, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(Int64(value)) }
+    }
+    public func encode(_ value: Int32, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(Int64(value)) }
+    }
+    public func encode(_ value: Int64, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: UInt, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(UInt64(value)) }
+    }
+    public func encode(_ value: UInt8, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(UInt64(value)) }
+    }
+    public func encode(_ value: UInt16, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(UInt64(value)) }
+    }
+    public func encode(_ value: UInt32, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(UInt64(value)) }
+    }
+    public func encode(_ value: UInt64, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: Float, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: Double, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: String, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    /// Encodes bytes. (A `[UInt8]` variable passed to ``encode(_:forKey:)-(Value,_)`` is encoded
+    /// as bytes too; this name keeps an array literal such as `[1, 2]` from becoming bytes.)
+    public func encodeBytes(_ value: [UInt8], forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(bytes: value) }
+    }
+    public func encode(_ value: Data, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: Date, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: UUID, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+    public func encode(_ value: URL, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(value) }
+    }
+
+    /// Encodes an explicit null (``StateDecoder/decodeNil(forKey:)`` is then `true`).
+    public func encodeNil(forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.writeNull() }
+    }
+
+    /// Encodes any `Encodable` value — optionals, arrays, dictionaries with string keys,
+    /// Codable structs and enums — in the blob format. `Date`, `UUID`, `URL`, `Data` and
+    /// `[UInt8]` keep their own types wherever they appear.
+    public func encode<Value: Encodable>(_ value: Value, forKey key: String) throws(StateCodingError) {
+        let tree = try StateValueEncoder.encode(value, key: key, depth: depth)
+        try record(key) { (writer: inout BlobWriter) throws(StateCodingError) in try writer.write(tree, depth: depth) }
+    }
+
+    // MARK: References and nesting
+
+    /// Encodes a reference to another restorable object, by its restoration path (R4).
+    public func encodeReference(to path: RestorationPath, forKey key: String) throws(StateCodingError) {
+        try record(key) { $0.write(path) }
+    }
+
+    /// Encodes an ordered list of references (a navigation stack's children, for instance).
+    public func encodeReferences(to paths: [RestorationPath], forKey key: String) throws(StateCodingError) {
+        try record(key) { writer in
+            writer.tag(.array)
+            writer.appendVarint(UInt64(paths.count))
+            for path in paths { writer.write(path) }
+        }
+    }
+
+    /// Encodes a nested keyed container, filled by `body`.
+    public func encodeNested(forKey key: String, _ body: (StateEncoder) throws -> Void) throws {
+        try checkKey(key)
+        guard depth < DecodingLimits.default.maximumDepth else {
+            throw StateCodingError.unencodable(
+                key: key, reason: "containers nest deeper than \(DecodingLimits.default.maximumDepth) levels")
+        }
+        let nested = StateEncoder(depth: depth + 1, allowsReservedKeys: false)
+        try body(nested)
+        try record(key) { writer in
+            writer.tag(.map)
+            nested.writeBody(into: &writer)
+        }
+    }
+
+    // MARK: Result
+
+    /// The keys encoded so far, in the blob's order.
+    public var keys: [String] { sortedEntries().map(\.key) }
+
+    /// The blob: format version, the entries sorted by key, and a CRC-32C.
+    public func encodedBlob() throws(StateCodingError) -> [UInt8] {
+        var writer = BlobWriter(capacity: values.bytes.count + entries.count * 12 + 8)
+        writer.startBlob()
+        writeBody(into: &writer)
+        return try writer.finishBlob()
+    }
+
+    // MARK: Internals
+
+    static func checkKeyLength(_ key: String) throws(StateCodingError) {
+        guard !key.isEmpty, key.utf8.count <= maximumKeyLength else {
+            throw .invalidKey("a key must be 1 to \(maximumKeyLength) bytes of UTF-8")
+        }
+    }
+
+    private func checkKey(_ key: String) throws(StateCodingError) {
+        try Self.checkKeyLength(key)
+        if !allowsReservedKeys && key.hasPrefix(Self.reservedKeyPrefix) { throw .reservedKey(key) }
+    }
+
+    @inline(__always)
+    private func record(_ key: String, _ write: (inout BlobWriter) throws(StateCodingError) -> Void)
+        throws(StateCodingError)
+    {
+        try checkKey(key)
+        let start = values.bytes.count
+        try write(&values)
+        entries.append(Entry(key: key, range: start..<values.bytes.count))
+    }
+
+    /// Entries sorted by key bytes, the last of equal keys kept.
+    private func sortedEntries() -> [Entry] {
+        var sorted = entries
+        // Insertion sort: stable, and linear when keys arrive in order (the usual case).
+        if sorted.count > 1 {
+            for index in 1..<sorted.count {
+                let entry = sorted[index]
+                var position = index
+                while position > 0 && entry.key.utf8.lexicographicallyPrecedes(sorted[position - 1].key.utf8) {
+                    sorted[position] = sorted[position - 1]
+                    position -= 1
+                }
+                sorted[position] = entry
+            }
+        }
+        var unique: [Entry] = []
+        unique.reserveCapacity(sorted.count)
+        for entry in sorted {
+            if let last = unique.last, last.key == entry.key {
+                unique[unique.count - 1] = entry
+            } else {
+                unique.append(entry)
+            }
+        }
+        return unique
+    }
+
+    private func writeBody(into writer: inout BlobWriter) {
+        let sorted = sortedEntries()
+        writer.appendVarint(UInt64(sorted.count))
+        values.bytes.withUnsafeBufferPointer { buffer in
+            for entry in sorted {
+                writer.appendLengthPrefixed(entry.key)
+                writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[entry.range]))
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "A StateEncoder belongs to one object's encoding")
+extension StateEncoder: Sendable {}

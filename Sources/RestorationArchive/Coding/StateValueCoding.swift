@@ -1,0 +1,497 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// Codable over the blob format: an `Encoder` that builds a `StateValue` tree and a `Decoder`
+// that reads one. `Date`, `UUID`, `URL`, `Data` and `[UInt8]` keep their own types.
+
+/// Where a value sits, for error messages: `order.items[2].name`.
+private func describe(_ path: [any CodingKey], root: String) -> String {
+    path.reduce(root) { text, key in
+        key.intValue.map { "\(text)[\($0)]" } ?? (text.isEmpty ? key.stringValue : "\(text).\(key.stringValue)")
+    }
+}
+
+private struct IndexKey: CodingKey {
+    let intValue: Int?
+    let stringValue: String
+    init(_ index: Int) { intValue = index; stringValue = String(index) }
+    init?(intValue: Int) { self.init(intValue) }
+    init?(stringValue: String) { return nil }
+}
+
+// MARK: - Encoding
+
+/// A value being built: filled once by a single-value container, or by a keyed or unkeyed one.
+private final class EncodedValue {
+    enum Content {
+        case empty
+        case value(StateValue)
+        case keyed([String: EncodedValue])
+        case unkeyed([EncodedValue])
+    }
+    var content: Content = .empty
+
+    func materialize() -> StateValue {
+        switch content {
+        case .empty: .container([:])
+        case .value(let value): value
+        case .keyed(let entries): .container(entries.mapValues { $0.materialize() })
+        case .unkeyed(let items): .array(items.map { $0.materialize() })
+        }
+    }
+}
+
+struct StateValueEncoder {
+    /// Encodes `value` as a tree; `depth` is the depth of the container it goes into.
+    static func encode<Value: Encodable>(_ value: Value, key: String, depth: Int) throws(StateCodingError) -> StateValue {
+        let root = EncodedValue()
+        do {
+            try TreeEncoder.encode(value, into: root, path: [], context: Context(rootKey: key, baseDepth: depth))
+        } catch let error as StateCodingError {
+            throw error
+        } catch {
+            throw .unencodable(key: key, reason: "\(error)")
+        }
+        return root.materialize()
+    }
+
+    struct Context {
+        let rootKey: String
+        let baseDepth: Int
+
+        func check(_ path: [any CodingKey]) throws {
+            guard baseDepth + path.count < DecodingLimits.default.maximumDepth else {
+                throw StateCodingError.unencodable(
+                    key: describe(path, root: rootKey),
+                    reason: "containers nest deeper than \(DecodingLimits.default.maximumDepth) levels")
+            }
+        }
+    }
+}
+
+private struct TreeEncoder: Encoder {
+    let target: EncodedValue
+    let codingPath: [any CodingKey]
+    let context: StateValueEncoder.Context
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Encodes a value into `target`, keeping Foundation's value types as native tags.
+    static func encode<Value: Encodable>(
+        _ value: Value, into target: EncodedValue, path: [any CodingKey], context: StateValueEncoder.Context
+    ) throws {
+        if let special = special(value) {
+            target.content = .value(special)
+            return
+        }
+        try context.check(path)
+        try value.encode(to: TreeEncoder(target: target, codingPath: path, context: context))
+    }
+
+    /// Matched by exact type, not by cast: on Linux `[Int] as? [UInt8]` succeeds through
+    /// NSNumber bridging.
+    static func special<Value: Encodable>(_ value: Value) -> StateValue? {
+        if Value.self == Date.self { return .date(value as! Date) }
+        if Value.self == UUID.self { return .uuid(value as! UUID) }
+        if Value.self == URL.self { return .url(value as! URL) }
+        if Value.self == Data.self { return .bytes([UInt8](value as! Data)) }
+        if Value.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        return nil
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if case .keyed = target.content {} else { target.content = .keyed([:]) }
+        return KeyedEncodingContainer(KeyedContainer<Key>(target: target, codingPath: codingPath, context: context))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .unkeyed = target.content {} else { target.content = .unkeyed([]) }
+        return UnkeyedContainer(target: target, codingPath: codingPath, context: context)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleContainer(target: target, codingPath: codingPath, context: context)
+    }
+
+    struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let target: EncodedValue
+        let codingPath: [any CodingKey]
+        let context: StateValueEncoder.Context
+
+        private func set(_ value: StateValue, _ key: Key) {
+            let child = EncodedValue()
+            child.content = .value(value)
+            add(child, key)
+        }
+
+        private func add(_ child: EncodedValue, _ key: Key) {
+            guard case .keyed(var entries) = target.content else { return }
+            target.content = .empty  // keep the dictionary uniquely referenced while mutating it
+            entries[key.stringValue] = child
+            target.content = .keyed(entries)
+        }
+
+        mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
+        mutating func encode(_ value: String, forKey key: Key) throws { set(.string(value), key) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { set(.double(value), key) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { set(.float(value), key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(Int64(value)), key) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { set(.int(Int64(value)), key) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { set(.int(Int64(value)), key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { set(.int(Int64(value)), key) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { set(.int(value), key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { set(.uint(UInt64(value)), key) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.uint(UInt64(value)), key) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.uint(UInt64(value)), key) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.uint(UInt64(value)), key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { set(.uint(value), key) }
+
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            let child = EncodedValue()
+            try TreeEncoder.encode(value, into: child, path: codingPath + [key], context: context)
+            add(child, key)
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+            -> KeyedEncodingContainer<NestedKey>
+        {
+            let child = EncodedValue()
+            add(child, key)
+            return TreeEncoder(target: child, codingPath: codingPath + [key], context: context)
+                .container(keyedBy: keyType)
+        }
+
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            let child = EncodedValue()
+            add(child, key)
+            return TreeEncoder(target: child, codingPath: codingPath + [key], context: context).unkeyedContainer()
+        }
+
+        mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+
+        mutating func superEncoder(forKey key: Key) -> any Encoder {
+            let child = EncodedValue()
+            add(child, key)
+            return TreeEncoder(target: child, codingPath: codingPath + [key], context: context)
+        }
+    }
+
+    struct UnkeyedContainer: UnkeyedEncodingContainer {
+        let target: EncodedValue
+        let codingPath: [any CodingKey]
+        let context: StateValueEncoder.Context
+
+        var count: Int {
+            guard case .unkeyed(let items) = target.content else { return 0 }
+            return items.count
+        }
+
+        private func append(_ child: EncodedValue) {
+            guard case .unkeyed(var items) = target.content else { return }
+            target.content = .empty
+            items.append(child)
+            target.content = .unkeyed(items)
+        }
+
+        private func append(_ value: StateValue) {
+            let child = EncodedValue()
+            child.content = .value(value)
+            append(child)
+        }
+
+        mutating func encodeNil() throws { append(.null) }
+        mutating func encode(_ value: Bool) throws { append(.bool(value)) }
+        mutating func encode(_ value: String) throws { append(.string(value)) }
+        mutating func encode(_ value: Double) throws { append(.double(value)) }
+        mutating func encode(_ value: Float) throws { append(.float(value)) }
+        mutating func encode(_ value: Int) throws { append(.int(Int64(value))) }
+        mutating func encode(_ value: Int8) throws { append(.int(Int64(value))) }
+        mutating func encode(_ value: Int16) throws { append(.int(Int64(value))) }
+        mutating func encode(_ value: Int32) throws { append(.int(Int64(value))) }
+        mutating func encode(_ value: Int64) throws { append(.int(value)) }
+        mutating func encode(_ value: UInt) throws { append(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt8) throws { append(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt16) throws { append(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt32) throws { append(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt64) throws { append(.uint(value)) }
+
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            let child = EncodedValue()
+            try TreeEncoder.encode(value, into: child, path: codingPath + [IndexKey(count)], context: context)
+            append(child)
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+            -> KeyedEncodingContainer<NestedKey>
+        {
+            let child = EncodedValue()
+            let path = codingPath + [IndexKey(count)]
+            append(child)
+            return TreeEncoder(target: child, codingPath: path, context: context).container(keyedBy: keyType)
+        }
+
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+            let child = EncodedValue()
+            let path = codingPath + [IndexKey(count)]
+            append(child)
+            return TreeEncoder(target: child, codingPath: path, context: context).unkeyedContainer()
+        }
+
+        mutating func superEncoder() -> any Encoder {
+            let child = EncodedValue()
+            let path = codingPath + [IndexKey(count)]
+            append(child)
+            return TreeEncoder(target: child, codingPath: path, context: context)
+        }
+    }
+
+    struct SingleContainer: SingleValueEncodingContainer {
+        let target: EncodedValue
+        let codingPath: [any CodingKey]
+        let context: StateValueEncoder.Context
+
+        mutating func encodeNil() throws { target.content = .value(.null) }
+        mutating func encode(_ value: Bool) throws { target.content = .value(.bool(value)) }
+        mutating func encode(_ value: String) throws { target.content = .value(.string(value)) }
+        mutating func encode(_ value: Double) throws { target.content = .value(.double(value)) }
+        mutating func encode(_ value: Float) throws { target.content = .value(.float(value)) }
+        mutating func encode(_ value: Int) throws { target.content = .value(.int(Int64(value))) }
+        mutating func encode(_ value: Int8) throws { target.content = .value(.int(Int64(value))) }
+        mutating func encode(_ value: Int16) throws { target.content = .value(.int(Int64(value))) }
+        mutating func encode(_ value: Int32) throws { target.content = .value(.int(Int64(value))) }
+        mutating func encode(_ value: Int64) throws { target.content = .value(.int(value)) }
+        mutating func encode(_ value: UInt) throws { target.content = .value(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt8) throws { target.content = .value(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt16) throws { target.content = .value(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt32) throws { target.content = .value(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt64) throws { target.content = .value(.uint(value)) }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            try TreeEncoder.encode(value, into: target, path: codingPath, context: context)
+        }
+    }
+}
+
+// MARK: - Decoding
+
+enum StateValueDecoder {
+    static func decode<Value: Decodable>(_ type: Value.Type, from value: StateValue, key: String) throws(StateCodingError)
+        -> Value
+    {
+        do {
+            return try TreeDecoder.decode(type, from: value, path: [], rootKey: key)
+        } catch let error as StateCodingError {
+            throw error
+        } catch let error as DecodingError {
+            throw translate(error, rootKey: key)
+        } catch {
+            throw .typeMismatch(key: key, expected: "\(Value.self)", found: "a value it could not decode (\(error))")
+        }
+    }
+
+    /// Errors thrown by the app's own `init(from:)` become ``StateCodingError``s naming the key path.
+    private static func translate(_ error: DecodingError, rootKey: String) -> StateCodingError {
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .keyNotFound(key: describe(context.codingPath + [key], root: rootKey))
+        case .valueNotFound(let type, let context):
+            return .typeMismatch(key: describe(context.codingPath, root: rootKey), expected: "\(type)", found: "null")
+        case .typeMismatch(let type, let context):
+            return .typeMismatch(
+                key: describe(context.codingPath, root: rootKey), expected: "\(type)", found: context.debugDescription)
+        case .dataCorrupted(let context):
+            return .typeMismatch(
+                key: describe(context.codingPath, root: rootKey), expected: "a valid value",
+                found: context.debugDescription)
+        @unknown default:
+            return .typeMismatch(key: rootKey, expected: "a valid value", found: "\(error)")
+        }
+    }
+}
+
+private struct TreeDecoder: Decoder {
+    let value: StateValue
+    let codingPath: [any CodingKey]
+    let rootKey: String
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    var keyDescription: String { describe(codingPath, root: rootKey) }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from value: StateValue, path: [any CodingKey], rootKey: String)
+        throws -> Value
+    {
+        let key = describe(path, root: rootKey)
+        if type == Date.self { return try value.date(key: key) as! Value }
+        if type == UUID.self { return try value.uuid(key: key) as! Value }
+        if type == URL.self { return try value.url(key: key) as! Value }
+        if type == Data.self { return Data(try value.bytes(key: key)) as! Value }
+        if type == [UInt8].self, case .bytes(let bytes) = value { return bytes as! Value }
+        return try Value(from: TreeDecoder(value: value, codingPath: path, rootKey: rootKey))
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .container(let entries) = value else {
+            throw StateCodingError.typeMismatch(key: keyDescription, expected: "container", found: value.typeName)
+        }
+        return KeyedDecodingContainer(KeyedContainer<Key>(entries: entries, codingPath: codingPath, rootKey: rootKey))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .array(let items) = value else {
+            throw StateCodingError.typeMismatch(key: keyDescription, expected: "array", found: value.typeName)
+        }
+        return UnkeyedContainer(items: items, codingPath: codingPath, rootKey: rootKey)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleContainer(value: value, codingPath: codingPath, rootKey: rootKey)
+    }
+
+    struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let entries: [String: StateValue]
+        let codingPath: [any CodingKey]
+        let rootKey: String
+
+        var allKeys: [Key] { entries.keys.compactMap { Key(stringValue: $0) } }
+        func contains(_ key: Key) -> Bool { entries[key.stringValue] != nil }
+
+        private func name(_ key: Key) -> String { describe(codingPath + [key], root: rootKey) }
+
+        private func value(_ key: Key) throws -> StateValue {
+            guard let value = entries[key.stringValue] else { throw StateCodingError.keyNotFound(key: name(key)) }
+            return value
+        }
+
+        func decodeNil(forKey key: Key) throws -> Bool { try value(key) == .null }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(key).bool(key: name(key)) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(key).string(key: name(key)) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(key).double(key: name(key)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(key).float(key: name(key)) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try value(key).integer(type, key: name(key)) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(key).integer(type, key: name(key)) }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try TreeDecoder.decode(type, from: try value(key), path: codingPath + [key], rootKey: rootKey)
+        }
+
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            try TreeDecoder(value: try value(key), codingPath: codingPath + [key], rootKey: rootKey).container(keyedBy: type)
+        }
+
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            try TreeDecoder(value: try value(key), codingPath: codingPath + [key], rootKey: rootKey).unkeyedContainer()
+        }
+
+        func superDecoder() throws -> any Decoder { try superDecoder(forKey: Key(stringValue: "super")!) }
+
+        func superDecoder(forKey key: Key) throws -> any Decoder {
+            TreeDecoder(value: entries[key.stringValue] ?? .null, codingPath: codingPath + [key], rootKey: rootKey)
+        }
+    }
+
+    struct UnkeyedContainer: UnkeyedDecodingContainer {
+        let items: [StateValue]
+        let codingPath: [any CodingKey]
+        let rootKey: String
+        var currentIndex = 0
+
+        init(items: [StateValue], codingPath: [any CodingKey], rootKey: String) {
+            self.items = items
+            self.codingPath = codingPath
+            self.rootKey = rootKey
+        }
+
+        var count: Int? { items.count }
+        var isAtEnd: Bool { currentIndex >= items.count }
+
+        private var name: String { describe(codingPath + [IndexKey(currentIndex)], root: rootKey) }
+
+        private mutating func next() throws -> StateValue {
+            guard !isAtEnd else { throw StateCodingError.keyNotFound(key: name) }
+            defer { currentIndex += 1 }
+            return items[currentIndex]
+        }
+
+        mutating func decodeNil() throws -> Bool {
+            guard !isAtEnd, items[currentIndex] == .null else { return false }
+            currentIndex += 1
+            return true
+        }
+
+        mutating func decode(_ type: Bool.Type) throws -> Bool { let n = name; return try next().bool(key: n) }
+        mutating func decode(_ type: String.Type) throws -> String { let n = name; return try next().string(key: n) }
+        mutating func decode(_ type: Double.Type) throws -> Double { let n = name; return try next().double(key: n) }
+        mutating func decode(_ type: Float.Type) throws -> Float { let n = name; return try next().float(key: n) }
+        mutating func decode(_ type: Int.Type) throws -> Int { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: Int8.Type) throws -> Int8 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: Int16.Type) throws -> Int16 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: Int32.Type) throws -> Int32 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: Int64.Type) throws -> Int64 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: UInt.Type) throws -> UInt { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let n = name; return try next().integer(type, key: n) }
+        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let n = name; return try next().integer(type, key: n) }
+
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            let path = codingPath + [IndexKey(currentIndex)]
+            return try TreeDecoder.decode(type, from: try next(), path: path, rootKey: rootKey)
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            let path = codingPath + [IndexKey(currentIndex)]
+            return try TreeDecoder(value: try next(), codingPath: path, rootKey: rootKey).container(keyedBy: type)
+        }
+
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            let path = codingPath + [IndexKey(currentIndex)]
+            return try TreeDecoder(value: try next(), codingPath: path, rootKey: rootKey).unkeyedContainer()
+        }
+
+        mutating func superDecoder() throws -> any Decoder {
+            let path = codingPath + [IndexKey(currentIndex)]
+            return TreeDecoder(value: try next(), codingPath: path, rootKey: rootKey)
+        }
+    }
+
+    struct SingleContainer: SingleValueDecodingContainer {
+        let value: StateValue
+        let codingPath: [any CodingKey]
+        let rootKey: String
+
+        private var name: String { describe(codingPath, root: rootKey) }
+
+        func decodeNil() -> Bool { value == .null }
+        func decode(_ type: Bool.Type) throws -> Bool { try value.bool(key: name) }
+        func decode(_ type: String.Type) throws -> String { try value.string(key: name) }
+        func decode(_ type: Double.Type) throws -> Double { try value.double(key: name) }
+        func decode(_ type: Float.Type) throws -> Float { try value.float(key: name) }
+        func decode(_ type: Int.Type) throws -> Int { try value.integer(type, key: name) }
+        func decode(_ type: Int8.Type) throws -> Int8 { try value.integer(type, key: name) }
+        func decode(_ type: Int16.Type) throws -> Int16 { try value.integer(type, key: name) }
+        func decode(_ type: Int32.Type) throws -> Int32 { try value.integer(type, key: name) }
+        func decode(_ type: Int64.Type) throws -> Int64 { try value.integer(type, key: name) }
+        func decode(_ type: UInt.Type) throws -> UInt { try value.integer(type, key: name) }
+        func decode(_ type: UInt8.Type) throws -> UInt8 { try value.integer(type, key: name) }
+        func decode(_ type: UInt16.Type) throws -> UInt16 { try value.integer(type, key: name) }
+        func decode(_ type: UInt32.Type) throws -> UInt32 { try value.integer(type, key: name) }
+        func decode(_ type: UInt64.Type) throws -> UInt64 { try value.integer(type, key: name) }
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try TreeDecoder.decode(type, from: value, path: codingPath, rootKey: rootKey)
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import RestorationArchive
+
+/// A deterministic generator (SplitMix64), so a failing mutation can be replayed from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Content (version byte and root body) framed with its CRC-32C, as a valid writer would.
+func sealed(_ content: [UInt8]) -> [UInt8] {
+    let crc = CRC32C.checksum(content, count: content.count)
+    return content + [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)]
+}
+
+@Suite("Blob format: malformed input")
+struct BlobFormatTests {
+    @Test func crc32cMatchesTheStandardCheckValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8), count: 9) == 0xE306_9283)
+        #expect(CRC32C.checksum([], count: 0) == 0)
+        let long = (0..<1000).map { UInt8(truncatingIfNeeded: $0) }
+        // Slicing-by-8 and byte-at-a-time agree at every length.
+        for length in [1, 7, 8, 9, 15, 16, 17, 999, 1000] {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in long.prefix(length) {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            #expect(CRC32C.checksum(long, count: length) == crc ^ 0xFFFF_FFFF)
+        }
+    }
+
+    @Test func theLayoutIsAsSpecified() throws {
+        let encoder = StateEncoder()
+        try encoder.encode(-2, forKey: "a")
+        try encoder.encode("hi", forKey: "b")
+        let blob = try encoder.encodedBlob()
+        // version 1, 2 entries, "a" int zigzag(-2)=3, "b" string "hi", CRC-32C.
+        #expect(Array(blob.dropLast(4)) == [0x01, 0x02, 0x01, 0x61, 0x03, 0x03, 0x01, 0x62, 0x07, 0x02, 0x68, 0x69])
+        #expect(sealed(Array(blob.dropLast(4))) == blob)
+    }
+
+    @Test func aNewerFormatVersionIsRefusedNeverMisread() {
+        #expect(throws: StateCodingError.unsupportedFormatVersion(found: 2, supported: 1)) {
+            try StateDecoder(blob: sealed([0x02, 0x00]))
+        }
+        #expect(throws: StateCodingError.unsupportedFormatVersion(found: 255, supported: 1)) {
+            try StateValue.decode(blob: [0xFF])
+        }
+    }
+
+    @Test func everyTruncationIsATypedError() throws {
+        let encoder = StateEncoder()
+        try encoder.encode("some text", forKey: "text")
+        try encoder.encode([1.5, 2.5], forKey: "doubles")
+        let blob = try encoder.encodedBlob()
+        for length in 0..<blob.count {
+            #expect(throws: StateCodingError.self) { try StateDecoder(blob: Array(blob.prefix(length))) }
+        }
+    }
+
+    @Test(arguments: [
+        // (content after the version byte, expected error)
+        ([0x01, 0x01, 0x61, 0x00, 0x00], StateCodingError.trailingBytes(offset: 5)),
+        ([0x01, 0x01, 0x61, 0x04, 0x80, 0x00], .malformed(reason: "an integer is not in its shortest form", offset: 5)),
+        ([0x01, 0x01, 0x61, 0x04, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02],
+         .malformed(reason: "an integer overflows 64 bits", offset: 5)),
+        ([0x02, 0x01, 0x62, 0x00, 0x01, 0x61, 0x00],
+         .malformed(reason: "container keys are not in strictly ascending order", offset: 5)),
+        ([0x02, 0x01, 0x61, 0x00, 0x01, 0x61, 0x00],
+         .malformed(reason: "container keys are not in strictly ascending order", offset: 5)),
+        ([0x01, 0x01, 0xFF, 0x00], .invalidUTF8(offset: 3)),
+        ([0x01, 0x01, 0x61, 0x07, 0x02, 0xC3, 0x28], .invalidUTF8(offset: 6)),
+        ([0x01, 0x01, 0x61, 0x42], .invalidTag(0x42, offset: 4)),
+        ([0x01, 0x01, 0x61, 0x07, 0x05, 0x61], .truncated(offset: 5)),
+        // A count of a million entries in a few bytes: refused before anything is allocated.
+        ([0x80, 0x80, 0x40], .truncated(offset: 1)),
+        ([0xFF, 0xFF, 0xFF, 0xFF, 0x0F], .limitExceeded(limit: "element count (1048576)", offset: 1)),
+        ([0x01, 0x01, 0x61, 0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], .limitExceeded(limit: "bytes length (16777216)", offset: 5)),
+        ([0x01, 0x01, 0x61, 0x0B, 0x01, 0x20], .malformed(reason: "not a valid URL", offset: 4)),
+        ([0x01, 0x01, 0x61, 0x0E, 0x02, 0x61, 0x2F], .malformed(reason: "not a valid restoration path", offset: 4)),
+        ([0x01, 0x01, 0x61, 0x0C, 0x00, 0x00], .trailingBytes(offset: 6)),
+    ] as [([UInt8], StateCodingError)])
+    func malformedContentWithAValidChecksumIsATypedError(content: [UInt8], expected: StateCodingError) {
+        let blob = sealed([0x01] + content)
+        #expect(throws: expected) { try StateDecoder(blob: blob) }
+        #expect(throws: expected) { try StateValue.decode(blob: blob) }
+    }
+
+    @Test func aChangedByteFailsTheChecksum() throws {
+        let encoder = StateEncoder()
+        try encoder.encode("milk", forKey: "page")
+        var blob = try encoder.encodedBlob()
+        blob[blob.count - 6] = UInt8(ascii: "s")  // "milk" → "mils": still valid UTF-8
+        #expect(throws: StateCodingError.checksumMismatch) { try StateDecoder(blob: blob) }
+    }
+
+    @Test func limitsAreConfigurable() throws {
+        let encoder = StateEncoder()
+        try encoder.encode(String(repeating: "x", count: 100), forKey: "text")
+        try encoder.encode(Array(0..<50), forKey: "list")
+        try encoder.encodeNested(forKey: "a") { a in try a.encodeNested(forKey: "b") { try $0.encode(1, forKey: "c") } }
+        let blob = try encoder.encodedBlob()
+        #expect(throws: StateCodingError.limitExceeded(limit: "blob size (64 bytes)", offset: 0)) {
+            try StateDecoder(blob: blob, limits: DecodingLimits(maximumBlobSize: 64))
+        }
+        #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: DecodingLimits(maximumStringLength: 99)) }
+        #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: DecodingLimits(maximumDepth: 2)) }
+        #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: DecodingLimits(maximumElementCount: 49)) }
+        _ = try StateDecoder(blob: blob, limits: DecodingLimits(maximumStringLength: 100, maximumDepth: 3, maximumElementCount: 50))
+    }
+
+    @Test func nestingPastTheLimitIsRefusedWhenDecoding() {
+        // 100 nested arrays under one key: depth 101.
+        let content: [UInt8] = [0x01, 0x01, 0x01, 0x61] + Array(repeating: [0x0C, 0x01], count: 99).flatMap { $0 } + [0x0C, 0x00]
+        #expect(throws: StateCodingError.limitExceeded(limit: "nesting depth (64)", offset: 130)) {
+            try StateDecoder(blob: sealed(content))
+        }
+        // However large a limit the app sets, nesting stays bounded, so recursion cannot overflow the stack.
+        let deep: [UInt8] = [0x01, 0x01, 0x01, 0x61] + Array(repeating: [0x0C, 0x01], count: 5000).flatMap { $0 } + [0x0C, 0x00]
+        #expect(throws: StateCodingError.self) {
+            try StateValue.decode(blob: sealed(deep), limits: DecodingLimits(maximumDepth: 1_000_000))
+        }
+    }
+}
+
+@Suite("Blob format: seeded mutations")
+struct BlobMutationTests {
+    /// Real blobs: a screen's typed state, a Codable order, references and nesting.
+    private func corpus() throws -> [[UInt8]] {
+        let screen = StateEncoder()
+        try screen.encode(2, forKey: "selectedTab")
+        try screen.encode(120.5, forKey: "scrollOffset")
+        try screen.encode("Extra shot, no sugar", forKey: "draft")
+        try screen.encode(true, forKey: "isEditing")
+        try screen.encode(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, forKey: "id")
+        try screen.encode(Date(timeIntervalSinceReferenceDate: 700_000_000), forKey: "openedAt")
+        try screen.encode(URL(string: "https://example.com/milk")!, forKey: "url")
+        try screen.encodeBytes([0, 1, 2, 254, 255], forKey: "token")
+        let order = StateEncoder()
+        try order.encode(
+            Order(
+                id: UUID(), items: [MenuItem(
+                    name: "Latte", price: 4, category: .coffee, sizes: [.large(extraShots: 1)], imageURL: nil,
+                    allergens: ["milk": true])],
+                placedAt: Date(), note: "ünï", quantities: [1, 2], thumbnail: Data([9])), forKey: "order")
+        try order.encodeReferences(to: [try RestorationPath("Tabs", "Nav"), try RestorationPath("Tabs", "Nav", "Menu")], forKey: "kids")
+        try order.encodeNested(forKey: "nested") { try $0.encode(Int64.min, forKey: "min") }
+        return [try screen.encodedBlob(), try order.encodedBlob()]
+    }
+
+    @Test func everyMutationDecodesToTheOriginalOrThrowsATypedError() throws {
+        var generator = SeededGenerator(seed: 0x5EED_2026)
+        var outcomes = (identical: 0, refused: 0)
+        for blob in try corpus() {
+            let original = try StateValue.decode(blob: blob)
+            for _ in 0..<3_000 {
+                var mutated = blob
+                switch Int.random(in: 0..<6, using: &generator) {
+                case 0:  // flip one bit
+                    let index = Int.random(in: 0..<mutated.count, using: &generator)
+                    mutated[index] ^= 1 << UInt8.random(in: 0..<8, using: &generator)
+                case 1:  // overwrite a byte
+                    mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                case 2:  // truncate
+                    mutated.removeLast(Int.random(in: 1...mutated.count, using: &generator))
+                case 3:  // insert a byte
+                    mutated.insert(UInt8.random(in: 0...255, using: &generator), at: Int.random(in: 0...mutated.count, using: &generator))
+                case 4:  // delete a byte
+                    mutated.remove(at: Int.random(in: 0..<mutated.count, using: &generator))
+                default:  // zero a run
+                    let start = Int.random(in: 0..<mutated.count, using: &generator)
+                    let end = min(mutated.count, start + Int.random(in: 1...16, using: &generator))
+                    for index in start..<end { mutated[index] = 0 }
+                }
+                do {
+                    let decoded = try StateValue.decode(blob: mutated)
+                    #expect(decoded == original, "a mutation decoded to different content")
+                    _ = try StateDecoder(blob: mutated)
+                    outcomes.identical += 1
+                } catch {
+                    // Any other error type (or a crash) fails the test.
+                    #expect(error is StateCodingError)
+                    #expect(throws: StateCodingError.self) { try StateDecoder(blob: mutated) }
+                    outcomes.refused += 1
+                }
+            }
+        }
+        #expect(outcomes.identical + outcomes.refused == 6_000)
+        #expect(outcomes.refused > 5_000)
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import Testing
+@testable import RestorationArchive
+
+/// Seed 002's model types, with nested enums and arrays.
+struct MenuItem: Codable, Hashable {
+    enum Category: String, Codable { case coffee, tea, dessert }
+    enum Size: Codable, Hashable { case small, large(extraShots: Int) }
+    var name: String
+    var price: Decimal
+    var category: Category
+    var sizes: [Size]
+    var imageURL: URL?
+    var allergens: [String: Bool]
+}
+
+struct Order: Codable, Hashable {
+    var id: UUID
+    var items: [MenuItem]
+    var placedAt: Date?
+    var note: String
+    var quantities: [Int8]
+    var thumbnail: Data
+}
+
+@Suite("Keyed coder round trips")
+struct CodingRoundTripTests {
+    private func roundTrip(_ fill: (StateEncoder) throws -> Void) throws -> StateDecoder {
+        let encoder = StateEncoder()
+        try fill(encoder)
+        return try StateDecoder(blob: try encoder.encodedBlob())
+    }
+
+    @Test func integersOfEveryWidthAndTheirEdges() throws {
+        let coder = try roundTrip { c in
+            try c.encode(Int.min, forKey: "int.min")
+            try c.encode(Int.max, forKey: "int.max")
+            try c.encode(Int8.min, forKey: "int8")
+            try c.encode(Int16.min, forKey: "int16")
+            try c.encode(Int32.max, forKey: "int32")
+            try c.encode(Int64.min, forKey: "int64.min")
+            try c.encode(Int64.max, forKey: "int64.max")
+            try c.encode(UInt.max, forKey: "uint")
+            try c.encode(UInt8.max, forKey: "uint8")
+            try c.encode(UInt16.max, forKey: "uint16")
+            try c.encode(UInt32.max, forKey: "uint32")
+            try c.encode(UInt64.max, forKey: "uint64")
+            try c.encode(0, forKey: "zero")
+            try c.encode(-1, forKey: "minus.one")
+        }
+        #expect(try coder.decode(Int.self, forKey: "int.min") == Int.min)
+        #expect(try coder.decode(Int.self, forKey: "int.max") == Int.max)
+        #expect(try coder.decode(Int8.self, forKey: "int8") == Int8.min)
+        #expect(try coder.decode(Int16.self, forKey: "int16") == Int16.min)
+        #expect(try coder.decode(Int32.self, forKey: "int32") == Int32.max)
+        #expect(try coder.decode(Int64.self, forKey: "int64.min") == Int64.min)
+        #expect(try coder.decode(Int64.self, forKey: "int64.max") == Int64.max)
+        #expect(try coder.decode(UInt.self, forKey: "uint") == UInt.max)
+        #expect(try coder.decode(UInt8.self, forKey: "uint8") == UInt8.max)
+        #expect(try coder.decode(UInt16.self, forKey: "uint16") == UInt16.max)
+        #expect(try coder.decode(UInt32.self, forKey: "uint32") == UInt32.max)
+        #expect(try coder.decode(UInt64.self, forKey: "uint64") == UInt64.max)
+        #expect(try coder.decode(Int.self, forKey: "zero") == 0)
+        #expect(try coder.decode(Int.self, forKey: "minus.one") == -1)
+        // Widths are interchangeable when the value fits.
+        #expect(try coder.decode(UInt8.self, forKey: "zero") == 0)
+        #expect(try coder.decode(Int64.self, forKey: "uint32") == Int64(UInt32.max))
+    }
+
+    @Test func integerOutOfRangeIsItsOwnError() throws {
+        let coder = try roundTrip { c in
+            try c.encode(300, forKey: "big")
+            try c.encode(-1, forKey: "negative")
+            try c.encode(UInt64.max, forKey: "huge")
+        }
+        #expect(throws: StateCodingError.integerOutOfRange(key: "big", type: "Int8")) { try coder.decode(Int8.self, forKey: "big") }
+        #expect(throws: StateCodingError.integerOutOfRange(key: "negative", type: "UInt")) { try coder.decode(UInt.self, forKey: "negative") }
+        #expect(throws: StateCodingError.integerOutOfRange(key: "huge", type: "Int64")) { try coder.decode(Int64.self, forKey: "huge") }
+    }
+
+    @Test func missingKeyTypeMismatchAndDefaultsAreDistinct() throws {
+        let coder = try roundTrip { c in
+            try c.encode("text", forKey: "name")
+            try c.encode(true, forKey: "flag")
+        }
+        #expect(throws: StateCodingError.keyNotFound(key: "absent")) { try coder.decode(Int.self, forKey: "absent") }
+        #expect(throws: StateCodingError.typeMismatch(key: "name", expected: "integer", found: "string")) {
+            try coder.decode(Int.self, forKey: "name")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "flag", expected: "string", found: "bool")) {
+            try coder.decode(String.self, forKey: "flag")
+        }
+        // The UIKit habit: defaults when absent, but a wrong type is still an error.
+        #expect(try coder.decodeBool(forKey: "absent") == false)
+        #expect(try coder.decodeInteger(forKey: "absent") == 0)
+        #expect(try coder.decodeDouble(forKey: "absent") == 0)
+        #expect(try coder.decodeFloat(forKey: "absent") == 0)
+        #expect(try coder.decodeBool(forKey: "flag") == true)
+        #expect(throws: StateCodingError.typeMismatch(key: "name", expected: "bool", found: "string")) {
+            try coder.decodeBool(forKey: "name")
+        }
+        #expect(try coder.decode(String?.self, forKey: "absent") == nil)
+        #expect(try coder.decodeIfPresent(String.self, forKey: "absent") == nil)
+        #expect(try coder.decodeIfPresent(String.self, forKey: "name") == "text")
+    }
+
+    @Test func floatingPointEdgesKeepTheirBits() throws {
+        let doubles: [Double] = [0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1]
+        let floats: [Float] = [0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1]
+        let coder = try roundTrip { c in
+            for (index, value) in doubles.enumerated() { try c.encode(value, forKey: "d\(index)") }
+            for (index, value) in floats.enumerated() { try c.encode(value, forKey: "f\(index)") }
+        }
+        for (index, value) in doubles.enumerated() {
+            #expect(try coder.decode(Double.self, forKey: "d\(index)").bitPattern == value.bitPattern)
+        }
+        for (index, value) in floats.enumerated() {
+            #expect(try coder.decode(Float.self, forKey: "f\(index)").bitPattern == value.bitPattern)
+            // A float stays a float in the blob.
+            if case .float = try coder.value(forKey: "f\(index)") {} else { Issue.record("f\(index) is not a float") }
+        }
+    }
+
+    @Test func stringsBytesAndFoundationValues() throws {
+        let megabyte = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let id = UUID()
+        let date = Date(timeIntervalSinceReferenceDate: 123_456.789)
+        let url = try #require(URL(string: "https://example.com/menu?item=latte#size"))
+        let coder = try roundTrip { c in
+            try c.encode("", forKey: "empty")
+            try c.encode("ünïcødé 🍵 \u{0} \u{202E}", forKey: "unicode")
+            try c.encodeBytes(megabyte, forKey: "megabyte")
+            try c.encode([UInt8](), forKey: "no.bytes")  // generic path: bytes too
+            try c.encode(Data([1, 2, 3]), forKey: "data")
+            try c.encode(id, forKey: "id")
+            try c.encode(date, forKey: "date")
+            try c.encode(url, forKey: "url")
+            try c.encodeNil(forKey: "nothing")
+        }
+        #expect(try coder.decode(String.self, forKey: "empty") == "")
+        #expect(try coder.decode(String.self, forKey: "unicode") == "ünïcødé 🍵 \u{0} \u{202E}")
+        #expect(try coder.decode([UInt8].self, forKey: "megabyte") == megabyte)
+        #expect(try coder.decode([UInt8].self, forKey: "no.bytes") == [])
+        #expect(try coder.decode(Data.self, forKey: "data") == Data([1, 2, 3]))
+        #expect(try coder.decode(UUID.self, forKey: "id") == id)
+        #expect(try coder.decode(Date.self, forKey: "date") == date)
+        #expect(try coder.decode(URL.self, forKey: "url") == url)
+        #expect(coder.decodeNil(forKey: "nothing"))
+        #expect(!coder.decodeNil(forKey: "empty"))
+        #expect(try coder.value(forKey: "megabyte") == .bytes(megabyte))
+    }
+
+    @Test func arraysDictionariesAndOptionalsOfPrimitives() throws {
+        let coder = try roundTrip { c in
+            try c.encode([1, 2, 3], forKey: "ints")
+            try c.encode(["b": 2.5, "a": -1.0], forKey: "doubles")
+            try c.encode([String?.none, "x"], forKey: "optionals")
+            try c.encode([[UInt16]](), forKey: "empty.nested")
+            try c.encode(["outer": ["inner": [true, false]]], forKey: "deep")
+            try c.encode(Int?.none, forKey: "nil.int")
+            try c.encode(Int?.some(4), forKey: "some.int")
+        }
+        #expect(try coder.decode([Int].self, forKey: "ints") == [1, 2, 3])
+        #expect(try coder.decode([String: Double].self, forKey: "doubles") == ["b": 2.5, "a": -1.0])
+        #expect(try coder.decode([String?].self, forKey: "optionals") == [nil, "x"])
+        #expect(try coder.decode([[UInt16]].self, forKey: "empty.nested") == [])
+        #expect(try coder.decode([String: [String: [Bool]]].self, forKey: "deep") == ["outer": ["inner": [true, false]]])
+        #expect(try coder.decode(Int?.self, forKey: "nil.int") == nil)
+        #expect(try coder.decode(Int?.self, forKey: "some.int") == 4)
+        #expect(try coder.value(forKey: "ints") == .array([.int(1), .int(2), .int(3)]))
+    }
+
+    @Test func codableStructsWithNestedEnumsAndArrays() throws {
+        let latte = MenuItem(
+            name: "Caffè Latte", price: Decimal(string: "4.50")!, category: .coffee,
+            sizes: [.small, .large(extraShots: 2)], imageURL: URL(string: "https://example.com/latte.png"),
+            allergens: ["milk": true, "nuts": false])
+        let order = Order(
+            id: UUID(), items: [latte, latte], placedAt: nil, note: "oat milk", quantities: [1, -2, 127],
+            thumbnail: Data([0xFF, 0xD8]))
+        let coder = try roundTrip { c in
+            try c.encode(order, forKey: "order")
+            try c.encode(latte, forKey: "item")
+        }
+        #expect(try coder.decode(Order.self, forKey: "order") == order)
+        #expect(try coder.decode(MenuItem.self, forKey: "item") == latte)
+        // Foundation values keep their native types inside Codable values.
+        guard case .container(let fields) = try coder.value(forKey: "order") else {
+            Issue.record("an order is not a container")
+            return
+        }
+        #expect(fields["id"] == .uuid(order.id))
+        #expect(fields["thumbnail"] == .bytes([0xFF, 0xD8]))
+        // A missing field names its path.
+        #expect(throws: StateCodingError.keyNotFound(key: "item.size")) {
+            struct Other: Codable { var name: String; var size: Int }
+            _ = try coder.decode(Other.self, forKey: "item")
+        }
+    }
+
+    @Test func nestedContainersAndDeepButLegalNesting() throws {
+        let coder = try roundTrip { c in
+            try c.encodeNested(forKey: "scroll") { scroll in
+                try scroll.encode(120.5, forKey: "offset")
+                try scroll.encodeNested(forKey: "inset") { try $0.encode(8, forKey: "top") }
+            }
+            // The root is depth 1: 62 nested containers reach the limit of 64 with a value inside.
+            func nest(_ coder: StateEncoder, _ remaining: Int) throws {
+                if remaining == 0 { try coder.encode("bottom", forKey: "leaf"); return }
+                try coder.encodeNested(forKey: "n") { try nest($0, remaining - 1) }
+            }
+            try nest(c, 63)
+        }
+        let scroll = try coder.decodeNested(forKey: "scroll")
+        #expect(try scroll.decode(Double.self, forKey: "offset") == 120.5)
+        #expect(try scroll.decodeNested(forKey: "inset").decode(Int.self, forKey: "top") == 8)
+        var level = coder
+        for _ in 0..<63 { level = try level.decodeNested(forKey: "n") }
+        #expect(try level.decode(String.self, forKey: "leaf") == "bottom")
+    }
+
+    @Test func nestingPastTheLimitIsRefusedWhenEncoding() throws {
+        let encoder = StateEncoder()
+        func nest(_ coder: StateEncoder, _ remaining: Int) throws {
+            if remaining == 0 { return }
+            try coder.encodeNested(forKey: "n") { try nest($0, remaining - 1) }
+        }
+        #expect(throws: StateCodingError.self) { try nest(encoder, 64) }
+        indirect enum Chain: Codable { case end, link(Chain) }
+        var chain = Chain.end
+        for _ in 0..<100 { chain = .link(chain) }
+        #expect(throws: StateCodingError.self) { try StateEncoder().encode(chain, forKey: "chain") }
+    }
+
+    @Test func referencesToOtherRestorableObjects() throws {
+        let children = [try RestorationPath("Tabs", "Nav", "Categories"), try RestorationPath("Tabs", "Nav", "Menu")]
+        let coder = try roundTrip { c in
+            try c.encodeReference(to: try RestorationPath("Tabs", "Nav/with%slash"), forKey: "selected")
+            try c.encodeReferences(to: children, forKey: "children")
+        }
+        #expect(try coder.decodeReference(forKey: "selected") == (try RestorationPath("Tabs", "Nav/with%slash")))
+        #expect(try coder.decodeReferences(forKey: "children") == children)
+        #expect(try coder.value(forKey: "children") == .array(children.map { .reference($0) }))
+    }
+
+    @Test func reservedAndInvalidKeysAreRefused() throws {
+        let encoder = StateEncoder()
+        #expect(throws: StateCodingError.reservedKey("restoration.children")) {
+            try encoder.encode(1, forKey: "restoration.children")
+        }
+        #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: "") }
+        #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: String(repeating: "k", count: 1025)) }
+        #expect(encoder.keys.isEmpty)
+        let engine = StateEncoder.forEngine()
+        try engine.encode(1, forKey: "restoration.children")
+        #expect(engine.keys == ["restoration.children"])
+    }
+
+    @Test func encodingIsDeterministicWhateverTheOrder() throws {
+        let first = StateEncoder()
+        try first.encode(1, forKey: "b")
+        try first.encode("x", forKey: "a")
+        try first.encode(["z": 1, "y": 2, "x": 3], forKey: "c")
+        let second = StateEncoder()
+        try second.encode(["x": 3, "y": 2, "z": 1], forKey: "c")
+        try second.encode("x", forKey: "a")
+        try second.encode(0, forKey: "b")
+        try second.encode(1, forKey: "b")  // the last value of a key wins
+        #expect(try first.encodedBlob() == second.encodedBlob())
+        #expect(first.keys == ["a", "b", "c"])
+        // And the tree encodes to the same bytes as the coder.
+        let tree = try StateValue.decode(blob: try first.encodedBlob())
+        #expect(try StateValue.encode(tree) == first.encodedBlob())
+    }
+
+    @Test func anEmptyCoderIsAValidBlob() throws {
+        let blob = try StateEncoder().encodedBlob()
+        #expect(blob.count == 6)
+        #expect(try StateDecoder(blob: blob).keys == [])
+    }
+}
