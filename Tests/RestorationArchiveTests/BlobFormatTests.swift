@@ -87,12 +87,27 @@ struct BlobFormatTests {
         ([0x01, 0x01, 0x61, 0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], .limitExceeded(limit: "bytes length (16777216)", offset: 5)),
         ([0x01, 0x01, 0x61, 0x0B, 0x01, 0x20], .malformed(reason: "not a valid URL", offset: 4)),
         ([0x01, 0x01, 0x61, 0x0E, 0x02, 0x61, 0x2F], .malformed(reason: "not a valid restoration path", offset: 4)),
+        // A path's text must be canonical: NUL escaped as %00, escapes in upper case.
+        ([0x01, 0x01, 0x61, 0x0E, 0x01, 0x00], .malformed(reason: "not a valid restoration path", offset: 4)),
+        ([0x01, 0x01, 0x61, 0x0E, 0x03, 0x25, 0x32, 0x66], .malformed(reason: "not a valid restoration path", offset: 4)),
         ([0x01, 0x01, 0x61, 0x0C, 0x00, 0x00], .trailingBytes(offset: 6)),
+        ([0x01, 0x81, 0x08] + Array(repeating: 0x61, count: 1025) + [0x00], .limitExceeded(limit: "key length (1024)", offset: 2)),
     ] as [([UInt8], StateCodingError)])
     func malformedContentWithAValidChecksumIsATypedError(content: [UInt8], expected: StateCodingError) {
         let blob = sealed([0x01] + content)
         #expect(throws: expected) { try StateDecoder(blob: blob) }
         #expect(throws: expected) { try StateValue.decode(blob: blob) }
+    }
+
+    @Test func anEmptyKeyIsLegalInTheFormatButNotAsAnObjectsKey() throws {
+        let blob = sealed([0x01, 0x01, 0x00, 0x00])
+        #expect(try StateValue.decode(blob: blob) == ["": .null])
+        #expect(try StateDecoder(blob: blob).keys == [""])
+        #expect(try StateValue.encode(["": .null]) == blob)
+        #expect(throws: StateCodingError.invalidKey("a key must not be empty")) { try StateEncoder().encode(1, forKey: "") }
+        let encoder = StateEncoder()
+        try encoder.encode(["": 1, "a": 2], forKey: "dictionary")
+        #expect(try StateDecoder(blob: try encoder.encodedBlob()).decode([String: Int].self, forKey: "dictionary") == ["": 1, "a": 2])
     }
 
     @Test func aChangedByteFailsTheChecksum() throws {

@@ -65,10 +65,7 @@ struct BlobReader {
         case .url:
             _ = try readURL(at: &offset, start: start)
         case .reference:
-            let range = try readStringRange(at: &offset)
-            guard (try? RestorationPath(parsing: string(range))) != nil else {
-                throw .malformed(reason: "not a valid restoration path", offset: start)
-            }
+            _ = try readReference(at: &offset, start: start)
         case .array:
             try checkDepth(depth + 1, offset: start)
             let count = try readCount(at: &offset, minimumElementSize: 1)
@@ -86,7 +83,7 @@ struct BlobReader {
         var previous: Range<Int>? = nil
         for _ in 0..<count {
             let keyStart = offset
-            let key = try readStringRange(at: &offset)
+            let key = try readKeyRange(at: &offset)
             if let previous, compare(previous, key) >= 0 {
                 throw .malformed(reason: "container keys are not in strictly ascending order", offset: keyStart)
             }
@@ -127,10 +124,7 @@ struct BlobReader {
         case .url:
             return .url(try readURL(at: &offset, start: start))
         case .reference:
-            guard let path = try? RestorationPath(parsing: string(try readStringRange(at: &offset))) else {
-                throw .malformed(reason: "not a valid restoration path", offset: start)
-            }
-            return .reference(path)
+            return .reference(try readReference(at: &offset, start: start))
         case .array:
             try checkDepth(depth + 1, offset: start)
             let count = try readCount(at: &offset, minimumElementSize: 1)
@@ -151,7 +145,7 @@ struct BlobReader {
         var previous: Range<Int>? = nil
         for _ in 0..<count {
             let keyStart = offset
-            let key = try readStringRange(at: &offset)
+            let key = try readKeyRange(at: &offset)
             if let previous, compare(previous, key) >= 0 {
                 throw .malformed(reason: "container keys are not in strictly ascending order", offset: keyStart)
             }
@@ -233,9 +227,27 @@ struct BlobReader {
         return url
     }
 
+    /// A restoration path, which must be stored in its canonical text form (the writer's), so
+    /// that one path has one encoding.
+    func readReference(at offset: inout Int, start: Int) throws(StateCodingError) -> RestorationPath {
+        let text = string(try readStringRange(at: &offset))
+        guard let path = try? RestorationPath(parsing: text), path.description == text else {
+            throw .malformed(reason: "not a valid restoration path", offset: start)
+        }
+        return path
+    }
+
+    /// A key's byte range: a string of at most ``StateEncoder/maximumKeyLength`` bytes.
+    func readKeyRange(at offset: inout Int) throws(StateCodingError) -> Range<Int> {
+        try readStringRange(
+            at: &offset, limit: min(StateEncoder.maximumKeyLength, limits.maximumStringLength), name: "key length")
+    }
+
     /// A length-prefixed UTF-8 string's byte range, checked.
-    func readStringRange(at offset: inout Int) throws(StateCodingError) -> Range<Int> {
-        let length = try readLength(at: &offset, limit: limits.maximumStringLength, name: "string length")
+    func readStringRange(at offset: inout Int, limit: Int? = nil, name: String = "string length")
+        throws(StateCodingError) -> Range<Int>
+    {
+        let length = try readLength(at: &offset, limit: limit ?? limits.maximumStringLength, name: name)
         let range = offset..<offset + length
         try skip(length, at: &offset)
         guard isValidUTF8(range) else { throw .invalidUTF8(offset: range.lowerBound) }

@@ -41,7 +41,7 @@ public struct StateDecoder: Sendable {
         if let count = try? reader.readCount(at: &offset, minimumElementSize: 2) {
             entries.reserveCapacity(count)
             for _ in 0..<count {
-                guard let key = try? reader.readStringRange(at: &offset) else { break }
+                guard let key = try? reader.readKeyRange(at: &offset) else { break }
                 let value = offset
                 guard (try? reader.skipValue(at: &offset, depth: depth)) != nil else { break }
                 entries.append((key, value))

@@ -176,13 +176,16 @@ public final class StateEncoder {
 
     // MARK: Internals
 
+    /// The format's rule for every key, dictionaries' included: at most 1,024 bytes.
     static func checkKeyLength(_ key: String) throws(StateCodingError) {
-        guard !key.isEmpty, key.utf8.count <= maximumKeyLength else {
-            throw .invalidKey("a key must be 1 to \(maximumKeyLength) bytes of UTF-8")
+        guard key.utf8.count <= maximumKeyLength else {
+            throw .invalidKey("a key must be at most \(maximumKeyLength) bytes of UTF-8")
         }
     }
 
+    /// The rule for the keys an object names: not empty, and not reserved.
     private func checkKey(_ key: String) throws(StateCodingError) {
+        guard !key.isEmpty else { throw .invalidKey("a key must not be empty") }
         try Self.checkKeyLength(key)
         if !allowsReservedKeys && key.hasPrefix(Self.reservedKeyPrefix) { throw .reservedKey(key) }
     }

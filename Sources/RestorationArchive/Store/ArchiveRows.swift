@@ -244,10 +244,8 @@ enum ArchiveRows {
         node: ArchivedNode, checksum: Int64
     ) {
         let pathText = try statement.string(0)
-        let path: RestorationPath
-        do {
-            path = try RestorationPath(parsing: pathText)
-        } catch {
+        // Paths are stored in their canonical text form; anything else is damage.
+        guard let path = try? RestorationPath(parsing: pathText), path.description == pathText else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
         }
         let classVersion = try statement.int64(3)
