@@ -27,7 +27,11 @@ struct CommandLineTests {
 
     @Test func helpDescribesEveryCommandAndOption() {
         let root = RestoreCtl.helpMessage()
-        #expect(root.contains("info") && root.contains("demo"))
+        #expect(root.contains("info") && root.contains("show") && root.contains("demo"))
+        let show = RestoreCtl.helpMessage(for: ShowCommand.self)
+        for text in ["<db>", "<path>", "--generation", "--archive", "--format", "restoration path"] {
+            #expect(show.contains(text), "show help lacks \(text)")
+        }
         let info = RestoreCtl.helpMessage(for: InfoCommand.self)
         for text in ["<db>", "--archive", "--format", "The path of the store", "Output format"] {
             #expect(info.contains(text), "info help lacks \(text)")
@@ -72,6 +76,48 @@ struct CommandLineTests {
         }
     }
 
+    @Test func showRendersANodeAsATypedTree() throws {
+        try withTemporaryStorePath { path in
+            #expect(try runProcess(restorectl, ["demo", "--db", path]).status == 0)
+            let text = try runProcess(restorectl, ["show", path, "Tabs/OrderNavigation/Order"])
+            #expect(text.status == 0, "\(text.standardError)")
+            for line in [
+                "class:     OrderViewController, version 1", "checksum:  ok", "id: uuid E621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+                "price: double 4.5", "note: string \"Extra shot, no sugar, oat milk\"", "options: array (2)",
+            ] {
+                #expect(text.standardOutput.contains(line), "show lacks \(line)")
+            }
+            let json = try runProcess(restorectl, ["show", path, "Tabs/Profile/Nickname", "--format", "json"])
+            #expect(json.status == 0)
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let state = try #require(document["state"] as? [String: Any])
+            let selection = try #require(state["selection"] as? [String: Any])
+            #expect(selection["type"] as? String == "container")
+            let location = try #require((selection["entries"] as? [String: Any])?["location"] as? [String: Any])
+            #expect(location["type"] as? String == "int")
+            #expect(location["value"] as? Int == 3)
+            // An older retained generation, and a path that is not there.
+            let older = try runProcess(restorectl, ["show", path, "Tabs/OrderNavigation/Order", "--generation", "1"])
+            #expect(older.standardOutput.contains("note: string \"Extra shot, no sugar\""))
+            let missing = try runProcess(restorectl, ["show", path, "Tabs/Nowhere"])
+            #expect(missing.status == 1)
+            #expect(missing.standardError.split(separator: "\n").count == 1)
+        }
+    }
+
+    @Test func showReportsAnUndecodableBlobWithoutCrashing() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(
+                [ArchivedNode(path: try RestorationPath("Broken"), className: "Broken", state: [0x07, 0xFF, 0x00])],
+                header: SampleArchives.header)
+            let outcome = try runProcess(restorectl, ["show", path, "Broken"])
+            #expect(outcome.status == 1)
+            #expect(!outcome.wasSignalled)
+            #expect(outcome.standardOutput.contains("cannot be decoded: The blob is in format version 7"))
+        }
+    }
+
     @Test func infoEscapesControlAndBidiCharactersFromTheArchive() throws {
         try withTemporaryStorePath { path in
             let hostile = "1.0\u{1B}]0;pwned\u{07}\u{9B}2J\u{202E}txt.exe\u{0}"
@@ -79,6 +125,18 @@ struct CommandLineTests {
             try store.save(
                 [], header: SaveHeader(appVersion: hostile, appBuild: "1", appValues: ["k\u{1B}": .string(hostile)]),
                 in: try ArchiveName("scene\u{202E}"))
+            let coder = StateEncoder()
+            try coder.encode(hostile, forKey: "text\u{9B}")
+            try coder.encodeReference(to: try RestorationPath("A\u{1B}[2J"), forKey: "ref")
+            try store.save(
+                [ArchivedNode(path: try RestorationPath("Screen\u{202E}"), className: "Class\u{7}", state: try coder.encodedBlob())],
+                header: SampleArchives.header)
+            let show = try runProcess(restorectl, ["show", path, "Screen\u{202E}"])
+            #expect(show.status == 0, "\(show.standardError)")
+            #expect(show.standardOutput.contains("text\\u{9B}: string"))
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
+                #expect(!show.standardOutput.contains(raw))
+            }
             let info = try runProcess(restorectl, ["info", path])
             #expect(info.status == 0)
             for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
@@ -91,7 +149,8 @@ struct CommandLineTests {
                 #expect(!json.standardOutput.contains(raw))
             }
             let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
-            let archive = try #require((document["archives"] as? [[String: Any]])?.first)
+            let archive = try #require(
+                (document["archives"] as? [[String: Any]])?.first { $0["name"] as? String == "scene\u{202E}" })
             #expect(archive["name"] as? String == "scene\u{202E}")
             #expect((archive["header"] as? [String: Any])?["app_version"] as? String == hostile)
         }
