@@ -15,6 +15,9 @@ struct BlobReader {
     /// The end of the content (the checksum follows).
     let end: Int
     private let maximumDepth: Int
+    /// Set once ``readRootContainer()`` has checked the whole content: later reads of the same
+    /// bytes skip re-validating UTF-8, URLs and paths (bounds are still checked everywhere).
+    private(set) var isChecked = false
 
     /// Checks the frame: size, version and checksum.
     init(blob: [UInt8], limits: DecodingLimits) throws(StateCodingError) {
@@ -39,10 +42,11 @@ struct BlobReader {
     }
 
     /// Checks the whole content; returns the offset of the root container's body.
-    func readRootContainer() throws(StateCodingError) -> (offset: Int, count: Int) {
+    mutating func readRootContainer() throws(StateCodingError) -> (offset: Int, count: Int) {
         var offset = 1
         let count = try skipMapBody(at: &offset, depth: 1)
         guard offset == end else { throw .trailingBytes(offset: offset) }
+        isChecked = true
         return (1, count)
     }
 
@@ -63,9 +67,13 @@ struct BlobReader {
             let length = try readLength(at: &offset, limit: limits.maximumBytesLength, name: "bytes length")
             try skip(length, at: &offset)
         case .url:
-            _ = try readURL(at: &offset, start: start)
+            if isChecked { _ = try readStringRange(at: &offset) } else { _ = try readURL(at: &offset, start: start) }
         case .reference:
-            _ = try readReference(at: &offset, start: start)
+            if isChecked {
+                _ = try readStringRange(at: &offset)
+            } else {
+                _ = try readReference(at: &offset, start: start)
+            }
         case .array:
             try checkDepth(depth + 1, offset: start)
             let count = try readCount(at: &offset, minimumElementSize: 1)
@@ -250,7 +258,7 @@ struct BlobReader {
         let length = try readLength(at: &offset, limit: limit ?? limits.maximumStringLength, name: name)
         let range = offset..<offset + length
         try skip(length, at: &offset)
-        guard isValidUTF8(range) else { throw .invalidUTF8(offset: range.lowerBound) }
+        guard isChecked || isValidUTF8(range) else { throw .invalidUTF8(offset: range.lowerBound) }
         return range
     }
 

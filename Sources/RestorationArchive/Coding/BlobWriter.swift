@@ -42,12 +42,12 @@ struct BlobWriter {
 
     @inline(__always)
     mutating func appendFixed32(_ value: UInt32) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
     }
 
     @inline(__always)
     mutating func appendFixed64(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
     }
 
     @inline(__always)
@@ -157,7 +157,7 @@ struct BlobWriter {
     /// Writes a container's count and entries (no tag), keys in ascending UTF-8 order.
     mutating func writeMapBody(_ values: [String: StateValue], depth: Int) throws(StateCodingError) {
         try checkDepth(depth)
-        let keys = values.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let keys = values.keys.sorted(by: StateEncoder.precedes)
         appendVarint(UInt64(keys.count))
         for key in keys {
             try StateEncoder.checkKeyLength(key)

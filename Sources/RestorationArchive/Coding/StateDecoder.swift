@@ -26,7 +26,7 @@ public struct StateDecoder: Sendable {
     /// Checks a whole blob and prepares its root container for reading.
     /// - Throws: ``StateCodingError`` for any malformed, damaged, newer or oversized blob.
     public init(blob: [UInt8], limits: DecodingLimits = .default) throws(StateCodingError) {
-        let reader = try BlobReader(blob: blob, limits: limits)
+        var reader = try BlobReader(blob: blob, limits: limits)
         let root = try reader.readRootContainer()
         self.init(reader: reader, body: root.offset, depth: 1)
     }

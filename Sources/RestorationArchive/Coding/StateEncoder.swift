@@ -3,6 +3,13 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The keyed coder a restorable object writes its state into.
 ///
@@ -34,8 +41,10 @@ public final class StateEncoder {
         var range: Range<Int>
     }
 
-    private var values = BlobWriter()
-    private var entries: [Entry] = []
+    // Only this object's own methods touch these, one call at a time (the class is not
+    // Sendable), so the dynamic exclusivity checks Swift would run on every access are skipped.
+    @exclusivity(unchecked) private var values = BlobWriter()
+    @exclusivity(unchecked) private var entries: [Entry] = []
     private let depth: Int
     private let allowsReservedKeys: Bool
 
@@ -187,7 +196,13 @@ public final class StateEncoder {
     private func checkKey(_ key: String) throws(StateCodingError) {
         guard !key.isEmpty else { throw .invalidKey("a key must not be empty") }
         try Self.checkKeyLength(key)
-        if !allowsReservedKeys && key.hasPrefix(Self.reservedKeyPrefix) { throw .reservedKey(key) }
+        // Bytes, not String.hasPrefix (which compares by Unicode canonical equivalence); most
+        // keys are told apart by their first byte.
+        if !allowsReservedKeys && key.utf8.first == UInt8(ascii: "r")
+            && key.utf8.starts(with: Self.reservedKeyPrefix.utf8)
+        {
+            throw .reservedKey(key)
+        }
     }
 
     @inline(__always)
@@ -202,13 +217,20 @@ public final class StateEncoder {
 
     /// Entries sorted by key bytes, the last of equal keys kept.
     private func sortedEntries() -> [Entry] {
+        // The usual case: keys encoded once each, in order.
+        var inOrder = true
+        for index in entries.indices.dropFirst() where !Self.precedes(entries[index - 1].key, entries[index].key) {
+            inOrder = false
+            break
+        }
+        if inOrder { return entries }
         var sorted = entries
         // Insertion sort: stable, and linear when keys arrive in order (the usual case).
         if sorted.count > 1 {
             for index in 1..<sorted.count {
                 let entry = sorted[index]
                 var position = index
-                while position > 0 && entry.key.utf8.lexicographicallyPrecedes(sorted[position - 1].key.utf8) {
+                while position > 0 && Self.precedes(entry.key, sorted[position - 1].key) {
                     sorted[position] = sorted[position - 1]
                     position -= 1
                 }
@@ -225,6 +247,22 @@ public final class StateEncoder {
             }
         }
         return unique
+    }
+
+    /// Whether `a` sorts strictly before `b` by their UTF-8 bytes (memcmp order).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                if common > 0, let xBase = x.baseAddress, let yBase = y.baseAddress {
+                    let order = memcmp(xBase, yBase, common)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
+            }
+        }
     }
 
     private func writeBody(into writer: inout BlobWriter) {

@@ -7,7 +7,7 @@ public import Foundation
 /// A decoded value of a blob, with its type: what `restorectl` shows without the app's code.
 ///
 /// Integers stay integers (signed or unsigned as written), floats stay floats, bytes are bytes.
-public indirect enum StateValue: Hashable, Sendable {
+public enum StateValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -52,7 +52,7 @@ public indirect enum StateValue: Hashable, Sendable {
     public static func decode(blob: [UInt8], limits: DecodingLimits = .default) throws(StateCodingError)
         -> [String: StateValue]
     {
-        let reader = try BlobReader(blob: blob, limits: limits)
+        var reader = try BlobReader(blob: blob, limits: limits)
         var offset = try reader.readRootContainer().offset
         return try reader.readMapBody(at: &offset, depth: 1)
     }

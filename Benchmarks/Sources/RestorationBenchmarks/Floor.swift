@@ -1,0 +1,91 @@
+import BenchSQLite
+import Foundation
+
+/// The same store written directly on the SQLite C API: one transaction, one reused prepared
+/// statement, WAL + synchronous=NORMAL, and the minimal codec. The best we could hope for.
+final class FloorStore {
+    private var db: OpaquePointer?
+    private var insert: OpaquePointer?
+    private var select: OpaquePointer?
+
+    init(path: String) {
+        precondition(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
+        exec("PRAGMA journal_mode = WAL")
+        exec("PRAGMA synchronous = NORMAL")
+        exec(
+            """
+            CREATE TABLE IF NOT EXISTS node (archive INTEGER NOT NULL, path TEXT NOT NULL, parent TEXT, \
+            class TEXT NOT NULL, version INTEGER NOT NULL, ord INTEGER NOT NULL, state BLOB NOT NULL, \
+            PRIMARY KEY (archive, path)) WITHOUT ROWID
+            """)
+        insert = prepare("INSERT OR REPLACE INTO node VALUES (1, ?, ?, ?, ?, ?, ?)")
+        select = prepare("SELECT path, parent, class, version, ord, state FROM node WHERE archive = 1 ORDER BY path")
+    }
+
+    deinit {
+        sqlite3_finalize(insert)
+        sqlite3_finalize(select)
+        sqlite3_close_v2(db)
+    }
+
+    struct Row {
+        var path: String
+        var parent: String?
+        var className: String
+        var state: [UInt8]
+    }
+
+    func saveAll(_ rows: [Row]) {
+        exec("BEGIN IMMEDIATE")
+        exec("DELETE FROM node WHERE archive = 1")
+        for row in rows { write(row) }
+        exec("COMMIT")
+    }
+
+    func saveOne(_ row: Row) {
+        exec("BEGIN IMMEDIATE")
+        write(row)
+        exec("COMMIT")
+    }
+
+    func readAll() -> [(path: String, state: [UInt8])] {
+        exec("BEGIN")
+        var rows: [(path: String, state: [UInt8])] = []
+        while sqlite3_step(select) == SQLITE_ROW {
+            let path = String(cString: sqlite3_column_text(select, 0))
+            let count = Int(sqlite3_column_bytes(select, 5))
+            let state = [UInt8](UnsafeRawBufferPointer(start: sqlite3_column_blob(select, 5), count: count))
+            rows.append((path, state))
+        }
+        sqlite3_reset(select)
+        exec("COMMIT")
+        return rows
+    }
+
+    private func write(_ row: Row) {
+        sqlite3_bind_text(insert, 1, row.path, -1, bench_sqlite_transient())
+        if let parent = row.parent {
+            sqlite3_bind_text(insert, 2, parent, -1, bench_sqlite_transient())
+        } else {
+            sqlite3_bind_null(insert, 2)
+        }
+        sqlite3_bind_text(insert, 3, row.className, -1, bench_sqlite_transient())
+        sqlite3_bind_int64(insert, 4, 1)
+        sqlite3_bind_int64(insert, 5, 0)
+        row.state.withUnsafeBytes { raw in
+            _ = sqlite3_bind_blob(insert, 6, raw.baseAddress, Int32(raw.count), bench_sqlite_transient())
+        }
+        precondition(sqlite3_step(insert) == SQLITE_DONE)
+        sqlite3_reset(insert)
+    }
+
+    private func prepare(_ sql: String) -> OpaquePointer? {
+        var statement: OpaquePointer?
+        precondition(sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK)
+        return statement
+    }
+
+    private func exec(_ sql: String) {
+        precondition(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
+    }
+}

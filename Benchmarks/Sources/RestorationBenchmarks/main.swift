@@ -1,0 +1,175 @@
+import Foundation
+import RestorationArchive
+
+// Benchmarks: the library (`ours`) against the same operation on the raw SQLite C API with a
+// minimal codec (`floor`), run side by side, repetitions interleaved round-robin, one warm-up
+// discarded. See BENCHMARKS.md.
+
+struct Options {
+    var quick = false
+    var full = false
+    var jsonPath: String?
+    /// Only this operation (for profiling with callgrind).
+    var only: String?
+    /// Archive sizes to run instead of the defaults.
+    var sizes: [Int]?
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick": quick = true
+            case "--full": full = true
+            case "--json": jsonPath = iterator.next()
+            case "--only": only = iterator.next()
+            case "--sizes": sizes = iterator.next()?.split(separator: ",").compactMap { Int($0) }
+            default:
+                FileHandle.standardError.write(Data("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N]\n".utf8))
+                exit(64)
+            }
+        }
+    }
+}
+
+struct Measurement: Encodable {
+    let operation: String
+    let implementation: String
+    let n: Int
+    let median_ns: UInt64
+    let min_ns: UInt64
+    let max_ns: UInt64
+    var ratio_to_floor: Double
+}
+
+struct Report: Encodable {
+    let machine: String
+    let results: [Measurement]
+}
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+let sizes = options.sizes ?? (options.full ? [100, 1_000, 10_000, 100_000] : [100, 1_000, 10_000])
+let directory = NSTemporaryDirectory() + "restoration-bench-\(getpid())"
+try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: directory) }
+
+/// Repetitions for one (operation, n): fewer for big archives, and fewer with --quick.
+func repetitions(_ n: Int) -> Int {
+    let base = n >= 100_000 ? 5 : n >= 10_000 ? 11 : n >= 1_000 ? 31 : 101
+    return options.quick ? max(5, base / 3) : base
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Times each implementation's `run` round-robin, `repetitions + 1` times, dropping the first.
+func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]) throws -> [Measurement] {
+    if let only = options.only, only != operation { return [] }
+    var samples = Array(repeating: [UInt64](), count: cases.count)
+    for repetition in 0...repetitions(n) {
+        for (index, (_, run)) in cases.enumerated() {
+            let start = now()
+            try run()
+            let elapsed = now() - start
+            if repetition > 0 { samples[index].append(elapsed) }
+        }
+    }
+    var results = cases.enumerated().map { index, entry in
+        let sorted = samples[index].sorted()
+        return Measurement(
+            operation: operation, implementation: entry.0, n: n, median_ns: sorted[sorted.count / 2],
+            min_ns: sorted.first!, max_ns: sorted.last!, ratio_to_floor: 0)
+    }
+    let floor = Double(results.first { $0.implementation == "floor" }!.median_ns)
+    for index in results.indices { results[index].ratio_to_floor = Double(results[index].median_ns) / floor }
+    return results
+}
+
+final class Box<Value> { var value: Value; init(_ value: Value) { self.value = value } }
+
+var results: [Measurement] = []
+let header = SaveHeader(appVersion: "11.0", appBuild: "1024")
+
+for n in sizes {
+    let states = (0..<n).map(ScreenState.sample)
+    let paths = try samplePaths(n)
+    let ourBlobs = try states.map { try $0.encodeOurs() }
+    let floorBlobs = states.map { $0.encodeFloor() }
+
+    results += try measure("codec-encode", n: n, [
+        ("ours", { for state in states { _ = try state.encodeOurs() } }),
+        ("floor", { for state in states { _ = state.encodeFloor() } }),
+    ])
+    results += try measure("codec-decode", n: n, [
+        ("ours", { for blob in ourBlobs { _ = try ScreenState.decodeOurs(blob) } }),
+        ("floor", { for blob in floorBlobs { _ = ScreenState.decodeFloor(blob)! } }),
+    ])
+
+    // Stores, one per implementation, encoded state included in the save (as an app does).
+    let ours = try ArchiveStore(path: "\(directory)/ours-\(n).sqlite")
+    let floor = FloorStore(path: "\(directory)/floor-\(n).sqlite")
+    func ourNodes() throws -> [ArchivedNode] {
+        try zip(paths, states).map { path, state in
+            ArchivedNode(path: path, className: "Screen", classVersion: 1, state: try state.encodeOurs())
+        }
+    }
+    func floorRows() -> [FloorStore.Row] {
+        zip(paths, states).map { path, state in
+            FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
+        }
+    }
+    results += try measure("full-save", n: n, [
+        ("ours", { try ours.save(try ourNodes(), header: header) }),
+        ("floor", { floor.saveAll(floorRows()) }),
+    ])
+    results += try measure("full-restore", n: n, [
+        ("ours", {
+            let snapshot = try ours.snapshot()!
+            for node in snapshot.nodes { _ = try ScreenState.decodeOurs(node.state) }
+        }),
+        ("floor", { for row in floor.readAll() { _ = ScreenState.decodeFloor(row.state)! } }),
+    ])
+    let generation = Box(try ours.header()!.generation)
+    let counter = Box(0)
+    results += try measure("save-1-node", n: n, [
+        ("ours", {
+            counter.value += 1
+            var state = states[n / 2]
+            state.selectedIndex = counter.value
+            let node = ArchivedNode(path: paths[n / 2], className: "Screen", classVersion: 1, state: try state.encodeOurs())
+            generation.value = try ours.saveChanges([node], basedOn: generation.value, header: header).generation
+        }),
+        ("floor", {
+            var state = states[n / 2]
+            state.selectedIndex = counter.value
+            let path = paths[n / 2]
+            floor.saveOne(FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor()))
+        }),
+    ])
+}
+
+var machine = utsname()
+uname(&machine)
+let machineName = withUnsafeBytes(of: &machine.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+let description = "\(machineName), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB"
+
+func format(_ ns: UInt64) -> String {
+    ns >= 10_000_000 ? String(format: "%.1f ms", Double(ns) / 1e6)
+        : ns >= 10_000 ? String(format: "%.1f µs", Double(ns) / 1e3) : "\(ns) ns"
+}
+print("machine: \(description)")
+print("operation      impl    n        median      min         max         ×floor")
+for result in results {
+    print(
+        result.operation.padding(toLength: 15, withPad: " ", startingAt: 0)
+            + result.implementation.padding(toLength: 8, withPad: " ", startingAt: 0)
+            + String(result.n).padding(toLength: 9, withPad: " ", startingAt: 0)
+            + format(result.median_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
+            + format(result.min_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
+            + format(result.max_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
+            + String(format: "%.2f", result.ratio_to_floor))
+}
+if let path = options.jsonPath {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    try encoder.encode(Report(machine: description, results: results)).write(to: URL(filePath: path))
+    print("wrote \(path)")
+}
