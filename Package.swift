@@ -28,9 +28,11 @@ let package = Package(
                 .embedInCode("v0001_create_store.sql"),
             ]
         ),
+        // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).
+        .target(name: "CCRC32C"),
         .target(
             name: "RestorationArchive",
-            dependencies: ["CSQLite", "StoreMigrations"]
+            dependencies: ["CSQLite", "StoreMigrations", "CCRC32C"]
         ),
         .executableTarget(
             name: "restorectl",
@@ -60,7 +62,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CCRC32C" {
     var settings = target.swiftSettings ?? []
     // Swift 6 language mode: complete strict concurrency checking.
     settings.append(.swiftLanguageMode(.v6))

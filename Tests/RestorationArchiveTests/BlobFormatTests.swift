@@ -35,6 +35,8 @@ struct BlobFormatTests {
                 for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
             }
             #expect(CRC32C.checksum(long, count: length) == crc ^ 0xFFFF_FFFF)
+            // The instruction and the tables agree.
+            #expect(long.withUnsafeBytes { CRC32C.software(UnsafeRawBufferPointer(rebasing: $0[0..<length])) } == crc ^ 0xFFFF_FFFF)
         }
     }
 

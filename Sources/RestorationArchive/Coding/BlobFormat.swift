@@ -1,3 +1,5 @@
+internal import CCRC32C
+
 /// Constants of the blob format, specified in `docs/blob-format.md`.
 enum BlobFormat {
     /// The format version this library writes and the newest it reads.
@@ -43,7 +45,17 @@ enum BlobFormat {
 
 /// CRC-32C (Castagnoli; reflected polynomial 0x82F63B78, initial value and final XOR
 /// 0xFFFFFFFF), as in iSCSI and ext4. The check value of "123456789" is 0xE3069283.
+///
+/// Computed with the CPU's CRC-32C instruction where there is one (x86-64 SSE4.2, ARMv8 CRC),
+/// 8 bytes per instruction; otherwise with slicing-by-8 tables.
 enum CRC32C {
+    static let hasHardware = restoration_crc32c_hardware_available() == 1
+
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard hasHardware, let base = bytes.baseAddress else { return software(bytes) }
+        return restoration_crc32c_hardware(0, base, bytes.count)
+    }
+
     private static let table: [UInt32] = (0..<8).reduce(into: [UInt32]()) { table, slice in
         // Slicing-by-8: table[slice * 256 + byte].
         for byte in 0..<256 {
@@ -59,7 +71,8 @@ enum CRC32C {
         }
     }
 
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    /// The table-driven computation (used where the CPU has no CRC-32C instruction).
+    static func software(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         var offset = 0
         let count = bytes.count

@@ -3,6 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads and checks blobs. Every read is bounds-checked against the content and the limits
 /// before anything is allocated; nothing here can trap on any input.
@@ -43,8 +50,17 @@ struct BlobReader {
 
     /// Checks the whole content; returns the offset of the root container's body.
     mutating func readRootContainer() throws(StateCodingError) -> (offset: Int, count: Int) {
+        var entries: [(key: Range<Int>, value: Int)]? = nil
+        return try readRootContainer(indexing: &entries)
+    }
+
+    /// Checks the whole content and, when `entries` is not nil, lists the root's entries
+    /// (key range and value offset) in the same pass.
+    mutating func readRootContainer(indexing entries: inout [(key: Range<Int>, value: Int)]?) throws(StateCodingError)
+        -> (offset: Int, count: Int)
+    {
         var offset = 1
-        let count = try skipMapBody(at: &offset, depth: 1)
+        let count = try skipMapBody(at: &offset, depth: 1, indexing: &entries)
         guard offset == end else { throw .trailingBytes(offset: offset) }
         isChecked = true
         return (1, count)
@@ -80,14 +96,19 @@ struct BlobReader {
             for _ in 0..<count { try skipValue(at: &offset, depth: depth + 1) }
         case .map:
             try checkDepth(depth + 1, offset: start)
-            _ = try skipMapBody(at: &offset, depth: depth + 1)
+            var unused: [(key: Range<Int>, value: Int)]? = nil
+            _ = try skipMapBody(at: &offset, depth: depth + 1, indexing: &unused)
         }
     }
 
-    /// Skips a container's body (count and entries), checking that keys strictly ascend.
-    func skipMapBody(at offset: inout Int, depth: Int) throws(StateCodingError) -> Int {
+    /// Skips a container's body (count and entries), checking that keys strictly ascend;
+    /// lists the entries when `entries` is not nil.
+    func skipMapBody(at offset: inout Int, depth: Int, indexing entries: inout [(key: Range<Int>, value: Int)]?)
+        throws(StateCodingError) -> Int
+    {
         try checkDepth(depth, offset: offset)
         let count = try readCount(at: &offset, minimumElementSize: 2)
+        entries?.reserveCapacity(count)
         var previous: Range<Int>? = nil
         for _ in 0..<count {
             let keyStart = offset
@@ -96,6 +117,7 @@ struct BlobReader {
                 throw .malformed(reason: "container keys are not in strictly ascending order", offset: keyStart)
             }
             previous = key
+            entries?.append((key, offset))
             try skipValue(at: &offset, depth: depth)
         }
         return count
@@ -252,7 +274,7 @@ struct BlobReader {
     }
 
     /// A length-prefixed UTF-8 string's byte range, checked.
-    func readStringRange(at offset: inout Int, limit: Int? = nil, name: String = "string length")
+    func readStringRange(at offset: inout Int, limit: Int? = nil, name: StaticString = "string length")
         throws(StateCodingError) -> Range<Int>
     {
         let length = try readLength(at: &offset, limit: limit ?? limits.maximumStringLength, name: name)
@@ -263,7 +285,7 @@ struct BlobReader {
     }
 
     /// A length that fits the limit and the bytes left.
-    func readLength(at offset: inout Int, limit: Int, name: String) throws(StateCodingError) -> Int {
+    func readLength(at offset: inout Int, limit: Int, name: StaticString) throws(StateCodingError) -> Int {
         let start = offset
         let length = try readVarint(at: &offset)
         guard length <= UInt64(limit) else { throw .limitExceeded(limit: "\(name) (\(limit))", offset: start) }
@@ -298,31 +320,38 @@ struct BlobReader {
 
     /// Byte-wise comparison of two ranges: negative, zero or positive.
     func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int {
-        blob.withUnsafeBufferPointer { buffer in
-            let common = min(a.count, b.count)
-            for index in 0..<common {
-                let x = buffer[a.lowerBound + index]
-                let y = buffer[b.lowerBound + index]
-                if x != y { return x < y ? -1 : 1 }
-            }
-            return a.count - b.count
+        blob.withUnsafeBytes { buffer in
+            Self.compare(UnsafeRawBufferPointer(rebasing: buffer[a]), UnsafeRawBufferPointer(rebasing: buffer[b]))
         }
     }
 
-    /// Whether bytes equal a range of the blob.
-    func equals(_ range: Range<Int>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard range.count == bytes.count else { return false }
-        return blob.withUnsafeBufferPointer { buffer in
-            for index in 0..<bytes.count where buffer[range.lowerBound + index] != bytes[index] { return false }
-            return true
+    /// memcmp order: negative, zero or positive.
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let order = memcmp(x, y, common)
+            if order != 0 { return Int(order) }
         }
+        return a.count - b.count
     }
 
     private func isValidUTF8(_ range: Range<Int>) -> Bool {
         blob.withUnsafeBufferPointer { buffer in
             let slice = UnsafeBufferPointer(rebasing: buffer[range])
-            if slice.allSatisfy({ $0 < 0x80 }) { return true }
-            return String(validating: slice, as: UTF8.self) != nil
+            // ASCII, 8 bytes at a time; anything else goes through the standard library.
+            var index = 0
+            let raw = UnsafeRawBufferPointer(slice)
+            while slice.count - index >= 8 {
+                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                    return String(validating: slice, as: UTF8.self) != nil
+                }
+                index += 8
+            }
+            while index < slice.count {
+                if slice[index] >= 0x80 { return String(validating: slice, as: UTF8.self) != nil }
+                index += 1
+            }
+            return true
         }
     }
 

@@ -27,8 +27,11 @@ public struct StateDecoder: Sendable {
     /// - Throws: ``StateCodingError`` for any malformed, damaged, newer or oversized blob.
     public init(blob: [UInt8], limits: DecodingLimits = .default) throws(StateCodingError) {
         var reader = try BlobReader(blob: blob, limits: limits)
-        let root = try reader.readRootContainer()
-        self.init(reader: reader, body: root.offset, depth: 1)
+        var entries: [(key: Range<Int>, value: Int)]? = []
+        _ = try reader.readRootContainer(indexing: &entries)
+        self.reader = reader
+        self.entries = entries ?? []
+        self.depth = 1
     }
 
     /// A container whose body (count and entries) starts at `body`; the blob is already checked.
@@ -201,28 +204,28 @@ public struct StateDecoder: Sendable {
     private func offset(of key: String) -> Int? {
         var key = key
         return key.withUTF8 { wanted -> Int? in
-            // Entries are sorted: binary search on the key bytes.
-            var low = 0
-            var high = entries.count
-            while low < high {
-                let middle = (low + high) / 2
-                let order = compare(entries[middle].key, wanted)
-                if order == 0 { return entries[middle].value }
-                if order < 0 { low = middle + 1 } else { high = middle }
+            reader.blob.withUnsafeBytes { blob -> Int? in
+                let wanted = UnsafeRawBufferPointer(wanted)
+                if entries.count <= 16 {
+                    // Few keys: compare lengths first, then bytes.
+                    for entry in entries where entry.key.count == wanted.count {
+                        if BlobReader.compare(UnsafeRawBufferPointer(rebasing: blob[entry.key]), wanted) == 0 {
+                            return entry.value
+                        }
+                    }
+                    return nil
+                }
+                // Entries are sorted: binary search on the key bytes.
+                var low = 0
+                var high = entries.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let order = BlobReader.compare(UnsafeRawBufferPointer(rebasing: blob[entries[middle].key]), wanted)
+                    if order == 0 { return entries[middle].value }
+                    if order < 0 { low = middle + 1 } else { high = middle }
+                }
+                return nil
             }
-            return nil
-        }
-    }
-
-    private func compare(_ range: Range<Int>, _ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        reader.blob.withUnsafeBufferPointer { buffer in
-            let common = min(range.count, bytes.count)
-            for index in 0..<common {
-                let x = buffer[range.lowerBound + index]
-                let y = bytes[index]
-                if x != y { return x < y ? -1 : 1 }
-            }
-            return range.count - bytes.count
         }
     }
 }

@@ -38,7 +38,29 @@ public final class StateEncoder {
 
     private struct Entry {
         var key: String
+        /// The key's first 8 bytes, big-endian and zero-padded: comparing two prefixes orders
+        /// most keys without looking at their bytes again.
+        var prefix: UInt64
         var range: Range<Int>
+
+        init(key: String, range: Range<Int>) {
+            self.key = key
+            self.range = range
+            var key = key
+            self.prefix = key.withUTF8 { bytes in
+                var prefix: UInt64 = 0
+                for index in 0..<min(8, bytes.count) {
+                    prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index))
+                }
+                return prefix
+            }
+        }
+
+        /// Strictly before `other` in the blob's (memcmp) order.
+        func precedes(_ other: Entry) -> Bool {
+            if prefix != other.prefix { return prefix < other.prefix }
+            return StateEncoder.precedes(key, other.key)
+        }
     }
 
     // Only this object's own methods touch these, one call at a time (the class is not
@@ -173,14 +195,79 @@ public final class StateEncoder {
     // MARK: Result
 
     /// The keys encoded so far, in the blob's order.
-    public var keys: [String] { sortedEntries().map(\.key) }
+    public var keys: [String] { withSortedEntries { order in order.map { entries[$0].key } } }
 
     /// The blob: format version, the entries sorted by key, and a CRC-32C.
     public func encodedBlob() throws(StateCodingError) -> [UInt8] {
-        var writer = BlobWriter(capacity: values.bytes.count + entries.count * 12 + 8)
-        writer.startBlob()
-        writeBody(into: &writer)
-        return try writer.finishBlob()
+        let blob: [UInt8]? = withSortedEntries { order in
+            // The exact size, so the blob is one allocation filled by direct copies.
+            var size = 1 + Self.varintSize(order.count) + 4
+            for index in order {
+                let keyLength = entries[index].key.utf8.count
+                size += Self.varintSize(keyLength) + keyLength + entries[index].range.count
+            }
+            guard size <= DecodingLimits.default.maximumBlobSize else { return nil }
+            return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                var offset = 0
+                buffer[offset] = BlobFormat.version
+                offset += 1
+                offset = Self.putVarint(UInt64(order.count), into: buffer, at: offset)
+                values.bytes.withUnsafeBufferPointer { values in
+                    for index in order {
+                        var key = entries[index].key
+                        key.withUTF8 { utf8 in
+                            offset = Self.putVarint(UInt64(utf8.count), into: buffer, at: offset)
+                            offset = Self.copy(UnsafeRawBufferPointer(utf8), into: buffer, at: offset)
+                        }
+                        let value = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(values)[entries[index].range])
+                        offset = Self.copy(value, into: buffer, at: offset)
+                    }
+                }
+                let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<offset]))
+                for shift in stride(from: 0, to: 32, by: 8) {
+                    buffer[offset] = UInt8(truncatingIfNeeded: crc >> UInt32(shift))
+                    offset += 1
+                }
+                initialized = offset
+            }
+        }
+        guard let blob else {
+            throw .unencodable(key: "", reason: "the blob would exceed \(DecodingLimits.default.maximumBlobSize) bytes")
+        }
+        return blob
+    }
+
+    private static func varintSize(_ value: Int) -> Int {
+        var value = UInt64(value)
+        var size = 1
+        while value >= 0x80 {
+            value >>= 7
+            size += 1
+        }
+        return size
+    }
+
+    private static func putVarint(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        var value = value
+        var offset = offset
+        while value >= 0x80 {
+            buffer[offset] = UInt8(truncatingIfNeeded: value) | 0x80
+            value >>= 7
+            offset += 1
+        }
+        buffer[offset] = UInt8(value)
+        return offset + 1
+    }
+
+    private static func copy(_ bytes: UnsafeRawBufferPointer, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int)
+        -> Int
+    {
+        if let source = bytes.baseAddress, let target = buffer.baseAddress, bytes.count > 0 {
+            // The size was computed from the same entries: a mismatch is a bug, never input.
+            precondition(offset + bytes.count <= buffer.count, "blob size miscomputed")
+            UnsafeMutableRawPointer(target + offset).copyMemory(from: source, byteCount: bytes.count)
+        }
+        return offset + bytes.count
     }
 
     // MARK: Internals
@@ -215,38 +302,33 @@ public final class StateEncoder {
         entries.append(Entry(key: key, range: start..<values.bytes.count))
     }
 
-    /// Entries sorted by key bytes, the last of equal keys kept.
-    private func sortedEntries() -> [Entry] {
-        // The usual case: keys encoded once each, in order.
-        var inOrder = true
-        for index in entries.indices.dropFirst() where !Self.precedes(entries[index - 1].key, entries[index].key) {
-            inOrder = false
-            break
-        }
-        if inOrder { return entries }
-        var sorted = entries
-        // Insertion sort: stable, and linear when keys arrive in order (the usual case).
-        if sorted.count > 1 {
-            for index in 1..<sorted.count {
-                let entry = sorted[index]
-                var position = index
-                while position > 0 && Self.precedes(entry.key, sorted[position - 1].key) {
-                    sorted[position] = sorted[position - 1]
+    /// Calls `body` with the indices of the entries in key order, the last of equal keys kept.
+    /// The indices live on the stack: no allocation for the usual few keys.
+    private func withSortedEntries<Result>(_ body: (UnsafeBufferPointer<Int>) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: max(entries.count, 1)) { order in
+            var count = 0
+            for index in entries.indices {
+                // Insertion sort: stable, and linear when keys arrive in order.
+                var position = count
+                while position > 0 && entries[index].precedes(entries[order[position - 1]]) {
+                    order[position] = order[position - 1]
                     position -= 1
                 }
-                sorted[position] = entry
+                order[position] = index
+                count += 1
             }
-        }
-        var unique: [Entry] = []
-        unique.reserveCapacity(sorted.count)
-        for entry in sorted {
-            if let last = unique.last, last.key == entry.key {
-                unique[unique.count - 1] = entry
-            } else {
-                unique.append(entry)
+            // Equal keys are adjacent, in encoding order: keep the last of each run.
+            var unique = 0
+            for slot in 0..<count {
+                if unique > 0 && entries[order[unique - 1]].key == entries[order[slot]].key {
+                    order[unique - 1] = order[slot]
+                } else {
+                    order[unique] = order[slot]
+                    unique += 1
+                }
             }
+            return body(UnsafeBufferPointer(rebasing: order[0..<unique]))
         }
-        return unique
     }
 
     /// Whether `a` sorts strictly before `b` by their UTF-8 bytes (memcmp order).
@@ -266,12 +348,13 @@ public final class StateEncoder {
     }
 
     private func writeBody(into writer: inout BlobWriter) {
-        let sorted = sortedEntries()
-        writer.appendVarint(UInt64(sorted.count))
-        values.bytes.withUnsafeBufferPointer { buffer in
-            for entry in sorted {
-                writer.appendLengthPrefixed(entry.key)
-                writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[entry.range]))
+        withSortedEntries { order in
+            writer.appendVarint(UInt64(order.count))
+            values.bytes.withUnsafeBufferPointer { buffer in
+                for index in order {
+                    writer.appendLengthPrefixed(entries[index].key)
+                    writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[entries[index].range]))
+                }
             }
         }
     }
