@@ -30,6 +30,12 @@ public final class ArchiveStore: Sendable {
         case readWrite
         /// Never writes and never creates a file: for inspection (`restorectl`) while an app
         /// may be running. A missing store is ``ArchiveStoreError/storeNotFound(path:)``.
+        ///
+        /// While an app has the store open (its `-wal` file exists) reads go through SQLite's
+        /// read-only WAL mode and always see committed saves. When no app has it open, the file
+        /// is read as immutable, which needs no lock and no side file; an app that starts
+        /// writing in the middle of such a read can make that read fail (never return mixed
+        /// content: checksums would catch it). Open the store again to see the new state.
         case readOnly
     }
 
