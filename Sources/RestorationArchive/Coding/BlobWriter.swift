@@ -157,12 +157,12 @@ struct BlobWriter {
     /// Writes a container's count and entries (no tag), keys in ascending UTF-8 order.
     mutating func writeMapBody(_ values: [String: StateValue], depth: Int) throws(StateCodingError) {
         try checkDepth(depth)
-        let keys = values.keys.sorted(by: StateEncoder.precedes)
-        appendVarint(UInt64(keys.count))
-        for key in keys {
+        let entries = values.sorted { StateEncoder.precedes($0.key, $1.key) }
+        appendVarint(UInt64(entries.count))
+        for (key, value) in entries {
             try StateEncoder.checkKeyLength(key)
             appendLengthPrefixed(key)
-            try write(values[key]!, depth: depth)
+            try write(value, depth: depth)
         }
     }
 

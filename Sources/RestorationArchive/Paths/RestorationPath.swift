@@ -72,8 +72,10 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
 
     /// The path of the parent object, or `nil` for a root object.
     public var parent: RestorationPath? {
-        guard identifiers.count > 1 else { return nil }
-        let slash = description.utf8.lastIndex(of: UInt8(ascii: "/"))!
+        // Identifiers are joined by "/" and escape their own, so the last one starts after it.
+        guard identifiers.count > 1, let slash = description.utf8.lastIndex(of: UInt8(ascii: "/")) else {
+            return nil
+        }
         return RestorationPath(
             trusted: Array(identifiers.dropLast()), description: String(description[..<slash]))
     }

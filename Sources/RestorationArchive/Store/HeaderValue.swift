@@ -30,13 +30,13 @@ extension HeaderValue {
         var out: [UInt8] = []
         out.append(1)  // encoding version
         appendUInt32(UInt32(values.count), to: &out)
-        let keys = values.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        for key in keys {
+        let entries = values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        for (key, value) in entries {
             guard !key.isEmpty, key.utf8.count <= maximumKeyLength else {
                 throw .invalidHeaderValue("a header key must be 1 to \(maximumKeyLength) bytes of UTF-8")
             }
             appendBytes(Array(key.utf8), to: &out)
-            switch values[key]! {
+            switch value {
             case .bool(let value):
                 out.append(Tag.bool.rawValue)
                 out.append(value ? 1 : 0)
