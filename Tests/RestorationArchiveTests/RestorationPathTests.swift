@@ -1,0 +1,74 @@
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Restoration paths and archive names")
+struct RestorationPathTests {
+    @Test(arguments: [
+        ["Tabs", "MenuNavigation", "MenuItemDetail"],
+        ["a/b", "100%", "nul\0inside"],
+        ["%2F", "%25", "%00"],
+        ["ünï", "🍵", "\u{202E}bidi", "\u{1B}[2J"],
+        [" ", "."],
+    ])
+    func weirdIdentifiersRoundTripThroughTheTextForm(identifiers: [String]) throws {
+        let path = try RestorationPath(identifiers)
+        #expect(path.identifiers == identifiers)
+        #expect(try RestorationPath(parsing: path.description) == path)
+        #expect(try RestorationPath(parsing: path.description).identifiers == identifiers)
+        #expect(!path.description.contains("\0"))
+        #expect(path.description.split(separator: "/", omittingEmptySubsequences: false).count == identifiers.count)
+    }
+
+    @Test func escapesAreExactlyThree() throws {
+        #expect(try RestorationPath("a/b", "c%d", "e\0f").description == "a%2Fb/c%25d/e%00f")
+        // Lower case is accepted when parsing; the text form is always upper case.
+        #expect(try RestorationPath(parsing: "a%2fb").identifiers == ["a/b"])
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(parsing: "a%41") }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(parsing: "a%2") }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(parsing: "a%") }
+    }
+
+    @Test func emptyTooLongAndTooDeepAreRefused() throws {
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath([]) }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath("a", "") }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(parsing: "") }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(parsing: "a//b") }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(parsing: "/a") }
+        #expect(throws: ArchiveStoreError.self) { try RestorationPath(String(repeating: "x", count: 1025)) }
+        _ = try RestorationPath(String(repeating: "x", count: 1024))
+        let deepest = Array(repeating: "d", count: RestorationPath.maximumDepth)
+        let path = try RestorationPath(deepest)
+        #expect(throws: ArchiveStoreError.self) { try path.appending("one-more") }
+    }
+
+    @Test func parentsAndOrdering() throws {
+        let detail = try RestorationPath("Tabs", "Nav/1", "Detail")
+        #expect(detail.parent == (try RestorationPath("Tabs", "Nav/1")))
+        #expect(detail.parent?.parent == (try RestorationPath("Tabs")))
+        #expect(detail.parent?.parent?.parent == nil)
+        #expect(detail.identifier == "Detail")
+        #expect(detail.depth == 3)
+        #expect(detail.isDescendant(of: try RestorationPath("Tabs")))
+        #expect(!detail.isDescendant(of: try RestorationPath("Tab")))
+        // Byte order of the text form: a parent sorts before everything below it (a subtree is
+        // not contiguous: "-" sorts before "/").
+        let paths = [try RestorationPath("A", "B", "C"), try RestorationPath("A", "B-x"), try RestorationPath("A", "B"), try RestorationPath("A")]
+        let sorted = paths.sorted()
+        #expect(sorted.map(\.description) == ["A", "A/B", "A/B-x", "A/B/C"])
+        for (index, path) in sorted.enumerated() {
+            for parent in sequence(first: path, next: \.parent).dropFirst() {
+                #expect(sorted.firstIndex(of: parent).map { $0 < index } == true)
+            }
+        }
+    }
+
+    @Test func archiveNames() throws {
+        #expect(ArchiveName.main.rawValue == "main")
+        #expect(try ArchiveName("scene-E621E1F8").rawValue == "scene-E621E1F8")
+        #expect(try ArchiveName("ünï 🍵").rawValue == "ünï 🍵")
+        for bad in ["", "a\u{1B}b", "tab\t", "c1\u{9B}", String(repeating: "n", count: 257)] {
+            #expect(throws: ArchiveStoreError.self) { try ArchiveName(bad) }
+        }
+    }
+}
