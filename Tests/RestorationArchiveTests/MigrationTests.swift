@@ -45,6 +45,19 @@ struct MigrationTests {
         }
     }
 
+    @Test func openingAnUpToDateStoreDoesNotWaitForTheWriteLock() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            // Another connection holds the write lock (a save in progress in another process).
+            let holder = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+            try holder.execute("BEGIN IMMEDIATE")
+            defer { holder.rollback() }
+            let store = try ArchiveStore(path: path, configuration: .init(busyTimeout: .milliseconds(100)))
+            #expect(try store.snapshot()?.nodes.count == 3)
+        }
+    }
+
     @Test func aStoreMigratedByNewerCodeIsRefusedAndNothingIsWritten() throws {
         try withTemporaryStorePath { path in
             try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)

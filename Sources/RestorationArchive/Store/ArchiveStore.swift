@@ -137,7 +137,7 @@ public final class ArchiveStore: Sendable {
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
-        _ = try connection.transaction(.deferred) { try migrator.inspect(connection, path: path) }
+        let status = try connection.transaction(.deferred) { try migrator.inspect(connection, path: path) }
         let journalMode = try connection.pragmaText("PRAGMA journal_mode = WAL")
         guard journalMode == "wal" else {
             throw ArchiveStoreError.notAStore(
@@ -151,7 +151,11 @@ public final class ArchiveStore: Sendable {
         // Deleted content is overwritten with zeros, so discarded and pruned state does not
         // linger in free pages of the file.
         try connection.execute("PRAGMA secure_delete = ON")
-        try migrator.migrate(connection, path: path)
+        // An up-to-date store is opened without taking the write lock: a launch never waits
+        // for another process's save just to learn that nothing needs migrating.
+        if status != .compatible(pending: 0) {
+            try migrator.migrate(connection, path: path)
+        }
         return connection
     }
 
