@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TestSupport
 @testable import RestorationArchive
@@ -256,6 +257,51 @@ struct StoreSavingTests {
                 try ArchiveStore(path: path, configuration: .init(retainedGenerations: 0))
             }
             #expect(!fileExists(path))
+        }
+    }
+}
+
+@Suite("Saving refuses bad input with a typed error")
+struct StoreInputTests {
+    @Test func invalidHeaderValuesAreRefusedAndNothingIsWritten() throws {
+        try withTemporaryStore { store in
+            for values: HeaderValues in [
+                ["": .int(1)],
+                [String(repeating: "k", count: 257): .int(1)],
+                ["big": .bytes(Array(repeating: 0, count: (1 << 20) + 1))],
+            ] {
+                let header = SaveHeader(appVersion: "1", appBuild: "1", appValues: values)
+                let error = try #require(throws: ArchiveStoreError.self) { try store.save([], header: header) }
+                guard case .invalidHeaderValue = error else {
+                    Issue.record("expected invalidHeaderValue, got \(error)")
+                    continue
+                }
+            }
+            #expect(try store.archives().isEmpty)
+        }
+    }
+
+    @Test func invalidClassNamesAreRefused() throws {
+        try withTemporaryStore { store in
+            let path = try RestorationPath("A")
+            for name in ["", String(repeating: "C", count: 257)] {
+                #expect(throws: ArchiveStoreError.invalidNode(path, "its class name must be 1 to 256 bytes of UTF-8")) {
+                    try store.save([ArchivedNode(path: path, className: name, state: [])], header: SampleArchives.header)
+                }
+            }
+        }
+    }
+
+    @Test func aStorePathUnderARegularFileIsAFileSystemError() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory + "/plain-file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+            let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: file + "/sub/store.sqlite") }
+            guard case .fileSystem(let operation, _, _) = error else {
+                Issue.record("expected a file-system error, got \(error)")
+                return
+            }
+            #expect(operation == "mkdir")
         }
     }
 }
