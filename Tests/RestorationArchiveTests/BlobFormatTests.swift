@@ -120,6 +120,15 @@ struct BlobFormatTests {
         #expect(throws: StateCodingError.checksumMismatch) { try StateDecoder(blob: blob) }
     }
 
+    @Test func aBlobOverTheSizeLimitIsRefusedWhenEncoding() throws {
+        let encoder = StateEncoder()
+        try encoder.encodeBytes(Array(repeating: 7, count: DecodingLimits.default.maximumBlobSize), forKey: "huge")
+        let error = try #require(throws: StateCodingError.self) { try encoder.encodedBlob() }
+        #expect(error == .unencodable(key: "", reason: "the blob would exceed 16777216 bytes"))
+        #expect(error.description == "Cannot encode the state: the blob would exceed 16777216 bytes.")
+        #expect(throws: StateCodingError.self) { try StateValue.encode(["huge": .bytes(Array(repeating: 7, count: 16 << 20))]) }
+    }
+
     @Test func limitsAreConfigurable() throws {
         let encoder = StateEncoder()
         try encoder.encode(String(repeating: "x", count: 100), forKey: "text")

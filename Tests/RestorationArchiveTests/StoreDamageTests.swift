@@ -64,6 +64,20 @@ struct StoreDamageTests {
         }
     }
 
+    @Test func aPathStoredInANonCanonicalFormIsDamage() throws {
+        try withTemporaryStorePath { path in
+            let odd = try RestorationPath("Root", "a/b")
+            try ArchiveStore(path: path).save(
+                [ArchivedNode(path: try RestorationPath("Root"), className: "R", state: []),
+                 ArchivedNode(path: odd, className: "O", state: [])],
+                header: SampleArchives.header)
+            // Same identifiers, other spelling: lower-case escape.
+            try tamper(with: path, "UPDATE node SET path = 'Root/a%2fb' WHERE path = 'Root/a%2Fb'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, "a node has an unreadable path")) { try store.snapshot() }
+        }
+    }
+
     @Test func aNodeMovedToAnotherArchiveIsDetected() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

@@ -302,6 +302,7 @@ struct StoreInputTests {
                 return
             }
             #expect(operation == "mkdir")
+            #expect(error.description.contains("Not a directory"))
         }
     }
 }

@@ -105,6 +105,16 @@ struct CommandLineTests {
         }
     }
 
+    @Test func infoOnAnUnknownArchiveNamesIt() throws {
+        try withTemporaryStorePath { path in
+            #expect(try runProcess(restorectl, ["demo", "--db", path]).status == 0)
+            let outcome = try runProcess(restorectl, ["info", path, "--archive", "scene-9"])
+            #expect(outcome.status == 1)
+            #expect(outcome.standardOutput.isEmpty)
+            #expect(outcome.standardError == "restorectl: error: No archive named 'scene-9'.\n")
+        }
+    }
+
     @Test func showReportsAnUndecodableBlobWithoutCrashing() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

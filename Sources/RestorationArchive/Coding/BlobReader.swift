@@ -48,12 +48,6 @@ struct BlobReader {
         self.maximumDepth = min(limits.maximumDepth, Self.depthCeiling)
     }
 
-    /// Checks the whole content; returns the offset of the root container's body.
-    mutating func readRootContainer() throws(StateCodingError) -> (offset: Int, count: Int) {
-        var entries: [(key: Range<Int>, value: Int)]? = nil
-        return try readRootContainer(indexing: &entries)
-    }
-
     /// Checks the whole content and, when `entries` is not nil, lists the root's entries
     /// (key range and value offset) in the same pass.
     mutating func readRootContainer(indexing entries: inout [(key: Range<Int>, value: Int)]?) throws(StateCodingError)
@@ -140,10 +134,10 @@ struct BlobReader {
         case .true: return .bool(true)
         case .int: return .int(Self.unzigzag(try readVarint(at: &offset)))
         case .uint: return .uint(try readVarint(at: &offset))
-        case .float: return .float(Float(bitPattern: try readFixed32(at: &offset)))
-        case .double: return .double(Double(bitPattern: try readFixed64(at: &offset)))
+        case .float: return .float(Float(bitPattern: try readFixed(UInt32.self, at: &offset)))
+        case .double: return .double(Double(bitPattern: try readFixed(UInt64.self, at: &offset)))
         case .date:
-            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed64(at: &offset))))
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed(UInt64.self, at: &offset))))
         case .uuid: return .uuid(try readUUID(at: &offset))
         case .string: return .string(string(try readStringRange(at: &offset)))
         case .bytes:
@@ -219,19 +213,14 @@ struct BlobReader {
         }
     }
 
-    func readFixed32(at offset: inout Int) throws(StateCodingError) -> UInt32 {
+    /// A little-endian fixed-width integer (floats, doubles and dates are stored this way).
+    func readFixed<Value: FixedWidthInteger & UnsignedInteger>(_: Value.Type, at offset: inout Int)
+        throws(StateCodingError) -> Value
+    {
         let start = offset
-        try skip(4, at: &offset)
-        var value: UInt32 = 0
-        for index in 0..<4 { value |= UInt32(blob[start + index]) << (8 * UInt32(index)) }
-        return value
-    }
-
-    func readFixed64(at offset: inout Int) throws(StateCodingError) -> UInt64 {
-        let start = offset
-        try skip(8, at: &offset)
-        var value: UInt64 = 0
-        for index in 0..<8 { value |= UInt64(blob[start + index]) << (8 * UInt64(index)) }
+        try skip(MemoryLayout<Value>.size, at: &offset)
+        var value: Value = 0
+        for index in 0..<MemoryLayout<Value>.size { value |= Value(blob[start + index]) << (8 * index) }
         return value
     }
 
@@ -261,7 +250,7 @@ struct BlobReader {
     /// that one path has one encoding.
     func readReference(at offset: inout Int, start: Int) throws(StateCodingError) -> RestorationPath {
         let text = string(try readStringRange(at: &offset))
-        guard let path = try? RestorationPath(parsing: text), path.description == text else {
+        guard let path = RestorationPath(canonicalText: text) else {
             throw .malformed(reason: "not a valid restoration path", offset: start)
         }
         return path

@@ -17,7 +17,8 @@ public enum StateCodingError: Error, Hashable, Sendable, CustomStringConvertible
     case reservedKey(String)
     /// The key is empty or longer than the limit.
     case invalidKey(String)
-    /// The value cannot be encoded (nesting too deep, too large, an unsupported Codable shape).
+    /// The value cannot be encoded (nesting too deep, too large, an unsupported Codable shape);
+    /// `key` is empty when the whole blob is at fault (larger than the blob size limit).
     case unencodable(key: String, reason: String)
 
     // MARK: Malformed blobs
@@ -48,7 +49,8 @@ public enum StateCodingError: Error, Hashable, Sendable, CustomStringConvertible
         case .integerOutOfRange(let key, let type): "The integer for key '\(key)' does not fit in \(type)."
         case .reservedKey(let key): "The key '\(key)' is reserved for the restoration engine."
         case .invalidKey(let reason): "Invalid key: \(reason)."
-        case .unencodable(let key, let reason): "Cannot encode the value for key '\(key)': \(reason)."
+        case .unencodable(let key, let reason):
+            key.isEmpty ? "Cannot encode the state: \(reason)." : "Cannot encode the value for key '\(key)': \(reason)."
         case .unsupportedFormatVersion(let found, let supported):
             "The blob is in format version \(found); this library reads up to version \(supported)."
         case .truncated(let offset): "The blob is truncated (at byte \(offset))."

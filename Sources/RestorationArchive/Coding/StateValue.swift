@@ -52,9 +52,12 @@ public enum StateValue: Hashable, Sendable {
     public static func decode(blob: [UInt8], limits: DecodingLimits = .default) throws(StateCodingError)
         -> [String: StateValue]
     {
-        var reader = try BlobReader(blob: blob, limits: limits)
-        var offset = try reader.readRootContainer().offset
-        return try reader.readMapBody(at: &offset, depth: 1)
+        // One pass: building the tree checks everything a validation pass would.
+        let reader = try BlobReader(blob: blob, limits: limits)
+        var offset = 1
+        let root = try reader.readMapBody(at: &offset, depth: 1)
+        guard offset == reader.end else { throw .trailingBytes(offset: offset) }
+        return root
     }
 
     /// Encodes a root container into a blob (what ``StateEncoder`` writes for the same values).

@@ -59,6 +59,14 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         try self.init(identifiers)
     }
 
+    /// A path from text that must already be in the canonical form (what ``description``
+    /// writes: upper-case escapes, NUL escaped), as stored paths and blob references are; `nil`
+    /// for anything else, so one path never has two stored forms.
+    init?(canonicalText text: String) {
+        guard let path = try? RestorationPath(parsing: text), path.description == text else { return nil }
+        self = path
+    }
+
     private init(trusted identifiers: [String], description: String) {
         self.identifiers = identifiers
         self.description = description

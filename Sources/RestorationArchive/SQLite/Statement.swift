@@ -147,10 +147,6 @@ final class Statement {
         return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
-    /// The storage class SQLite reports for a column (`SQLITE_INTEGER`, `SQLITE_TEXT`, …).
-    func storageClass(_ column: Int32) -> Int32 {
-        sqlite3_column_type(handle, column)
-    }
 
     private func columnName(_ column: Int32) -> String {
         sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "#\(column)"

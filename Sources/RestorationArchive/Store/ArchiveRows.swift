@@ -245,7 +245,7 @@ enum ArchiveRows {
     ) {
         let pathText = try statement.string(0)
         // Paths are stored in their canonical text form; anything else is damage.
-        guard let path = try? RestorationPath(parsing: pathText), path.description == pathText else {
+        guard let path = RestorationPath(canonicalText: pathText) else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
         }
         let classVersion = try statement.int64(3)

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An error from the archive store.
 ///
 /// Every case names what went wrong and where (a path, an archive, a generation), and
@@ -88,7 +96,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .readOnly:
             "The store is open read-only."
         case .fileSystem(let operation, let path, let errno):
-            "\(operation) failed for '\(path)' (errno \(errno))."
+            "\(operation) failed for '\(path)': \(String(cString: strerror(errno))) (errno \(errno))."
         case .invalidLocation(let reason):
             "Cannot determine the store's location: \(reason)."
         case .invalidRestorationPath(let reason):
