@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The system SQLite (apt: libsqlite3-dev). Never vendored.
@@ -26,18 +27,26 @@ let package = Package(
             exclude: ["README.md"],
             resources: [
                 .embedInCode("v0001_create_store.sql"),
+                .embedInCode("v0002_restore_reports.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).
         .target(name: "CCRC32C"),
         .target(
             name: "RestorationArchive",
-            dependencies: ["CSQLite", "StoreMigrations", "CCRC32C"]
+            dependencies: [
+                "CSQLite", "StoreMigrations", "CCRC32C",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
+        // The example app of the seed articles as plain Swift objects: used by the tests and
+        // by `restorectl demo`; not part of the library product.
+        .target(name: "Examples", dependencies: ["RestorationArchive"]),
         .executableTarget(
             name: "restorectl",
             dependencies: [
                 "RestorationArchive",
+                "Examples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RestorationArchiveTests",
-            dependencies: ["RestorationArchive", "StoreMigrations", "TestSupport", "CSQLite"]
+            dependencies: ["RestorationArchive", "Examples", "StoreMigrations", "TestSupport", "CSQLite"]
         ),
         .testTarget(
             name: "restorectlTests",

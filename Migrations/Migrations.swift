@@ -20,5 +20,6 @@ package struct StoreMigration: Sendable {
 package enum StoreMigrations {
     package static let all: [StoreMigration] = [
         StoreMigration("v0001_create_store", PackageResources.v0001_create_store_sql),
+        StoreMigration("v0002_restore_reports", PackageResources.v0002_restore_reports_sql),
     ]
 }

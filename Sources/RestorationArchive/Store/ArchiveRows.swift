@@ -243,6 +243,16 @@ enum ArchiveRows {
     static func node(_ statement: Statement, archive: ArchiveName, generation: Generation) throws -> (
         node: ArchivedNode, checksum: Int64
     ) {
+        let row = try nodeRow(statement, archive: archive, generation: generation)
+        guard row.intact else { throw ArchiveStoreError.damagedNode(archive, row.node.path, generation) }
+        return (row.node, row.checksum)
+    }
+
+    /// Reads a node row selected with ``nodeColumns``; `intact` tells whether it matches its
+    /// checksum. A row whose path cannot be read is damage to the whole archive.
+    static func nodeRow(_ statement: Statement, archive: ArchiveName, generation: Generation) throws -> (
+        node: ArchivedNode, checksum: Int64, intact: Bool
+    ) {
         let pathText = try statement.string(0)
         // Paths are stored in their canonical text form; anything else is damage.
         guard let path = RestorationPath(canonicalText: pathText) else {
@@ -255,11 +265,8 @@ enum ArchiveRows {
             order: Int(truncatingIfNeeded: order), state: try statement.bytes(5))
         let checksum = try statement.int64(6)
         let born = Generation(try statement.int64(7))
-        guard try statement.optionalString(1) == node.parentPath?.description,
-            checksum == nodeChecksum(archive: archive, node: node, born: born)
-        else {
-            throw ArchiveStoreError.damagedNode(archive, path, generation)
-        }
-        return (node, checksum)
+        let intact = try statement.optionalString(1) == node.parentPath?.description
+            && checksum == nodeChecksum(archive: archive, node: node, born: born)
+        return (node, checksum, intact)
     }
 }

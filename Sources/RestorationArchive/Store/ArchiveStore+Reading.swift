@@ -28,8 +28,9 @@ extension ArchiveStore {
                 if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
                 return nil
             }
-            let nodes = try Self.readNodes(of: row, generation: header, isNewest: wanted == row.generation, connection)
-            return ArchiveSnapshot(header: try ArchiveRows.header(header, archive: row), nodes: nodes)
+            let nodes = try Self.readNodes(
+                of: row, generation: header, isNewest: wanted == row.generation, toleratingDamage: false, connection)
+            return ArchiveSnapshot(header: try ArchiveRows.header(header, archive: row), nodes: nodes.nodes)
         }
     }
 
@@ -122,10 +123,14 @@ extension ArchiveStore {
     }
 
     /// The nodes of one generation, sorted by path, verified against the generation's totals.
+    ///
+    /// A node that does not match its checksum throws, or with `toleratingDamage` is listed
+    /// in `damaged` (the restoration engine reports it and restores the rest). Either way a
+    /// node added, lost or moved fails the whole generation.
     private static func readNodes(
         of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, isNewest: Bool,
-        _ connection: Connection
-    ) throws -> [ArchivedNode] {
+        toleratingDamage: Bool, _ connection: Connection
+    ) throws -> (nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
         let columns = ArchiveRows.nodeColumns
         // The newest generation is exactly the current rows (one index); an older one is the
         // current rows born by then plus the rows retired after it.
@@ -142,20 +147,52 @@ extension ArchiveStore {
         if !isNewest { try statement.bind(generation.generation.rawValue, at: 2) }
         var nodes: [ArchivedNode] = []
         nodes.reserveCapacity(Int(clamping: max(0, min(generation.nodeCount, 1 << 20))))
+        var damaged: Set<RestorationPath> = []
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         while try statement.step() {
-            let (node, checksum) = try ArchiveRows.node(statement, archive: archive.name, generation: generation.generation)
-            digest &+= checksum
-            totalBytes += Int64(node.state.count)
-            nodes.append(node)
+            let row = try ArchiveRows.nodeRow(statement, archive: archive.name, generation: generation.generation)
+            if !row.intact {
+                guard toleratingDamage else {
+                    throw ArchiveStoreError.damagedNode(archive.name, row.node.path, generation.generation)
+                }
+                damaged.insert(row.node.path)
+            }
+            digest &+= row.checksum
+            totalBytes += Int64(row.node.state.count)
+            nodes.append(row.node)
         }
-        guard nodes.count == generation.nodeCount, totalBytes == generation.totalBytes,
-            digest == generation.nodeDigest
+        // A damaged node's size may have changed with its content; its checksum already says so.
+        guard nodes.count == generation.nodeCount, digest == generation.nodeDigest,
+            totalBytes == generation.totalBytes || !damaged.isEmpty
         else {
             throw ArchiveStoreError.damagedArchive(
                 archive.name, generation.generation, "its nodes do not match the header's count, size and digest")
         }
-        return nodes
+        return (nodes, damaged)
+    }
+}
+
+extension ArchiveStore {
+    /// The newest generation as the restoration engine reads it: nodes that fail their
+    /// checksum are listed rather than thrown, so that the rest can be restored.
+    struct RestorationSnapshot {
+        var header: ArchiveHeader
+        var nodes: [ArchivedNode]
+        var damaged: Set<RestorationPath>
+    }
+
+    /// Reads the newest retained generation of an archive for restoration, or `nil` when it
+    /// has none. Damage beyond single nodes (the header, a lost or added node) throws.
+    func restorationSnapshot(of archive: ArchiveName) throws(ArchiveStoreError) -> RestorationSnapshot? {
+        try read { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
+                row.generation.rawValue > 0,
+                let generation = try ArchiveRows.generation(row.generation, of: row, in: connection)
+            else { return nil }
+            let header = try ArchiveRows.header(generation, archive: row)
+            let read = try Self.readNodes(of: row, generation: generation, isNewest: true, toleratingDamage: true, connection)
+            return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
+        }
     }
 }

@@ -51,6 +51,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case missingParent(RestorationPath)
     /// A configuration value is out of range.
     case invalidConfiguration(String)
+    /// A restore report could not be recorded (larger than a blob may be, for instance).
+    case reportNotRecorded(String)
 
     // MARK: Archives
 
@@ -113,6 +115,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
             "The node at '\(path)' has no parent in the archive."
         case .invalidConfiguration(let reason):
             "Invalid configuration: \(reason)."
+        case .reportNotRecorded(let reason):
+            "The restore report was not recorded: \(reason)."
         case .archiveNotFound(let name):
             "No archive named '\(name)'."
         case .generationNotFound(let name, let generation):

@@ -1,0 +1,36 @@
+/// What an object sees while it decodes its state: its place in the restored tree, the
+/// children being restored under it, and the other restored objects by path (R4).
+public struct RestorationContext {
+    /// The object's restoration path.
+    public let path: RestorationPath
+    /// The header of the generation being restored (app version, app-level values, …).
+    public let header: ArchiveHeader
+    /// The class version the object's state was archived with (before any migration).
+    public let archivedClassVersion: Int
+    /// The children being restored under this object, in their archived order. They exist
+    /// already and decode their own state right after this object (R8).
+    public let children: [any Restorable]
+    private let objects: RestoredObjects
+
+    init(
+        path: RestorationPath, header: ArchiveHeader, archivedClassVersion: Int, children: [any Restorable],
+        objects: RestoredObjects
+    ) {
+        self.path = path
+        self.header = header
+        self.archivedClassVersion = archivedClassVersion
+        self.children = children
+        self.objects = objects
+    }
+
+    /// The object being restored at `path`, for a reference read with
+    /// ``StateDecoder/decodeReference(forKey:)``; `nil` when no object is restored there.
+    public func object(at path: RestorationPath) -> (any Restorable)? {
+        objects.byPath[path]
+    }
+}
+
+/// The objects of one restoration, by path; shared by every context of that restoration.
+final class RestoredObjects {
+    var byPath: [RestorationPath: any Restorable] = [:]
+}

@@ -1,0 +1,150 @@
+import Logging
+
+extension RestorationEngine {
+    /// Preserves the objects under `roots` as the archive's next generation.
+    ///
+    /// The save gate runs first and may veto. Then the tree is walked from the roots:
+    /// objects without a restoration identifier are left out with everything below them
+    /// (R1), each object encodes into its own coder (R3), and children are preserved under
+    /// their container (R4). When only some objects' encoded bytes changed since the
+    /// generation this engine last saved or restored, only those are written; otherwise the
+    /// archive is written in full.
+    ///
+    /// An object that fails to encode, or is over budget, is left out with its subtree and
+    /// listed in ``PreservationResult/leftOut``; the rest is saved.
+    ///
+    /// - Parameters:
+    ///   - roots: the top-level objects (windows, root screens), in any order.
+    ///   - archive: the archive to save, ``ArchiveName/main`` by default; one per scene.
+    /// - Throws: ``RestorationError/duplicatePath(_:firstClass:secondClass:)`` when two objects
+    ///   have one path (R2), ``RestorationError/store(_:)`` when the store fails. Nothing is
+    ///   saved when it throws.
+    @discardableResult
+    public func preserve(_ roots: [any Restorable], in archive: ArchiveName = .main) throws(RestorationError)
+        -> PreservationResult
+    {
+        var appValues: HeaderValues = [:]
+        if case .veto(let reason) = saveGate(&appValues) {
+            logger?.info("Save of archive '\(archive)' vetoed by the save gate: \(reason)")
+            return PreservationResult(
+                save: nil, vetoReason: reason, nodeCount: 0, nodesWritten: 0, nodesUnchanged: 0, nodesRemoved: 0,
+                leftOut: [])
+        }
+        var walk = PreservationWalk(configuration: configuration)
+        try walk.visit(roots, under: nil, ordered: false)
+        for item in walk.leftOut {
+            logger?.warning(
+                "Left out of archive '\(archive)': \(item.path?.description ?? "a root object") (\(item.className)): \(item.reason)")
+        }
+        let header = SaveHeader(
+            appVersion: app.version, appBuild: app.build, platform: app.platform, idiom: app.idiom,
+            appValues: appValues)
+        let result = try save(walk.nodes, header: header, in: archive)
+        lastKnown[archive] = (result.save.generation, Dictionary(walk.nodes.map { ($0.path, $0) }) { $1 })
+        logger?.info(
+            "Saved archive '\(archive)' generation \(result.save.generation) (\(result.save.kind.rawValue)): \(result.written) written, \(result.unchanged) unchanged, \(result.save.nodesRemoved) removed")
+        return PreservationResult(
+            save: result.save, vetoReason: nil, nodeCount: walk.nodes.count, nodesWritten: result.written,
+            nodesUnchanged: result.unchanged, nodesRemoved: result.save.nodesRemoved, leftOut: walk.leftOut)
+    }
+
+    /// Writes `nodes` incrementally against the last known generation when few changed, in
+    /// full otherwise (or when another writer saved in between).
+    private func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName) throws(RestorationError)
+        -> (save: SaveResult, written: Int, unchanged: Int)
+    {
+        do {
+            if let known = lastKnown[archive] {
+                let changed = nodes.filter { known.nodes[$0.path] != $0 }
+                let present = Set(nodes.map(\.path))
+                // Removing a path removes its subtree: name only the topmost removed paths.
+                let removed = known.nodes.keys.filter { path in
+                    !present.contains(path) && !(path.parent.map { known.nodes[$0] != nil && !present.contains($0) } ?? false)
+                }
+                if changed.count + removed.count <= nodes.count / 2 {
+                    do {
+                        let save = try store.saveChanges(
+                            changed, removing: removed, basedOn: known.generation, header: header, in: archive)
+                        return (save, changed.count, nodes.count - changed.count)
+                    } catch .generationConflict, .generationNotFound, .archiveNotFound {
+                        logger?.notice("Archive '\(archive)' changed since this engine last saw it; saving it in full")
+                    }
+                }
+            }
+            let save = try store.save(nodes, header: header, in: archive)
+            return (save, nodes.count, 0)
+        } catch {
+            throw .store(error)
+        }
+    }
+}
+
+/// The preservation walk: unique paths (R2), one coder per object (R3), budgets.
+struct PreservationWalk {
+    let configuration: RestorationEngine.Configuration
+    private(set) var nodes: [ArchivedNode] = []
+    private(set) var leftOut: [PreservationResult.LeftOut] = []
+    private var classes: [RestorationPath: String] = [:]
+    private var totalBytes = 0
+
+    init(configuration: RestorationEngine.Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Preserves `objects`, the children of the object at `parent` (the roots when `nil`).
+    mutating func visit(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool)
+        throws(RestorationError)
+    {
+        var position = 0
+        for (object, assigned) in ChildPaths.assign(objects, under: parent, ordered: ordered) {
+            let className = type(of: object).restorationClassName
+            let path: RestorationPath
+            switch assigned {
+            case .success(let value): path = value
+            case .failure(let error):
+                leftOut.append(.init(path: parent, className: className, reason: .invalid(error.description)))
+                continue
+            }
+            if let first = classes.updateValue(className, forKey: path) {
+                throw .duplicatePath(path, firstClass: first, secondClass: className)
+            }
+            guard !className.isEmpty, className.utf8.count <= ArchivedNode.maximumClassNameLength else {
+                leftOut.append(
+                    .init(
+                        path: path, className: className,
+                        reason: .invalid("its class name must be 1 to \(ArchivedNode.maximumClassNameLength) bytes of UTF-8")))
+                continue
+            }
+            let state: [UInt8]
+            do {
+                let coder = StateEncoder()
+                try object.encodeRestorableState(with: coder)
+                state = try coder.encodedBlob()
+            } catch {
+                leftOut.append(.init(path: path, className: className, reason: .encodeFailed(String(describing: error))))
+                continue
+            }
+            if state.count > configuration.maximumNodeBytes {
+                leftOut.append(
+                    .init(
+                        path: path, className: className,
+                        reason: .overBudget(bytes: state.count, budget: configuration.maximumNodeBytes)))
+                continue
+            }
+            if totalBytes + state.count > configuration.maximumArchiveBytes {
+                leftOut.append(
+                    .init(
+                        path: path, className: className,
+                        reason: .overBudget(bytes: totalBytes + state.count, budget: configuration.maximumArchiveBytes)))
+                continue
+            }
+            totalBytes += state.count
+            nodes.append(
+                ArchivedNode(
+                    path: path, className: className, classVersion: type(of: object).restorationClassVersion,
+                    order: ordered ? position : 0, state: state))
+            position += 1
+            try visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
+        }
+    }
+}

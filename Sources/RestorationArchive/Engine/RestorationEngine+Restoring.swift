@@ -1,0 +1,302 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+
+/// The objects one restoration produced, and its report.
+public struct RestorationResult {
+    /// What happened to each node; also kept by the store.
+    public let report: RestoreReport
+    /// Every restored object, by path.
+    public let objects: [RestorationPath: any Restorable]
+
+    /// The restored object at `path`, or `nil`.
+    public func object(at path: RestorationPath) -> (any Restorable)? { objects[path] }
+
+    /// The restored top-level objects, in path order.
+    public var roots: [any Restorable] {
+        objects.filter { $0.key.depth == 1 }.sorted { $0.key < $1.key }.map(\.value)
+    }
+}
+
+extension RestorationEngine {
+    /// Restores the newest generation of an archive into objects.
+    ///
+    /// The restore gate decides first (R5). Then, parents first, each node gets its object
+    /// (R6): the restoration class registered for its class name creates it (or declines),
+    /// else the registry's fallback, else the object already at that path under `roots`.
+    /// An object of another class is not used (R7); a node archived by a newer class version
+    /// is skipped and an older one is migrated (R12). Then every object decodes its state,
+    /// parents before children, and finally each is told that restoration finished (R8).
+    ///
+    /// Nothing about a single node throws: the report says, for every node, whether it was
+    /// restored, skipped or failed, and why. The report is also recorded in the store.
+    ///
+    /// - Parameters:
+    ///   - roots: the objects the app's normal start-up made (a window, a tab bar); objects
+    ///     under them are found by path.
+    ///   - archive: the archive to restore, ``ArchiveName/main`` by default.
+    /// - Returns: the restored objects and the report. When there is nothing to restore, or
+    ///   the gate refuses, no object is touched and the report says so.
+    /// - Throws: nothing for a damaged or refused archive (the report says so); only
+    ///   ``RestorationError/store(_:)`` for a store that cannot be read at all.
+    public func restore(_ roots: [any Restorable], from archive: ArchiveName = .main) throws(RestorationError)
+        -> RestorationResult
+    {
+        let started = Date()
+        let snapshot: ArchiveStore.RestorationSnapshot?
+        do {
+            snapshot = try store.restorationSnapshot(of: archive)
+        } catch let error {
+            switch error {
+            case .damagedArchive, .damagedNode, .damagedStore:
+                let report = RestoreReport(
+                    archive: archive, generation: nil, date: started, outcome: .failed(reason: error.description),
+                    nodes: [])
+                logger?.error("Archive '\(archive)' cannot be restored: \(error.description)")
+                record(report)
+                return RestorationResult(report: report, objects: [:])
+            default:
+                throw .store(error)
+            }
+        }
+        guard let snapshot else {
+            logger?.info("Archive '\(archive)' has nothing to restore")
+            return RestorationResult(
+                report: RestoreReport(
+                    archive: archive, generation: nil, date: started, outcome: .nothingToRestore, nodes: []),
+                objects: [:])
+        }
+        let header = snapshot.header
+        var decision = restoreGate(header, app)
+        if case .invalidated(let reason, _) = header.state {
+            decision = .refuse(reason: "the generation was invalidated: \(reason)")
+        }
+        if case .refuse(let reason) = decision {
+            let report = RestoreReport(
+                archive: archive, generation: header.generation, date: started, outcome: .refused(reason: reason),
+                nodes: [])
+            logger?.notice("Archive '\(archive)' generation \(header.generation) not restored: \(reason)")
+            record(report)
+            return RestorationResult(report: report, objects: [:])
+        }
+
+        var walk = RestorationWalk(
+            registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots))
+        walk.run(snapshot.nodes, damaged: snapshot.damaged)
+        let report = RestoreReport(
+            archive: archive, generation: header.generation, date: started, outcome: .restored, nodes: walk.report)
+        for node in report.notRestored {
+            logger?.notice("Not restored: \(node.path) (\(node.className)): \(node.outcome)")
+        }
+        logger?.info(
+            "Restored archive '\(archive)' generation \(header.generation): \(report.restoredCount) of \(report.nodes.count) nodes")
+        record(report)
+        lastKnown[archive] = (header.generation, Dictionary(snapshot.nodes.map { ($0.path, $0) }) { $1 })
+        return RestorationResult(report: report, objects: walk.objects.byPath)
+    }
+
+    /// Keeps the report in the store; a failure to do so never fails the restoration.
+    private func record(_ report: RestoreReport) {
+        guard store.mode == .readWrite else { return }
+        do {
+            try store.recordRestoreReport(report)
+        } catch {
+            logger?.error("The restore report of archive '\(report.archive)' was not recorded: \(error.description)")
+        }
+    }
+
+    /// The objects the app's start-up made, by the paths preservation would give them.
+    static func existingObjects(_ roots: [any Restorable]) -> [RestorationPath: any Restorable] {
+        var found: [RestorationPath: any Restorable] = [:]
+        func visit(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool) {
+            for (object, path) in ChildPaths.assign(objects, under: parent, ordered: ordered) {
+                guard let path = try? path.get(), found[path] == nil else { continue }
+                found[path] = object
+                visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
+            }
+        }
+        visit(roots, under: nil, ordered: false)
+        return found
+    }
+}
+
+/// The paths of a container's children: identifier-less children are left out (R1), and a
+/// repeated identifier in an ordered container is told apart by its rank (R2).
+enum ChildPaths {
+    static func assign(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool)
+        -> [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)]
+    {
+        var occurrences: [String: Int] = [:]
+        var assigned: [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)] = []
+        for object in objects {
+            guard let identifier = object.restorationIdentifier else { continue }
+            var component = identifier
+            if ordered {
+                let rank = occurrences[identifier, default: 0] + 1
+                occurrences[identifier] = rank
+                if rank > 1 { component += "#\(rank)" }
+            }
+            let path = Result { () throws(ArchiveStoreError) -> RestorationPath in
+                if let parent { return try parent.appending(component) }
+                return try RestorationPath(component)
+            }
+            assigned.append((object, path))
+        }
+        return assigned
+    }
+}
+
+/// One restoration: lookup (R6, R7, R12), then decoding (R8), then the finished calls.
+struct RestorationWalk {
+    let registry: RestorationRegistry
+    let configuration: RestorationEngine.Configuration
+    let header: ArchiveHeader
+    let existing: [RestorationPath: any Restorable]
+    let objects = RestoredObjects()
+    private(set) var report: [RestoreReport.Node] = []
+
+    init(
+        registry: RestorationRegistry, configuration: RestorationEngine.Configuration, header: ArchiveHeader,
+        existing: [RestorationPath: any Restorable]
+    ) {
+        self.registry = registry
+        self.configuration = configuration
+        self.header = header
+        self.existing = existing
+    }
+
+    /// An object found for a node, waiting to decode its state.
+    private struct Found {
+        let node: ArchivedNode
+        let reportIndex: Int
+        let object: any Restorable
+        let coder: StateDecoder
+    }
+
+    mutating func run(_ nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
+        // Phase 1, parents first (nodes are sorted by path): find or create every object.
+        var found: [Found] = []
+        for node in nodes {
+            report.append(.init(path: node.path, className: node.className, classVersion: node.classVersion, outcome: .restored))
+            switch lookUp(node, damaged: damaged.contains(node.path)) {
+            case .success(let (object, coder)):
+                objects.byPath[node.path] = object
+                found.append(Found(node: node, reportIndex: report.count - 1, object: object, coder: coder))
+            case .failure(let outcome):
+                report[report.count - 1].outcome = outcome.value
+            }
+        }
+
+        // Phase 2, parents first: decode. A container sees its children, already created (R4).
+        var children: [RestorationPath: [(order: Int, object: any Restorable)]] = [:]
+        for item in found {
+            if let parent = item.node.parentPath {
+                children[parent, default: []].append((item.node.order, item.object))
+            }
+        }
+        var decoded: [Found] = []
+        for item in found {
+            if let parent = item.node.parentPath, objects.byPath[parent] == nil {
+                objects.byPath[item.node.path] = nil
+                report[item.reportIndex].outcome = .skipped(.parentNotRestored)
+                continue
+            }
+            let context = RestorationContext(
+                path: item.node.path, header: header, archivedClassVersion: item.node.classVersion,
+                children: (children[item.node.path] ?? []).sorted { $0.order < $1.order }.map(\.object),
+                objects: objects)
+            do {
+                try item.object.decodeRestorableState(with: item.coder, context: context)
+                decoded.append(item)
+            } catch {
+                objects.byPath[item.node.path] = nil
+                report[item.reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
+            }
+        }
+
+        // Phase 3: every object has its state; tell each that restoration finished (R8).
+        for item in decoded where objects.byPath[item.node.path] != nil {
+            item.object.restorationDidFinish()
+        }
+    }
+
+    /// A node's outcome when it gets no object.
+    private struct NotRestored: Error {
+        let value: RestoreReport.NodeOutcome
+        static func skipped(_ reason: RestoreReport.Reason) -> NotRestored { NotRestored(value: .skipped(reason)) }
+        static func failed(_ reason: RestoreReport.Reason) -> NotRestored { NotRestored(value: .failed(reason)) }
+    }
+
+    /// Finds or creates the object for one node (R6), checks its class (R7) and version (R12).
+    private func lookUp(_ node: ArchivedNode, damaged: Bool) -> Result<(any Restorable, StateDecoder), NotRestored> {
+        Result { () throws(NotRestored) -> (any Restorable, StateDecoder) in
+            if let parent = node.parentPath, objects.byPath[parent] == nil { throw .skipped(.parentNotRestored) }
+            if damaged { throw .failed(.checksumMismatch) }
+            guard node.state.count <= configuration.maximumNodeBytes else {
+                throw .skipped(.overBudget(bytes: node.state.count, budget: configuration.maximumNodeBytes))
+            }
+            let archived: StateDecoder
+            do throws(StateCodingError) {
+                archived = try StateDecoder(blob: node.state, limits: configuration.decodingLimits)
+            } catch .checksumMismatch {
+                throw .failed(.checksumMismatch)
+            } catch {
+                throw .failed(.decodeFailed(error.description))
+            }
+
+            let registration = registry.registration(for: node.className)
+            // A known class: check the version and migrate before anyone reads the state.
+            var coder = archived
+            if let registration {
+                coder = try migrated(node, coder: archived, to: registration.type)
+            }
+            let request = RestorationRequest(
+                path: node.path, className: node.className, classVersion: node.classVersion, coder: coder)
+
+            // R6 (1): the restoration class creates it, or declines, and nothing else is tried.
+            if let restore = registration?.restore {
+                let object: (any Restorable)?
+                do { object = try restore(request) } catch { throw .failed(.decodeFailed(String(describing: error))) }
+                guard let object else { throw .skipped(.declined) }
+                return (object, coder)
+            }
+            // R6 (2) the app's fallback, then (3) an existing object, unless its type has a
+            // restoration class: those are never found implicitly.
+            var object: (any Restorable)?
+            do { object = try registry.fallback?(request) } catch {
+                throw .failed(.decodeFailed(String(describing: error)))
+            }
+            if object == nil, let candidate = existing[node.path], !registry.hasRestorationClass(candidate) {
+                object = candidate
+            }
+            guard let object else { throw .skipped(.noRestorationClass) }
+            // R7: state archived for one class never goes into an object of another.
+            guard registry.object(object, matches: node.className) else {
+                throw .skipped(.classMismatch(found: type(of: object).restorationClassName))
+            }
+            if registration == nil {
+                coder = try migrated(node, coder: archived, to: type(of: object))
+            }
+            return (object, coder)
+        }
+    }
+
+    /// The node's state in `type`'s current version (R12): as is, migrated, or skipped when newer.
+    private func migrated(_ node: ArchivedNode, coder: StateDecoder, to type: any Restorable.Type) throws(NotRestored)
+        -> StateDecoder
+    {
+        let current = type.restorationClassVersion
+        if node.classVersion > current { throw .skipped(.versionTooNew(supported: current)) }
+        guard node.classVersion < current else { return coder }
+        do {
+            var state = try StateValue.decode(blob: node.state, limits: configuration.decodingLimits)
+            try type.migrateRestorableState(&state, from: node.classVersion)
+            return try StateDecoder(blob: try StateValue.encode(state), limits: configuration.decodingLimits)
+        } catch {
+            throw .failed(.decodeFailed("migrating from class version \(node.classVersion): \(error)"))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+public import Logging
+
+/// Preserves a tree of ``Restorable`` objects into an ``ArchiveStore`` and restores it at the
+/// next launch: UIKit's state preservation and restoration, for any Swift object.
+///
+/// ```swift
+/// let store = try ArchiveStore(appIdentifier: "com.example.orders")
+/// var registry = RestorationRegistry()
+/// try registry.register(MenuItemDetail.self) { request in MenuItemDetail(request) }
+/// let engine = try RestorationEngine(
+///     store: store, app: AppIdentity(version: "11.0", build: "1024"), registry: registry)
+///
+/// // At launch, once the app's normal start-up has built its root objects:
+/// let restoration = try engine.restore([tabs])
+/// logger.info("\(restoration.report.restoredCount) screens restored")
+///
+/// // Going to the background:
+/// try engine.preserve([tabs])
+/// ```
+///
+/// An engine is not thread-safe: use it from the thread or actor that owns the objects
+/// (usually the main actor). Saves are incremental when only some objects changed: the
+/// engine remembers the archive it last saved or restored and writes only the nodes whose
+/// encoded bytes differ.
+public final class RestorationEngine {
+    /// Budgets and limits of an engine.
+    public struct Configuration: Hashable, Sendable {
+        /// The largest encoded state of one object, in bytes. A larger object is left out of
+        /// the save (with its subtree) and reported; at restoration, a larger node is skipped.
+        /// 1 MiB by default.
+        public var maximumNodeBytes: Int
+        /// The largest total encoded state of one archive, in bytes. Objects that would take the
+        /// save over it are left out (with their subtrees) and reported. 16 MiB by default.
+        public var maximumArchiveBytes: Int
+        /// Limits applied when decoding each node's state.
+        public var decodingLimits: DecodingLimits
+
+        public init(
+            maximumNodeBytes: Int = 1 << 20, maximumArchiveBytes: Int = 16 << 20,
+            decodingLimits: DecodingLimits = .default
+        ) {
+            self.maximumNodeBytes = maximumNodeBytes
+            self.maximumArchiveBytes = maximumArchiveBytes
+            self.decodingLimits = decodingLimits
+        }
+    }
+
+    /// Writes app-level values into the header of the save about to happen, and may veto it (R5).
+    public typealias SaveGate = (inout HeaderValues) -> SaveDecision
+    /// Decides whether an archive header may be restored by this app (R5).
+    public typealias RestoreGate = (ArchiveHeader, AppIdentity) -> RestoreDecision
+
+    /// The store archives are saved to and restored from.
+    public let store: ArchiveStore
+    /// The running app, written into every header.
+    public let app: AppIdentity
+    /// The restoration classes and fallback.
+    public let registry: RestorationRegistry
+    /// Budgets and limits.
+    public let configuration: Configuration
+    /// Called before every save; by default it saves with no app values.
+    public var saveGate: SaveGate = { _ in .save }
+    /// Called before every restoration; ``RestoreDecision/standard(for:app:)`` by default.
+    public var restoreGate: RestoreGate = RestoreDecision.standard(for:app:)
+
+    let logger: Logger?
+    /// The nodes of each archive's newest generation as this engine last saved or restored
+    /// them: what an incremental save compares against.
+    var lastKnown: [ArchiveName: (generation: Generation, nodes: [RestorationPath: ArchivedNode])] = [:]
+
+    /// - Parameters:
+    ///   - store: the store to save into and restore from; restoring also records a report,
+    ///     which a read-only store skips.
+    ///   - app: the running app's version, build, platform and idiom.
+    ///   - registry: the app's restoration classes and fallback.
+    ///   - configuration: budgets and limits.
+    ///   - logger: where diagnostics go (paths, class names, counts; never stored values).
+    /// - Throws: ``RestorationError/invalidConfiguration(_:)`` for a budget below 1.
+    public init(
+        store: ArchiveStore, app: AppIdentity, registry: RestorationRegistry,
+        configuration: Configuration = Configuration(), logger: Logger? = nil
+    ) throws(RestorationError) {
+        guard configuration.maximumNodeBytes >= 1, configuration.maximumArchiveBytes >= 1 else {
+            throw .invalidConfiguration("budgets must be at least 1 byte")
+        }
+        self.store = store
+        self.app = app
+        self.registry = registry
+        self.configuration = configuration
+        self.logger = logger
+    }
+}

@@ -1,0 +1,136 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// What one restoration did, node by node: a value an app can log, and that the store keeps
+/// (``ArchiveStore/restoreReports(of:)``, `restorectl report`).
+///
+/// Reports name paths, class names and keys, never stored values.
+public struct RestoreReport: Hashable, Sendable, Codable {
+    /// How the restoration as a whole went.
+    public enum Outcome: Hashable, Sendable, Codable {
+        /// The generation was restored; see ``RestoreReport/nodes`` for each node.
+        case restored
+        /// The archive has no generation to restore (first launch, or discarded).
+        case nothingToRestore
+        /// The restore gate refused the generation, or it may no longer be restored.
+        case refused(reason: String)
+        /// The generation could not be read (a damaged store, for instance).
+        case failed(reason: String)
+    }
+
+    /// Why a node was not restored.
+    public enum Reason: Hashable, Sendable, Codable, CustomStringConvertible {
+        /// Neither a restoration class, the app's fallback nor an existing object provided it.
+        case noRestorationClass
+        /// Its restoration class returned `nil`.
+        case declined
+        /// The object found or created for it is of another class (R7).
+        case classMismatch(found: String)
+        /// It was archived by a newer version of its class than the running code knows (R12).
+        case versionTooNew(supported: Int)
+        /// Its state could not be decoded or migrated; the message names the key.
+        case decodeFailed(String)
+        /// Its parent was not restored, so it has nowhere to go.
+        case parentNotRestored
+        /// Its stored state does not match its checksum: the store was damaged.
+        case checksumMismatch
+        /// Its state is larger than the engine's per-node budget.
+        case overBudget(bytes: Int, budget: Int)
+
+        public var description: String {
+            switch self {
+            case .noRestorationClass: "no restoration class, fallback or existing object provided it"
+            case .declined: "its restoration class declined"
+            case .classMismatch(let found): "the object found is a \(found)"
+            case .versionTooNew(let supported): "its class version is newer than \(supported), the newest this app knows"
+            case .decodeFailed(let message): "decoding failed: \(message)"
+            case .parentNotRestored: "its parent was not restored"
+            case .checksumMismatch: "its state does not match its checksum"
+            case .overBudget(let bytes, let budget): "its state is \(bytes) bytes, over the budget of \(budget)"
+            }
+        }
+    }
+
+    /// What happened to one node.
+    public enum NodeOutcome: Hashable, Sendable, Codable {
+        /// The object was found or created and decoded its state.
+        case restored
+        /// The node was passed over, for a reason that is not damage.
+        case skipped(Reason)
+        /// The node's state was damaged or could not be decoded.
+        case failed(Reason)
+    }
+
+    /// One archived node and its outcome.
+    public struct Node: Hashable, Sendable, Codable {
+        public var path: RestorationPath
+        public var className: String
+        public var classVersion: Int
+        public var outcome: NodeOutcome
+    }
+
+    /// The archive restored from.
+    public var archive: ArchiveName
+    /// The generation restored from; `nil` when there was none.
+    public var generation: Generation?
+    /// When the restoration started.
+    public var date: Date
+    /// How it went.
+    public var outcome: Outcome
+    /// Every archived node, in path order (parents first); empty unless ``outcome`` is
+    /// ``Outcome/restored``.
+    public var nodes: [Node]
+
+    /// The nodes restored.
+    public var restoredCount: Int { nodes.count { $0.outcome == .restored } }
+    /// The nodes skipped or failed.
+    public var notRestored: [Node] { nodes.filter { $0.outcome != .restored } }
+}
+
+/// What one preservation did.
+public struct PreservationResult: Hashable, Sendable {
+    /// Why an object was left out of the save.
+    public enum Reason: Hashable, Sendable, CustomStringConvertible {
+        /// Its encoded state is over the per-node budget, or would take the archive over its budget.
+        case overBudget(bytes: Int, budget: Int)
+        /// Its ``Restorable/encodeRestorableState(with:)`` threw; the message names the key.
+        case encodeFailed(String)
+        /// Its identifier or class name cannot be stored (empty, too long, too deep).
+        case invalid(String)
+
+        public var description: String {
+            switch self {
+            case .overBudget(let bytes, let budget): "its state is \(bytes) bytes, over the budget of \(budget)"
+            case .encodeFailed(let message): "encoding failed: \(message)"
+            case .invalid(let message): message
+            }
+        }
+    }
+
+    /// An object left out of the save, with everything below it.
+    public struct LeftOut: Hashable, Sendable {
+        /// Its path; for an unusable identifier, the path of its parent (or `nil` at the top).
+        public var path: RestorationPath?
+        public var className: String
+        public var reason: Reason
+    }
+
+    /// The save, or `nil` when the save gate vetoed it.
+    public var save: SaveResult?
+    /// The save gate's reason when it vetoed the save.
+    public var vetoReason: String?
+    /// Objects preserved in the new generation.
+    public var nodeCount: Int
+    /// Objects written because they are new or changed (all of them in a full save).
+    public var nodesWritten: Int
+    /// Objects whose state was byte-for-byte the same as in the previous generation, so
+    /// they were not written again.
+    public var nodesUnchanged: Int
+    /// Objects of the previous generation that are gone.
+    public var nodesRemoved: Int
+    /// Objects left out of the save, each with its subtree, and why.
+    public var leftOut: [LeftOut]
+}

@@ -1,0 +1,84 @@
+import Examples
+import Foundation
+import RestorationArchive
+import Testing
+import TestSupport
+
+/// The example app of the seed articles, preserved and restored through a real store.
+@Suite("Example app")
+struct ExampleAppTests {
+    @Test func exampleAppRoundTripsWithEveryNodeRestored() throws {
+        try withTemporaryStore { store in
+            let before = OrderApp()
+            before.simulateSession()
+            let saving = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            let saved = try saving.preserve(before.roots)
+            #expect(saved.leftOut.isEmpty)
+            #expect(saved.save?.kind == .full)
+
+            // The next launch: a new process builds the app afresh and restores into it.
+            let after = OrderApp()
+            let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            let restoration = try engine.restore(after.roots)
+            let report = restoration.report
+            #expect(report.outcome == .restored)
+            #expect(report.notRestored.isEmpty, "\(report.notRestored)")
+            #expect(report.restoredCount == saved.nodeCount)
+            #expect(report.nodes.map(\.path.description) == [
+                "Tabs",
+                "Tabs/MenuNavigation",
+                "Tabs/MenuNavigation/Categories",
+                "Tabs/MenuNavigation/Menu",
+                "Tabs/MenuNavigation/MenuItemDetail",
+                "Tabs/OrderNavigation",
+                "Tabs/OrderNavigation/Order",
+                "Tabs/Pages",
+                "Tabs/Pages/COFFEE_webview",
+                "Tabs/Pages/MILK_webview",
+                "Tabs/Pages/MILK_webview/Presented",
+                "Tabs/Profile",
+            ])
+
+            // The restored app shows what the user left.
+            #expect(after.tabs.selectedIndex == 1)
+            #expect(after.menuNavigation.screens.count == 3)
+            #expect(after.menuNavigation.finishedRestoring)
+            let detail = try #require(after.menuNavigation.screens.last as? MenuItemDetail)
+            #expect(detail.item == Examples.MenuItem.menu[0])
+            #expect((after.menuNavigation.screens[1] as? MenuList)?.category == .coffee)
+            #expect((after.menuNavigation.screens[0] as? CategoryList)?.scrollOffset == 120.5)
+            #expect(after.order.order == before.order.order)
+            #expect(after.pages.selectedPage == "MILK_webview")
+            let milk = try #require(after.pages.pages.first { $0.restorationIdentifier == "MILK_webview" })
+            #expect(milk.url == URL(string: "https://example.com/menu/milk"))
+            #expect(milk.scrollFraction == 0.25)
+            #expect(milk.presented?.presentationStyle == .pageSheet)
+            #expect(after.profile.editedText == "Sam")
+            #expect(after.profile.activeField == .firstName)
+            #expect(after.tabs.login == nil)
+
+            // The store keeps the report.
+            #expect(try store.restoreReports().first == report)
+        }
+    }
+
+    @Test func unchangedAppSavesNothingButANewHeader() throws {
+        try withTemporaryStore { store in
+            let app = OrderApp()
+            app.simulateSession()
+            let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            let first = try engine.preserve(app.roots)
+            let second = try engine.preserve(app.roots)
+            #expect(second.save?.kind == .incremental)
+            #expect(second.nodesWritten == 0)
+            #expect(second.nodesUnchanged == first.nodeCount)
+
+            app.order.order.note = "Oat milk"
+            let third = try engine.preserve(app.roots)
+            #expect(third.save?.kind == .incremental)
+            #expect(third.nodesWritten == 1)
+            #expect(third.nodesUnchanged == first.nodeCount - 1)
+            #expect(third.save?.generation == 3)
+        }
+    }
+}
