@@ -58,7 +58,10 @@ let package = Package(
         ),
         .testTarget(
             name: "RestorationArchiveTests",
-            dependencies: ["RestorationArchive", "Examples", "StoreMigrations", "TestSupport", "CSQLite"]
+            dependencies: [
+                "RestorationArchive", "Examples", "StoreMigrations", "TestSupport", "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "restorectlTests",

@@ -1,0 +1,204 @@
+import RestorationArchive
+import Testing
+import TestSupport
+
+/// How restoration finds objects and decodes them: DESIGN §3 R6, R7, R8 and R12.
+@Suite("Engine lookup rules")
+struct EngineLookupRuleTests {
+    /// Saves a root `Root` holding one `Probe` at `Root/Screen` with the value "saved".
+    private func saveScreen(_ store: ArchiveStore, _ screen: Probe = Probe("Screen", value: "saved")) throws {
+        try makeEngine(store).preserve([Probe("Root", value: "root", [screen])])
+    }
+
+    private func outcome(_ result: RestorationResult, _ path: String) throws -> RestoreReport.NodeOutcome? {
+        let path = try RestorationPath.text(path)
+        return result.report.nodes.first { $0.path == path }?.outcome
+    }
+
+    // MARK: R6 lookup order
+
+    @Test func R6_restorationClassComesFirst() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            var asked: [String] = []
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self) { request in
+                asked.append("class \(request.path)")
+                return request.path.depth == 2 ? Probe("Screen") : nil
+            }
+            registry.fallback = { request in
+                asked.append("fallback \(request.path)")
+                return nil
+            }
+            let existing = Probe("Screen")
+            let result = try makeEngine(store, registry: registry).restore([Probe("Root", [existing])])
+            // The root declined: nothing else is asked for it, and the screen below it has no
+            // parent to go to, so it is not created at all.
+            #expect(asked == ["class Root"])
+            #expect(try outcome(result, "Root") == .skipped(.declined))
+            #expect(try outcome(result, "Root/Screen") == .skipped(.parentNotRestored))
+            #expect(existing.decodeCount == 0)
+        }
+    }
+
+    @Test func R6_declinedRestorationClassStopsLookup() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            var fallbackAsked = false
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self) { request in request.path.depth == 1 ? Probe("Root") : nil }
+            registry.fallback = { _ in
+                fallbackAsked = true
+                return Probe("Screen")
+            }
+            let existing = Probe("Screen")
+            let result = try makeEngine(store, registry: registry).restore([Probe("Root", [existing])])
+            #expect(try outcome(result, "Root") == .restored)
+            #expect(try outcome(result, "Root/Screen") == .skipped(.declined))
+            #expect(!fallbackAsked, "no fallback after a restoration class declined")
+            #expect(existing.decodeCount == 0, "no existing object after a restoration class declined")
+        }
+    }
+
+    @Test func R6_fallbackIsAskedBeforeExistingObjects() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            var registry = RestorationRegistry()
+            let made = Probe("Screen")
+            registry.fallback = { request in request.className == "Probe" && request.path.depth == 2 ? made : nil }
+            let existing = Probe("Screen")
+            let root = Probe("Root", [existing])
+            let result = try makeEngine(store, registry: registry).restore([root])
+            #expect(result.report.notRestored.isEmpty)
+            #expect(made.value == "saved" && existing.decodeCount == 0)
+            #expect(root.restoredChildren.first === made)
+        }
+    }
+
+    @Test func R6_existingObjectIsFoundByPathWhenNothingElseProvidesIt() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            let existing = Probe("Screen")
+            let root = Probe("Root", [existing])
+            let result = try makeEngine(store).restore([root])
+            #expect(result.report.notRestored.isEmpty)
+            #expect(root.value == "root" && existing.value == "saved")
+            #expect(result.object(at: try .text("Root/Screen")) === existing)
+
+            // Without an object at that path, nothing provides it.
+            let bare = try makeEngine(store).restore([Probe("Root")])
+            #expect(try outcome(bare, "Root/Screen") == .skipped(.noRestorationClass))
+        }
+    }
+
+    @Test func R6_typeWithRestorationClassIsNeverFoundImplicitly() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            // SpecialProbe objects are only ever made by their restoration class; one that
+            // happens to sit at the archived path is not taken for the archived Probe.
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self)
+            try registry.register(SpecialProbe.self) { _ in SpecialProbe("Screen") }
+            let existing = SpecialProbe("Screen")
+            let result = try makeEngine(store, registry: registry).restore([Probe("Root", [existing])])
+            #expect(try outcome(result, "Root/Screen") == .skipped(.noRestorationClass))
+            #expect(existing.decodeCount == 0)
+        }
+    }
+
+    // MARK: R7 class mismatch
+
+    @Test func R7_objectOfAnotherClassDoesNotDecodeTheState() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            let impostor = OtherProbe("Screen", value: "untouched")
+            let result = try makeEngine(store).restore([Probe("Root", [impostor])])
+            #expect(try outcome(result, "Root/Screen") == .skipped(.classMismatch(found: "OtherProbe")))
+            #expect(impostor.decodeCount == 0 && impostor.value == "untouched")
+            #expect(result.object(at: try .text("Root/Screen")) == nil)
+        }
+    }
+
+    @Test func R7_registeredSubclassAndAliasAreAccepted() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store)
+            // A subclass of the registered archived class takes its state.
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self)
+            let subclass = SpecialProbe("Screen")
+            let result = try makeEngine(store, registry: registry).restore([Probe("Root", [subclass])])
+            #expect(try outcome(result, "Root/Screen") == .restored)
+            #expect(subclass.value == "saved")
+
+            // A type renamed since the save finds its old name through an alias.
+            var renamed = RestorationRegistry()
+            try renamed.register(OtherProbe.self, aliases: ["Probe"])
+            let other = OtherProbe("Screen")
+            let aliased = try makeEngine(store, registry: renamed).restore([OtherProbe("Root", [other])])
+            #expect(aliased.report.notRestored.isEmpty)
+            #expect(other.value == "saved")
+        }
+    }
+
+    @Test func R7_registryRefusesConflictingNames() throws {
+        var registry = RestorationRegistry()
+        try registry.register(Probe.self)
+        #expect(throws: RestorationError.conflictingRegistration("Probe")) { try registry.register(Probe.self) }
+        #expect(throws: RestorationError.conflictingRegistration("Probe")) {
+            try registry.register(OtherProbe.self, aliases: ["Probe"])
+        }
+    }
+
+    // MARK: R8 order
+
+    @Test func R8_parentsDecodeBeforeChildrenAndEveryObjectFinishesAfterAllDecoded() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("A", [Probe("B", [Probe("C")]), Probe("D")])])
+            let log = EventLog()
+            let objects = [Probe("A", log: log, [Probe("B", log: log, [Probe("C", log: log)]), Probe("D", log: log)])]
+            let result = try makeEngine(store).restore(objects)
+            #expect(result.report.restoredCount == 4)
+            #expect(log.events == [
+                "decode A", "decode A/B", "decode A/B/C", "decode A/D",
+                "finish A", "finish B", "finish C", "finish D",
+            ])
+        }
+    }
+
+    // MARK: R12 class versions
+
+    @Test func R12_nodeFromANewerClassVersionIsSkipped() throws {
+        try withTemporaryStore { store in
+            let newer = NoteV2()
+            newer.name = "from the future"
+            try makeEngine(store).preserve([newer])
+            // The app was downgraded: its Note is version 1.
+            var registry = RestorationRegistry()
+            try registry.register(NoteV1.self) { _ in NoteV1(title: "") }
+            let result = try makeEngine(store, registry: registry).restore([])
+            #expect(result.report.nodes.map(\.outcome) == [.skipped(.versionTooNew(supported: 1))])
+            #expect(result.objects.isEmpty)
+        }
+    }
+
+    @Test func R12_nodeFromAnOlderClassVersionGoesThroughTheMigration() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([NoteV1(title: "groceries")])
+            #expect(try store.snapshot()?.nodes.first?.classVersion == 1)
+            var registry = RestorationRegistry()
+            try registry.register(NoteV2.self) { request in
+                let note = NoteV2()
+                // The restoration class already sees the migrated state.
+                #expect(request.coder.contains("name") && request.classVersion == 1)
+                return note
+            }
+            let result = try makeEngine(store, registry: registry).restore([])
+            #expect(result.report.notRestored.isEmpty)
+            #expect((result.roots.first as? NoteV2)?.name == "groceries")
+            // The existing-object path migrates too.
+            let existing = NoteV2()
+            _ = try makeEngine(store).restore([existing])
+            #expect(existing.name == "groceries")
+        }
+    }
+}

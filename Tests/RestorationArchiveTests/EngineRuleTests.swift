@@ -1,0 +1,201 @@
+import RestorationArchive
+import Testing
+import TestSupport
+
+/// The behaviour rules of DESIGN §3 that the engine keeps; each test starts with its rule.
+@Suite("Engine rules")
+struct EngineRuleTests {
+    // MARK: R1 opt-in
+
+    @Test func R1_objectWithoutIdentifierExcludesItsWholeSubtree() throws {
+        try withTemporaryStore { store in
+            // Seed 000's stack A–B–C: B has no identifier, so C is not preserved although it has one.
+            let c = Probe("C", value: "c")
+            let root = Probe("A", value: "a", [Probe(nil, value: "b", [c]), Probe("D", value: "d")])
+            let result = try makeEngine(store).preserve([root])
+            #expect(result.leftOut.isEmpty)
+            let paths = try #require(try store.snapshot()).nodes.map(\.path.description)
+            #expect(paths == ["A", "A/D"])
+        }
+    }
+
+    // MARK: R2 unique paths
+
+    @Test func R2_duplicatePathIsAnErrorNamingThePathAndBothClasses() throws {
+        try withTemporaryStore { store in
+            // Seed 000's bug: every page identified "webview", so milk showed yogurt's content.
+            let root = Probe("Pages", [Probe("webview", value: "milk"), OtherProbe("webview", value: "yogurt")])
+            #expect(throws: RestorationError.duplicatePath(try .text("Pages/webview"), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try makeEngine(store).preserve([root])
+            }
+            let error = RestorationError.duplicatePath(try .text("Pages/webview"), firstClass: "Probe", secondClass: "OtherProbe")
+            #expect(error.description.contains("'Pages/webview'") && error.description.contains("OtherProbe"))
+            #expect(try store.header() == nil, "nothing is saved")
+        }
+    }
+
+    @Test func R2_orderedContainerTellsRepeatedIdentifiersApartByPosition() throws {
+        try withTemporaryStore { store in
+            let stack = Probe("Nav", ordered: true, [Probe("Menu", value: "coffee"), Probe("Menu", value: "tea"), Probe("Detail", value: "latte"), Probe("Menu", value: "milk")])
+            try makeEngine(store).preserve([stack])
+            let nodes = try #require(try store.snapshot()).nodes
+            #expect(nodes.map(\.path.description) == ["Nav", "Nav/Detail", "Nav/Menu", "Nav/Menu#2", "Nav/Menu#3"])
+            #expect(nodes.map(\.order) == [0, 2, 0, 1, 3])
+
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self) { request in Probe(request.path.identifier) }
+            let restored = try makeEngine(store, registry: registry).restore([])
+            let nav = try #require(restored.object(at: try .text("Nav")) as? Probe)
+            #expect(nav.restoredChildren.compactMap { ($0 as? Probe)?.value } == ["coffee", "tea", "latte", "milk"])
+        }
+    }
+
+    // MARK: R3 own coder per object
+
+    @Test func R3_eachObjectEncodesIntoItsOwnCoder() throws {
+        try withTemporaryStore { store in
+            let milk = Probe("MILK_webview", value: "https://example.com/milk")
+            let yogurt = Probe("YOGURT_webview", value: "https://example.com/yogurt")
+            try makeEngine(store).preserve([Probe("Pages", [milk, yogurt])])
+
+            let fresh = [Probe("MILK_webview"), Probe("YOGURT_webview")]
+            let result = try makeEngine(store).restore([Probe("Pages", fresh)])
+            #expect(result.report.notRestored.isEmpty)
+            #expect(fresh.map(\.value) == ["https://example.com/milk", "https://example.com/yogurt"])
+        }
+    }
+
+    @Test func R3_reservedKeyIsRefusedAndOnlyThatObjectIsLeftOut() throws {
+        try withTemporaryStore { store in
+            let bad = Probe("Bad", value: "x", [Probe("BelowBad")])
+            bad.extraKey = "restoration.children"
+            let result = try makeEngine(store).preserve([Probe("Root", [bad, Probe("Good")])])
+            #expect(result.leftOut.count == 1)
+            let leftOut = try #require(result.leftOut.first)
+            #expect(leftOut.path == (try .text("Root/Bad")))
+            guard case .encodeFailed(let message) = leftOut.reason else {
+                Issue.record("expected an encoding failure, got \(leftOut.reason)")
+                return
+            }
+            #expect(message.contains("'restoration.children' is reserved"))
+            #expect(try #require(try store.snapshot()).nodes.map(\.path.description) == ["Root", "Root/Good"])
+        }
+    }
+
+    // MARK: R4 child references
+
+    @Test func R4_childrenArePreservedRecursivelyAndRestoredBeforeTheContainerFinishes() throws {
+        try withTemporaryStore { store in
+            let original = Probe("Tabs", value: "tabs", [Probe("Menu", value: "menu", [Probe("Detail", value: "latte")])])
+            try makeEngine(store).preserve([original])
+            #expect(try #require(try store.snapshot()).nodes.map(\.path.description) == ["Tabs", "Tabs/Menu", "Tabs/Menu/Detail"])
+
+            // Only the tab bar exists at launch; its descendants are recreated.
+            var registry = RestorationRegistry()
+            registry.fallback = { request in request.path.depth > 1 ? Probe(request.path.identifier) : nil }
+            let tabs = Probe("Tabs")
+            let result = try makeEngine(store, registry: registry).restore([tabs])
+            #expect(result.report.restoredCount == 3)
+            let menu = try #require(tabs.restoredChildren.first as? Probe)
+            #expect(menu.restorationIdentifier == "Menu")
+            // By the time a container hears that restoration finished, its children have their state.
+            #expect(tabs.childValuesAtFinish == ["menu"])
+            #expect(menu.childValuesAtFinish == ["latte"])
+            #expect(result.object(at: try .text("Tabs/Menu/Detail")) === menu.restoredChildren.first)
+        }
+    }
+
+    // MARK: R5 gates
+
+    @Test func R5_saveGateWritesAppValuesIntoTheHeader() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            engine.saveGate = { values in
+                values["MyAppVersion"] = .double(11.0)
+                return .save
+            }
+            try engine.preserve([Probe("Root")])
+            let header = try #require(try store.header())
+            #expect(header.appValues["MyAppVersion"] == .double(11.0))
+            #expect(header.appVersion == "11.0" && header.appBuild == "1024" && header.idiom == "phone")
+        }
+    }
+
+    @Test func R5_saveGateVetoKeepsThePreviousGeneration() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            let root = Probe("Root", value: "first")
+            try engine.preserve([root])
+            engine.saveGate = { _ in .veto(reason: "a payment sheet is open") }
+            root.value = "second"
+            let result = try engine.preserve([root])
+            #expect(result.save == nil)
+            #expect(result.vetoReason == "a payment sheet is open")
+            #expect(try store.header()?.generation == 1)
+        }
+    }
+
+    @Test func R5_restoreGateRefusalIsRecordedAndTouchesNoObject() throws {
+        try withTemporaryStore { store in
+            let saver = try makeEngine(store)
+            saver.saveGate = { values in
+                values["MyAppVersion"] = .double(10.0)
+                return .save
+            }
+            try saver.preserve([Probe("Root", value: "saved")])
+
+            let engine = try makeEngine(store)
+            engine.restoreGate = { header, app in
+                guard case .double(let version)? = header.appValues["MyAppVersion"], version >= 11 else {
+                    return .refuse(reason: "saved before version 11")
+                }
+                return .standard(for: header, app: app)
+            }
+            let root = Probe("Root", value: "fresh")
+            let result = try engine.restore([root])
+            #expect(result.report.outcome == .refused(reason: "saved before version 11"))
+            #expect(result.objects.isEmpty)
+            #expect(root.decodeCount == 0 && root.value == "fresh")
+            #expect(try store.restoreReports().map(\.outcome) == [.refused(reason: "saved before version 11")])
+        }
+    }
+
+    @Test(arguments: [
+        (AppIdentity(version: "12.0", build: "1024", platform: "linux", idiom: "phone"), "app version 11.0"),
+        (AppIdentity(version: "11.0", build: "1024", platform: "macos", idiom: "phone"), "on linux"),
+        (AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "pad"), "idiom 'phone'"),
+    ])
+    func R5_defaultRestoreGateNeedsTheSameVersionPlatformAndIdiom(app: AppIdentity, reason: String) throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let root = Probe("Root")
+            let engine = try RestorationEngine(store: store, app: app, registry: RestorationRegistry())
+            let result = try engine.restore([root])
+            guard case .refused(let refusal) = result.report.outcome else {
+                Issue.record("expected a refusal, got \(result.report.outcome)")
+                return
+            }
+            #expect(refusal.contains(reason))
+            #expect(root.decodeCount == 0)
+            // The same build that saved restores (a different build number is fine).
+            let same = AppIdentity(version: "11.0", build: "1025", platform: "linux", idiom: "phone")
+            let restored = try RestorationEngine(store: store, app: same, registry: RestorationRegistry()).restore([root])
+            #expect(restored.report.outcome == .restored)
+        }
+    }
+
+    @Test func R5_defaultRestoreGateRefusesANewerStoreFormat() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root")])
+            var header = try #require(try store.header())
+            let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
+            #expect(RestoreDecision.standard(for: header, app: app) == .restore)
+            header.storeFormat = ArchiveStore.storeFormat + 1
+            guard case .refuse(let reason) = RestoreDecision.standard(for: header, app: app) else {
+                Issue.record("a newer store format must be refused")
+                return
+            }
+            #expect(reason.contains("store format \(ArchiveStore.storeFormat + 1)"))
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import RestorationArchive
+
+/// What the test objects did, in order: "decode Root/A", "finish Root/A", …
+final class EventLog {
+    var events: [String] = []
+}
+
+/// A restorable object for engine tests: an identifier, children, one string of state.
+class Probe: Restorable {
+    class var restorationClassName: String { "Probe" }
+    let restorationIdentifier: String?
+    var children: [any Restorable]
+    var ordered: Bool
+    var value: String
+    var extraKey: String?
+    let log: EventLog
+    private(set) var restoredChildren: [any Restorable] = []
+    private(set) var childValuesAtFinish: [String] = []
+    private(set) var decodeCount = 0
+
+    init(_ identifier: String?, value: String = "", ordered: Bool = false, log: EventLog = EventLog(), _ children: [any Restorable] = []) {
+        self.restorationIdentifier = identifier
+        self.value = value
+        self.ordered = ordered
+        self.log = log
+        self.children = children
+    }
+
+    var restorationChildren: [any Restorable] { children }
+    var restorationChildrenAreOrdered: Bool { ordered }
+
+    func encodeRestorableState(with coder: StateEncoder) throws {
+        try coder.encode(value, forKey: "value")
+        if let extraKey { try coder.encode(true, forKey: extraKey) }
+    }
+
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        decodeCount += 1
+        log.events.append("decode \(context.path)")
+        value = try coder.decode(String.self, forKey: "value")
+        restoredChildren = context.children
+    }
+
+    func restorationDidFinish() {
+        log.events.append("finish \(restorationIdentifier ?? "?")")
+        childValuesAtFinish = restoredChildren.compactMap { ($0 as? Probe)?.value }
+    }
+}
+
+/// A second class, for class mismatches (R7).
+final class OtherProbe: Probe {
+    override class var restorationClassName: String { "OtherProbe" }
+}
+
+/// A subclass that keeps its superclass's state under its own class name (R7).
+final class SpecialProbe: Probe {
+    override class var restorationClassName: String { "SpecialProbe" }
+}
+
+/// Two builds of one class: version 1 stored `title`; version 2 stores `name` (R12).
+final class NoteV1: Restorable {
+    static let restorationClassName = "Note"
+    static let restorationClassVersion = 1
+    let restorationIdentifier: String? = "Note"
+    var title: String
+    init(title: String) { self.title = title }
+    func encodeRestorableState(with coder: StateEncoder) throws { try coder.encode(title, forKey: "title") }
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        title = try coder.decode(String.self, forKey: "title")
+    }
+}
+
+final class NoteV2: Restorable {
+    static let restorationClassName = "Note"
+    static let restorationClassVersion = 2
+    let restorationIdentifier: String? = "Note"
+    var name = ""
+    static func migrateRestorableState(_ state: inout [String: StateValue], from version: Int) throws {
+        if version == 1 { state["name"] = state.removeValue(forKey: "title") }
+    }
+    func encodeRestorableState(with coder: StateEncoder) throws { try coder.encode(name, forKey: "name") }
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        name = try coder.decode(String.self, forKey: "name")
+    }
+}
+
+/// An engine over `store` for an app at version 11.0 on Linux.
+func makeEngine(
+    _ store: ArchiveStore, registry: RestorationRegistry = RestorationRegistry(),
+    configuration: RestorationEngine.Configuration = .init()
+) throws -> RestorationEngine {
+    try RestorationEngine(
+        store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+        registry: registry, configuration: configuration)
+}
+
+extension RestorationPath {
+    /// A path from its text form, for tests.
+    static func text(_ text: String) throws -> RestorationPath { try RestorationPath(parsing: text) }
+}

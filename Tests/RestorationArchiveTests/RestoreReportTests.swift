@@ -1,0 +1,202 @@
+import Logging
+import RestorationArchive
+import Synchronization
+import Testing
+import TestSupport
+
+/// Restore reports, budgets and damage: single nodes never fail a whole save or restoration.
+@Suite("Restore reports and budgets")
+struct RestoreReportTests {
+    @Test func nodeOverItsBudgetIsLeftOutWithItsSubtreeAndTheRestIsSaved() throws {
+        try withTemporaryStore { store in
+            let big = Probe("Big", value: String(repeating: "x", count: 2000), [Probe("BelowBig")])
+            let root = Probe("Root", [big, Probe("Small", value: "s")])
+            let engine = try makeEngine(store, configuration: .init(maximumNodeBytes: 1000))
+            let result = try engine.preserve([root])
+            #expect(result.leftOut.map(\.path) == [try .text("Root/Big")])
+            guard case .overBudget(let bytes, 1000)? = result.leftOut.first?.reason else {
+                Issue.record("expected an over-budget node, got \(result.leftOut)")
+                return
+            }
+            #expect(bytes > 2000)
+            #expect(try #require(try store.snapshot()).nodes.map(\.path.description) == ["Root", "Root/Small"])
+        }
+    }
+
+    @Test func objectsBeyondTheArchiveBudgetAreLeftOut() throws {
+        try withTemporaryStore { store in
+            let children = (0..<10).map { Probe("S\($0)", value: String(repeating: "y", count: 100)) }
+            let engine = try makeEngine(store, configuration: .init(maximumArchiveBytes: 600))
+            let result = try engine.preserve([Probe("Root", children)])
+            let saved = try #require(try store.snapshot())
+            #expect(saved.header.totalBytes <= 600)
+            #expect(saved.nodes.count + result.leftOut.count == 11)
+            #expect(result.leftOut.count >= 5)
+            #expect(result.leftOut.allSatisfy { if case .overBudget(_, 600) = $0.reason { true } else { false } })
+        }
+    }
+
+    @Test func nodeOverTheBudgetAtRestorationIsSkipped() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", [Probe("Big", value: String(repeating: "z", count: 5000))])])
+            let big = Probe("Big")
+            let engine = try makeEngine(store, configuration: .init(maximumNodeBytes: 4096))
+            let result = try engine.restore([Probe("Root", [big])])
+            guard case .skipped(.overBudget(_, 4096))? = result.report.nodes.last?.outcome else {
+                Issue.record("expected an over-budget skip, got \(result.report.nodes)")
+                return
+            }
+            #expect(big.decodeCount == 0)
+        }
+    }
+
+    @Test func damagedNodeFailsAloneWithChecksumMismatch() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", [Probe("A", value: "a", [Probe("Below")]), Probe("B", value: "b")])])
+            try tamper(with: path, "UPDATE node SET state = zeroblob(length(state)) WHERE path = 'Root/A'")
+            let b = Probe("B")
+            let result = try makeEngine(store).restore([Probe("Root", [Probe("A", [Probe("Below")]), b])])
+            #expect(result.report.outcome == .restored)
+            #expect(result.report.nodes.map(\.outcome) == [
+                .restored, .failed(.checksumMismatch), .skipped(.parentNotRestored), .restored,
+            ])
+            #expect(b.value == "b")
+        }
+    }
+
+    @Test func stateThatCannotBeDecodedFailsNamingTheKey() throws {
+        try withTemporaryStore { store in
+            // A Probe archived without its "value" key, with a sound child below it.
+            let coder = StateEncoder()
+            try coder.encode("child", forKey: "value")
+            try store.save([
+                ArchivedNode(path: try .text("Root"), className: "Probe", state: try StateEncoder().encodedBlob()),
+                ArchivedNode(path: try .text("Root/Child"), className: "Probe", state: try coder.encodedBlob()),
+            ], header: SampleArchives.header)
+            let child = Probe("Child")
+            let result = try makeEngine(store).restore([Probe("Root", [child])])
+            #expect(result.report.nodes.map(\.outcome) == [
+                .failed(.decodeFailed("No value for key 'value'.")), .skipped(.parentNotRestored),
+            ])
+            #expect(child.decodeCount == 0)
+            #expect(result.objects.isEmpty)
+
+            // State that is not a blob at all (stored so by another program).
+            try store.save([ArchivedNode(path: try .text("Root"), className: "Probe", state: [0xFF, 0x00])], header: SampleArchives.header)
+            let bad = try makeEngine(store).restore([Probe("Root")])
+            guard case .failed(.decodeFailed(let message))? = bad.report.nodes.first?.outcome else {
+                Issue.record("expected a decode failure, got \(bad.report.nodes)")
+                return
+            }
+            #expect(message.contains("format version 255"))
+        }
+    }
+
+    @Test func damagedHeaderFailsTheRestorationAndIsRecorded() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root")])
+            try tamper(with: path, "UPDATE generation SET app_version = '12.0'")
+            let root = Probe("Root")
+            let result = try makeEngine(store).restore([root])
+            guard case .failed(let reason) = result.report.outcome else {
+                Issue.record("expected a failed restoration, got \(result.report.outcome)")
+                return
+            }
+            #expect(reason.contains("header does not match its checksum"))
+            #expect(root.decodeCount == 0)
+            #expect(try store.restoreReports().first == result.report)
+        }
+    }
+
+    @Test func nothingToRestoreIsReportedButNotRecorded() throws {
+        try withTemporaryStore { store in
+            let result = try makeEngine(store).restore([Probe("Root")])
+            #expect(result.report.outcome == .nothingToRestore)
+            #expect(try store.restoreReports().isEmpty)
+        }
+    }
+
+    @Test func storeKeepsTheNewestReportsOnly() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root")])
+            for _ in 0..<(ArchiveStore.retainedRestoreReports + 3) { _ = try engine.restore([Probe("Root")]) }
+            let reports = try store.restoreReports()
+            #expect(reports.count == ArchiveStore.retainedRestoreReports)
+            #expect(reports.allSatisfy { $0.outcome == .restored && $0.restoredCount == 1 })
+            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.date >= $1.date })
+        }
+    }
+
+    @Test func incrementalSaveFallsBackToFullWhenAnotherWriterSavedInBetween() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let engine = try makeEngine(store)
+            let root = Probe("Root", [Probe("A", value: "a"), Probe("B", value: "b"), Probe("C", value: "c")])
+            try engine.preserve([root])
+            // Another process saves the archive.
+            try makeEngine(try ArchiveStore(path: path)).preserve([Probe("Root", [Probe("Z")])])
+            (root.children[0] as? Probe)?.value = "a2"
+            let result = try engine.preserve([root])
+            #expect(result.save?.kind == .full)
+            #expect(try #require(try store.snapshot()).nodes.map(\.path.description) == ["Root", "Root/A", "Root/B", "Root/C"])
+        }
+    }
+
+    @Test func removedObjectsAreRemovedWithTheirSubtrees() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            let keep = (0..<6).map { Probe("K\($0)") }
+            let gone = Probe("Gone", [Probe("Child", [Probe("Grandchild")])])
+            let root = Probe("Root", keep + [gone])
+            try engine.preserve([root])
+            root.children.removeLast()
+            let result = try engine.preserve([root])
+            #expect(result.save?.kind == .incremental)
+            #expect(result.nodesRemoved == 3 && result.nodesWritten == 0 && result.nodesUnchanged == 7)
+            #expect(try store.snapshot()?.nodes.count == 7)
+        }
+    }
+
+    @Test func loggerGetsPathsAndCountsButNeverStoredValues() throws {
+        try withTemporaryStore { store in
+            let sink = LogSink()
+            let logger = Logger(label: "test") { _ in sink }
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "11.0", build: "1"), registry: RestorationRegistry(),
+                configuration: .init(maximumNodeBytes: 200), logger: logger)
+            let secret = "hunter2-secret-text"
+            try engine.preserve([Probe("Root", value: secret, [Probe("Huge", value: secret + String(repeating: "!", count: 300))])])
+            _ = try engine.restore([Probe("Root")])
+            let messages = sink.messages
+            #expect(messages.contains { $0.contains("Root/Huge") && $0.contains("over the budget") })
+            #expect(messages.contains { $0.contains("Restored archive 'main' generation 1: 1 of 1 nodes") })
+            #expect(!messages.contains { $0.contains("hunter2") })
+        }
+    }
+}
+
+/// A log handler that keeps every message.
+final class LogSink: LogHandler, Sendable {
+    private let stored = Mutex<[String]>([])
+    var messages: [String] { stored.withLock { $0 } }
+
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    func log(event: LogEvent) {
+        stored.withLock { $0.append(event.message.description) }
+    }
+}
