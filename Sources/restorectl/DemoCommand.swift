@@ -1,15 +1,20 @@
 import ArgumentParser
 import Foundation
+import Examples
 import RestorationArchive
 
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Save a sample archive of an example app into a store, to see what restorectl shows.",
+        abstract: "Run an example app through a whole lifecycle against a store, to see what restorectl shows.",
         discussion: """
-            Writes the preserved state of a small ordering app (a tab bar, a menu navigation \
-            stack, web pages and a profile form being edited): a full save, then an incremental \
-            save after the user edits a field. Prints the commands that inspect the result.
+            The example app is the order app of the seed articles: a tab bar, a menu navigation \
+            stack (Categories → Menu → MenuItemDetail), an order, web pages with per-category \
+            identifiers (MILK_webview, COFFEE_webview) and a presented page, a profile form being \
+            edited, and a login screen that is never preserved. The demo uses it the way an app \
+            would: it launches, the user browses, the app goes to the background (a full save), \
+            the user edits the order (an incremental save), the system kills the app, and the next \
+            launch restores every screen. Then it prints the commands that inspect the result.
             """
     )
 
@@ -26,28 +31,65 @@ struct DemoCommand: ParsableCommand {
         do {
             let store = try ArchiveStore(path: path)
             print("Store: \(TerminalText.escaped(path))")
-            let header = SaveHeader(
-                appVersion: "11.0", appBuild: "1024", idiom: "phone",
-                appValues: ["MyAppVersion": .string("11.0")])
+            let registry = try OrderApp.registry()
 
-            let nodes = try DemoApp.preservedNodes(draft: "Extra shot, no sugar")
-            let full = try store.save(nodes, header: header)
-            print("The app moves to the background: full save of \(full.nodeCount) nodes → generation \(full.generation).")
+            // First launch: the app's normal start-up, then restoration (nothing yet, or what
+            // an earlier demo left).
+            let app = OrderApp()
+            let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: registry)
+            engine.saveGate = { values in
+                values["MyAppVersion"] = .string(OrderApp.identity.version)
+                return .save
+            }
+            let launch = try engine.restore(app.roots)
+            print("Launch: \(summary(of: launch.report))")
 
-            let edited = try DemoApp.preservedNodes(draft: "Extra shot, no sugar, oat milk")
-            let changed = edited.filter { !nodes.contains($0) }
-            let incremental = try store.saveChanges(changed, basedOn: full.generation, header: header)
+            app.simulateSession()
+            let full = try engine.preserve(app.roots)
             print(
-                "The user edits the order note; backgrounded again: incremental save of "
-                    + "\(incremental.nodesWritten) changed node → generation \(incremental.generation).")
+                "The user browses to a latte, orders two, opens the milk page and edits their profile; "
+                    + "the app moves to the background: \(summary(of: full)).")
+
+            app.order.order.note += ", oat milk"
+            let incremental = try engine.preserve(app.roots)
+            print("The user edits the order note; backgrounded again: \(summary(of: incremental)).")
+
+            // The system kills the app. Next launch: a fresh start-up, then restoration.
+            let relaunched = OrderApp()
+            let restoring = try RestorationEngine(store: store, app: OrderApp.identity, registry: registry)
+            let restoration = try restoring.restore(relaunched.roots)
+            print("Next launch, after the system killed the app (simulated with a fresh start-up): \(summary(of: restoration.report)).")
+            for node in restoration.report.notRestored {
+                print("  not restored: \(TerminalText.escaped(node.path.description)): \(node.outcome)")
+            }
+            if let detail = relaunched.menuNavigation.screens.last as? MenuItemDetail {
+                print("  The menu tab shows \(TerminalText.escaped(detail.item.name)) again; the order note reads "
+                    + "\"\(TerminalText.escaped(relaunched.order.order.note))\".")
+            }
             print("")
             print("Inspect it:")
             print("  swift run restorectl info \(shellQuoted(path))")
             print("  swift run restorectl info \(shellQuoted(path)) --format json")
-            print("  swift run restorectl show \(shellQuoted(path)) Tabs/OrderNavigation/Order")
+            print("  swift run restorectl show \(shellQuoted(path)) Tabs/MenuNavigation/MenuItemDetail")
+            print("  swift run restorectl show \(shellQuoted(path)) Tabs/OrderNavigation/Order --generation 1")
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
+    }
+
+    private func summary(of report: RestoreReport) -> String {
+        switch report.outcome {
+        case .nothingToRestore: "nothing to restore"
+        case .restored:
+            "restored \(report.restoredCount) of \(report.nodes.count) screens from generation \(report.generation.map(String.init(describing:)) ?? "?")"
+        case .refused(let reason): "not restored: \(TerminalText.escaped(reason))"
+        case .failed(let reason): "restoration failed: \(TerminalText.escaped(reason))"
+        }
+    }
+
+    private func summary(of result: PreservationResult) -> String {
+        guard let save = result.save else { return "save vetoed: \(result.vetoReason ?? "")" }
+        return "\(save.kind.rawValue) save, \(result.nodesWritten) of \(result.nodeCount) nodes written → generation \(save.generation)"
     }
 
     private func shellQuoted(_ text: String) -> String {
@@ -59,93 +101,3 @@ struct DemoCommand: ParsableCommand {
     }
 }
 
-/// The example app's preserved tree, from the seed articles: seed 002's order app (tabs, a
-/// menu navigation stack, a Codable menu item and order), seed 000's web pages with
-/// per-category identifiers and a presented page, and seed 001's profile form with the text
-/// being edited. The login screen has no restoration identifier, so it is absent.
-///
-/// The restoration engine (issue 4) will walk live objects to produce these nodes; until then
-/// the demo builds them directly with the keyed coder.
-enum DemoApp {
-    struct MenuItem: Codable {
-        enum Category: String, Codable { case coffee, tea, bakery }
-        var name: String
-        var price: Double
-        var category: Category
-        var options: [String]
-    }
-
-    struct Order: Codable {
-        var id: UUID
-        var items: [MenuItem]
-        var note: String
-    }
-
-    static func preservedNodes(draft: String) throws -> [ArchivedNode] {
-        func node(
-            _ path: [String], _ className: String, order: Int = 0, _ encode: (StateEncoder) throws -> Void = { _ in }
-        ) throws -> ArchivedNode {
-            let coder = StateEncoder()
-            try encode(coder)
-            return ArchivedNode(
-                path: try RestorationPath(path), className: className, classVersion: 1, order: order,
-                state: try coder.encodedBlob())
-        }
-        let latte = MenuItem(name: "Caffè Latte", price: 4.5, category: .coffee, options: ["oat milk", "extra shot"])
-        let menuNavigation = try RestorationPath("Tabs", "MenuNavigation")
-        let pages = try RestorationPath("Tabs", "Pages")
-        return [
-            try node(["Tabs"], "TabBarController") { try $0.encode(0, forKey: "selectedIndex") },
-            try node(["Tabs", "MenuNavigation"], "NavigationController", order: 0) {
-                try $0.encodeReferences(
-                    to: [
-                        try menuNavigation.appending("Categories"), try menuNavigation.appending("Menu"),
-                        try menuNavigation.appending("MenuItemDetail"),
-                    ], forKey: "stack")
-            },
-            try node(["Tabs", "MenuNavigation", "Categories"], "CategoryList", order: 0) {
-                try $0.encode(120.5, forKey: "scrollOffset")
-            },
-            try node(["Tabs", "MenuNavigation", "Menu"], "MenuList", order: 1) {
-                try $0.encode(MenuItem.Category.coffee, forKey: "category")
-            },
-            try node(["Tabs", "MenuNavigation", "MenuItemDetail"], "MenuItemDetail", order: 2) {
-                try $0.encode(latte, forKey: "menuItem")
-            },
-            try node(["Tabs", "OrderNavigation"], "NavigationController", order: 1),
-            try node(["Tabs", "OrderNavigation", "Order"], "OrderViewController") {
-                try $0.encode(
-                    Order(id: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, items: [latte], note: draft),
-                    forKey: "order")
-            },
-            try node(["Tabs", "Pages"], "PageList", order: 2) {
-                try $0.encodeReference(to: try pages.appending("MILK_webview"), forKey: "selectedPage")
-            },
-            try node(["Tabs", "Pages", "MILK_webview"], "WebPage", order: 0) {
-                try $0.encode(URL(string: "https://example.com/menu/milk")!, forKey: "url")
-                try $0.encode(Float(0.25), forKey: "scrollFraction")
-            },
-            try node(["Tabs", "Pages", "COFFEE_webview"], "WebPage", order: 1) {
-                try $0.encode(URL(string: "https://example.com/menu/coffee")!, forKey: "url")
-            },
-            try node(["Tabs", "Pages", "YOGURT_webview"], "WebPage", order: 2) {
-                try $0.encode(URL(string: "https://example.com/menu/yogurt")!, forKey: "url")
-            },
-            try node(["Tabs", "Pages", "MILK_webview", "Presented"], "WebPage") {
-                try $0.encode(URL(string: "https://example.com/menu/milk/nutrition")!, forKey: "url")
-                try $0.encode("pageSheet", forKey: "presentationStyle")
-            },
-            try node(["Tabs", "Profile"], "ProfileForm", order: 3) {
-                try $0.encode(UInt64(42), forKey: "userID")
-                try $0.encode("nickname", forKey: "activeField")
-            },
-            try node(["Tabs", "Profile", "Nickname"], "TextField") {
-                try $0.encode("Sam", forKey: "text")
-                try $0.encodeNested(forKey: "selection") { selection in
-                    try selection.encode(3, forKey: "location")
-                    try selection.encode(0, forKey: "length")
-                }
-            },
-        ]
-    }
-}

@@ -1,40 +1,93 @@
+import Logging
+import RestorationArchive
 import Testing
 import TestSupport
-import RestorationArchive
 
 /// The usage example of README.md, against a temporary store instead of the default location.
-/// Keep the two in step: a change to the public API that breaks the README breaks this test.
+/// The types and calls are the README's, word for word: a change to the public API that
+/// breaks the README breaks this test.
 @Suite("README")
 struct ReadmeExampleTests {
+    // A screen the user would miss after a relaunch. Its state goes into a coder of its own.
+    final class MenuItemDetail: Restorable {
+        static let restorationClassName = "MenuItemDetail"   // stable: never the Swift type's name
+        let restorationIdentifier: String? = "MenuItemDetail"  // nil: never preserved (a login screen)
+        let itemName: String
+        var quantity = 1
+
+        init(itemName: String) { self.itemName = itemName }
+
+        func encodeRestorableState(with coder: StateEncoder) throws {
+            try coder.encode(itemName, forKey: "itemName")
+            try coder.encode(quantity, forKey: "quantity")
+        }
+
+        func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+            quantity = try coder.decodeInteger(forKey: "quantity")
+        }
+    }
+
+    // A navigation stack: an ordered container whose screens come back from the archive.
+    final class MenuNavigation: Restorable {
+        static let restorationClassName = "MenuNavigation"
+        let restorationIdentifier: String? = "MenuNavigation"
+        var screens: [any Restorable] = []
+        var restorationChildren: [any Restorable] { screens }
+        var restorationChildrenAreOrdered: Bool { true }
+
+        func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+            screens = context.children  // already created, in their saved order
+        }
+    }
+
+    /// One launch of the README's app: everything between "At launch" and "Going to the background".
+    private func launch(_ path: String) throws -> (ArchiveStore, RestorationEngine, MenuNavigation, RestorationResult) {
+        // README: let store = try ArchiveStore(appIdentifier: "com.example.orders")
+        let store = try ArchiveStore(path: path)
+        var registry = RestorationRegistry()
+        try registry.register(MenuItemDetail.self) { request in
+            MenuItemDetail(itemName: try request.coder.decode(String.self, forKey: "itemName"))
+        }
+        let engine = try RestorationEngine(
+            store: store, app: AppIdentity(version: "11.0", build: "1024"), registry: registry)
+
+        // The app's normal start-up builds its root objects; restoration fills in the rest.
+        let navigation = MenuNavigation()
+        let restoration = try engine.restore([navigation])
+        print(restoration.report.restoredCount, "objects restored")   // the report says why for the others
+        return (store, engine, navigation, restoration)
+    }
+
     @Test func usageExampleWorksAsWritten() throws {
         try withTemporaryStorePath { path in
-            // README: let store = try ArchiveStore(appIdentifier: "com.example.orders")
-            let store = try ArchiveStore(path: path)
+            let (_, engine, navigation, first) = try launch(path)
+            #expect(first.report.outcome == .nothingToRestore)
 
-            // Restore from the newest saved generation, if there is one.
-            #expect(try store.snapshot(of: .main) == nil)
+            // Going to the background: save what is on screen (only changed objects are written).
+            navigation.screens.append(MenuItemDetail(itemName: "Caffè Latte"))
+            (navigation.screens[0] as? MenuItemDetail)?.quantity = 2
+            try engine.preserve([navigation])
 
-            // Going to the background: save the preserved objects as the next generation.
-            let header = SaveHeader(appVersion: "11.0", appBuild: "1024", appValues: ["MyAppVersion": .string("11.0")])
-            let tabs = try RestorationPath("Tabs")
-            let detail = try RestorationPath("Tabs", "MenuNavigation", "MenuItemDetail")
-            let saved = try store.save([
-                ArchivedNode(path: tabs, className: "TabBarController", state: [0]),
-                ArchivedNode(path: try RestorationPath("Tabs", "MenuNavigation"), className: "NavigationController", state: []),
-                ArchivedNode(path: detail, className: "MenuItemDetail", classVersion: 2, state: [1, 2, 3]),
-            ], header: header)
-
-            // Next time only one screen changed: write just that node.
-            try store.saveChanges(
-                [ArchivedNode(path: detail, className: "MenuItemDetail", classVersion: 2, state: [4])],
-                basedOn: saved.generation, header: header)
-            let snapshot = try #require(try store.snapshot(of: .main))
-            #expect(snapshot.nodes.map(\.path.description) == ["Tabs", "Tabs/MenuNavigation", "Tabs/MenuNavigation/MenuItemDetail"])
-            #expect(snapshot.nodes.last?.state == [4])
+            // The next launch gets the screen back.
+            let (store, _, relaunched, second) = try launch(path)
+            #expect(second.report.restoredCount == 2)
+            let detail = try #require(relaunched.screens.first as? MenuItemDetail)
+            #expect(detail.itemName == "Caffè Latte" && detail.quantity == 2)
 
             // The user quit the app explicitly: its UI state is thrown away.
             try store.discard(.main, reason: "the user quit the app")
-            #expect(try store.snapshot(of: .main) == nil)
+            #expect(try launch(path).3.report.outcome == .nothingToRestore)
+        }
+    }
+
+    @Test func storeAcceptsALogger() throws {
+        try withTemporaryStorePath { path in
+            let sink = LogSink()
+            let store = try ArchiveStore(path: path, logger: Logger(label: "store") { _ in sink })
+            try store.save([ArchivedNode(path: try .text("Root"), className: "Root", state: [7, 7, 7])], header: SampleArchives.header)
+            try store.discard(.main, reason: "the user quit the app")
+            #expect(sink.messages.contains { $0.contains("Migrated the archive store") })
+            #expect(sink.messages.contains { $0.contains("Discarded archive 'main': 1 nodes deleted") })
         }
     }
 }

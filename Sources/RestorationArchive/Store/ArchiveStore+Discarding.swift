@@ -1,3 +1,5 @@
+import Logging
+
 extension ArchiveStore {
     /// Discards an archive: all its generations and nodes are deleted and it is marked
     /// discarded with `reason`, as UIKit does when the user quits an app explicitly (R13) or
@@ -35,6 +37,7 @@ extension ArchiveStore {
         let truncated = try withConnection { connection in
             try Self.checkpointAndTruncate(connection)
         }
+        logger?.info("Discarded archive '\(archive)': \(deleted) nodes deleted")
         return DiscardResult(nodesDeleted: deleted, writeAheadLogTruncated: truncated)
     }
 

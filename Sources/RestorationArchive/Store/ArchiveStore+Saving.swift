@@ -1,3 +1,5 @@
+import Logging
+
 extension ArchiveStore {
     /// Saves a complete archive as its next generation.
     ///
@@ -43,6 +45,7 @@ extension ArchiveStore {
                 generation: generation, kind: .full, header: header, appValues: appValues, nodeCount: nodes.count,
                 totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
             let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
+            logger?.debug("Saved archive '\(archive)' generation \(generation) in full: \(nodes.count) nodes, \(totalBytes) bytes")
             return SaveResult(
                 generation: generation, kind: .full, nodesWritten: nodes.count, nodesRemoved: removed,
                 nodeCount: nodes.count, prunedGenerations: pruned)
@@ -143,6 +146,8 @@ extension ArchiveStore {
                 nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest, archive: row,
                 connection: connection)
             let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
+            logger?.debug(
+                "Saved archive '\(archive)' generation \(generation) incrementally: \(changed.count) written, \(removedCount) removed")
             return SaveResult(
                 generation: generation, kind: .incremental, nodesWritten: changed.count, nodesRemoved: removedCount,
                 nodeCount: Int(nodeCount), prunedGenerations: pruned)

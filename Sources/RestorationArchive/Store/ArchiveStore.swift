@@ -1,4 +1,5 @@
 internal import CSQLite
+public import Logging
 import Synchronization
 
 /// A store of restoration archives: one SQLite file holding one archive per scene or
@@ -75,6 +76,8 @@ public final class ArchiveStore: Sendable {
     /// The store's settings.
     public let configuration: Configuration
 
+    /// Where diagnostics go: opens, migrations, saves, discards (never stored values).
+    let logger: Logger?
     // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
     private let connection: Mutex<Connection>
 
@@ -88,9 +91,11 @@ public final class ArchiveStore: Sendable {
     ///   ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``,
     ///   ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)`` and
     ///   ``ArchiveStoreError/migrationChanged(identifier:)``.
-    public init(path: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration())
-        throws(ArchiveStoreError)
-    {
+    /// - Parameter logger: where diagnostics go (paths, generations, counts; never stored values).
+    public init(
+        path: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration(),
+        logger: Logger? = nil
+    ) throws(ArchiveStoreError) {
         guard configuration.retainedGenerations >= 1 else {
             throw .invalidConfiguration("retainedGenerations must be at least 1")
         }
@@ -100,21 +105,25 @@ public final class ArchiveStore: Sendable {
         self.path = path
         self.mode = mode
         self.configuration = configuration
+        self.logger = logger
         let opened = try Self.translatingErrors(path: path) {
             switch mode {
-            case .readWrite: try Self.openForWriting(path: path, configuration: configuration)
+            case .readWrite: try Self.openForWriting(path: path, configuration: configuration, logger: logger)
             case .readOnly: try Self.openForReading(path: path, configuration: configuration)
             }
         }
         self.connection = Mutex(opened)
+        logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
     }
 
     /// Opens (creating if needed) the store at the platform's default location for an app;
     /// see ``defaultPath(appIdentifier:)``.
-    public convenience init(appIdentifier: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration())
-        throws(ArchiveStoreError)
-    {
-        try self.init(path: Self.defaultPath(appIdentifier: appIdentifier), mode: mode, configuration: configuration)
+    public convenience init(
+        appIdentifier: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration(),
+        logger: Logger? = nil
+    ) throws(ArchiveStoreError) {
+        try self.init(
+            path: Self.defaultPath(appIdentifier: appIdentifier), mode: mode, configuration: configuration, logger: logger)
     }
 
     /// The default store path of an app: on Linux `$XDG_STATE_HOME/<appIdentifier>/restoration.sqlite`,
@@ -128,7 +137,7 @@ public final class ArchiveStore: Sendable {
 
     // MARK: Opening
 
-    private static func openForWriting(path: String, configuration: Configuration) throws -> Connection {
+    private static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> Connection {
         try StoreLocation.prepareForWriting(path: path)
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
@@ -155,6 +164,7 @@ public final class ArchiveStore: Sendable {
         // for another process's save just to learn that nothing needs migrating.
         if status != .compatible(pending: 0) {
             try migrator.migrate(connection, path: path)
+            logger?.info("Migrated the archive store at '\(path)' to schema version \(migrator.libraryVersion)")
         }
         return connection
     }
