@@ -65,6 +65,22 @@ struct RestoreReportTests {
         }
     }
 
+    @Test func blobFailingItsOwnChecksumFailsWithChecksumMismatch() throws {
+        try withTemporaryStore { store in
+            // Damaged before it reached the store (so the row's checksum covers the damage):
+            // the blob's own CRC-32C still catches it.
+            let coder = StateEncoder()
+            try coder.encode("saved", forKey: "value")
+            var blob = try coder.encodedBlob()
+            blob[blob.count - 6] ^= 0x20
+            try store.save([ArchivedNode(path: try .text("Root"), className: "Probe", state: blob)], header: SampleArchives.header)
+            let root = Probe("Root", value: "fresh")
+            let result = try makeEngine(store).restore([root])
+            #expect(result.report.nodes.map(\.outcome) == [.failed(.checksumMismatch)])
+            #expect(root.decodeCount == 0 && root.value == "fresh")
+        }
+    }
+
     @Test func stateThatCannotBeDecodedFailsNamingTheKey() throws {
         try withTemporaryStore { store in
             // A Probe archived without its "value" key, with a sound child below it.

@@ -91,7 +91,11 @@ public final class ArchiveStore: Sendable {
     ///   ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``,
     ///   ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)`` and
     ///   ``ArchiveStoreError/migrationChanged(identifier:)``.
-    /// - Parameter logger: where diagnostics go (paths, generations, counts; never stored values).
+    /// - Parameters:
+    ///   - path: the store file's path.
+    ///   - mode: read-write (the app) or read-only (inspection).
+    ///   - configuration: retention, busy timeout and durability.
+    ///   - logger: where diagnostics go (paths, generations, counts; never stored values).
     public init(
         path: String, mode: AccessMode = .readWrite, configuration: Configuration = Configuration(),
         logger: Logger? = nil
