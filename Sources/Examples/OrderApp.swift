@@ -61,9 +61,9 @@ public final class OrderApp {
     /// in again.
     public func simulateSession() {
         let latte = MenuItem.menu[0]
-        if let categories = menuNavigation.screens.first as? CategoryList { categories.scrollOffset = 120.5 }
-        menuNavigation.push(MenuList(category: .coffee))
-        menuNavigation.push(MenuItemDetail(item: latte))
+        let categories = menuNavigation.screens.first as? CategoryList ?? CategoryList()
+        categories.scrollOffset = 120.5
+        menuNavigation.screens = [categories, MenuList(category: .coffee), MenuItemDetail(item: latte)]
         order.order = Order(
             id: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F") ?? UUID(),
             lines: [Order.Line(item: latte, quantity: 2)], note: "Extra shot, no sugar")

@@ -10,6 +10,6 @@ struct RestoreCtl: ParsableCommand {
             scene or window, each with its recent generations. Inspecting commands open the store \
             read-only and work while the app is running.
             """,
-        subcommands: [InfoCommand.self, ShowCommand.self, DemoCommand.self]
+        subcommands: [InfoCommand.self, ShowCommand.self, ReportCommand.self, DemoCommand.self]
     )
 }

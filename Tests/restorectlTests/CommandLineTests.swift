@@ -27,7 +27,9 @@ struct CommandLineTests {
 
     @Test func helpDescribesEveryCommandAndOption() {
         let root = RestoreCtl.helpMessage()
-        #expect(root.contains("info") && root.contains("show") && root.contains("demo"))
+        #expect(root.contains("info") && root.contains("show") && root.contains("report") && root.contains("demo"))
+        let report = RestoreCtl.helpMessage(for: ReportCommand.self)
+        #expect(report.contains("--all") && report.contains("--archive") && report.contains("skipped"))
         let show = RestoreCtl.helpMessage(for: ShowCommand.self)
         for text in ["<db>", "<path>", "--generation", "--archive", "--format", "restoration path"] {
             #expect(show.contains(text), "show help lacks \(text)")
@@ -113,6 +115,42 @@ struct CommandLineTests {
             let missing = try runProcess(restorectl, ["show", path, "Tabs/Nowhere"])
             #expect(missing.status == 1)
             #expect(missing.standardError.split(separator: "\n").count == 1)
+        }
+    }
+
+    @Test func reportShowsEachNodeOutcomeWithEscapedText() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let evil = "Evil\u{1B}[2J"
+            try store.save([
+                ArchivedNode(path: try RestorationPath("Root"), className: evil, state: try StateEncoder().encodedBlob()),
+            ], header: SampleArchives.header)
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                registry: RestorationRegistry())
+            _ = try engine.restore([])
+
+            let text = try runProcess(restorectl, ["report", path])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(text.standardOutput.contains("outcome:     restored 0 of 1 nodes"))
+            #expect(text.standardOutput.contains(
+                "skipped  Root (Evil\\u{1B}[2J v0): no restoration class, fallback or existing object provided it"))
+            #expect(!text.standardOutput.contains("\u{1B}"))
+
+            let json = try runProcess(restorectl, ["report", path, "--archive", "main", "--all", "--format", "json"])
+            #expect(json.status == 0)
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let reports = try #require(document["reports"] as? [[String: Any]])
+            #expect(reports.count == 1)
+            let node = try #require((reports.first?["nodes"] as? [[String: Any]])?.first)
+            #expect(node["outcome"] as? String == "skipped")
+            #expect(node["reason_kind"] as? String == "no_restoration_class")
+            #expect(node["class_name"] as? String == evil)
+            #expect((reports.first?["outcome"] as? [String: Any])?["kind"] as? String == "restored")
+
+            let unknown = try runProcess(restorectl, ["report", path, "--archive", "scene-9"])
+            #expect(unknown.status == 1)
+            #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9'.\n")
         }
     }
 
