@@ -216,3 +216,33 @@ final class LogSink: LogHandler, Sendable {
         stored.withLock { $0.append(event.message.description) }
     }
 }
+
+/// Bad trees from the app: never a crash or a hang.
+@Suite("Preservation of bad trees")
+struct BadTreeTests {
+    @Test func cycleInTheTreeEndsAtTheDepthLimit() throws {
+        try withTemporaryStore { store in
+            let loop = Probe("Loop")
+            loop.children = [loop]
+            let result = try makeEngine(store).preserve([loop])
+            #expect(result.nodeCount == RestorationPath.maximumDepth)
+            #expect(result.leftOut.count == 1)
+            guard case .invalid(let message)? = result.leftOut.first?.reason else {
+                Issue.record("expected an invalid path, got \(result.leftOut)")
+                return
+            }
+            #expect(message.contains("limited to \(RestorationPath.maximumDepth) identifiers"))
+            loop.children = []  // break the reference cycle
+        }
+    }
+
+    @Test func unusableIdentifierLeavesOnlyThatObjectOut() throws {
+        try withTemporaryStore { store in
+            let tooLong = String(repeating: "x", count: RestorationPath.maximumIdentifierLength + 1)
+            let result = try makeEngine(store).preserve([Probe("Root", [Probe(""), Probe(tooLong), Probe("Fine")])])
+            #expect(result.leftOut.count == 2)
+            #expect(result.leftOut.allSatisfy { $0.path == (try? RestorationPath.text("Root")) })
+            #expect(try store.snapshot()?.nodes.map(\.path.description) == ["Root", "Root/Fine"])
+        }
+    }
+}

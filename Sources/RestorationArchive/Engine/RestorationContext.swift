@@ -8,7 +8,9 @@ public struct RestorationContext {
     /// The class version the object's state was archived with (before any migration).
     public let archivedClassVersion: Int
     /// The children being restored under this object, in their archived order. They exist
-    /// already and decode their own state right after this object (R8).
+    /// already and decode their own state right after this object (R8). A child whose own
+    /// decoding then fails is marked failed in the report and left out of the result, but
+    /// stays in this list: check ``RestorationResult/object(at:)`` when that matters.
     public let children: [any Restorable]
     private let objects: RestoredObjects
 

@@ -1,5 +1,5 @@
 /// What a restoration class or the app's fallback is asked to create: one archived node.
-public struct RestorationRequest {
+public struct RestorationRequest: Sendable {
     /// The node's restoration path.
     public let path: RestorationPath
     /// The class name the node was archived under (possibly an alias of a registered one).
