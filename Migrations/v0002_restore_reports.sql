@@ -9,8 +9,8 @@ CREATE TABLE restore_report (
     reported_at  INTEGER NOT NULL,
     -- 'restored', 'nothing', 'refused' or 'failed': what `restorectl` lists without decoding.
     outcome      TEXT NOT NULL CHECK (outcome IN ('restored', 'nothing', 'refused', 'failed')),
-    -- The whole report in the blob format (docs/blob-format.md), under the key "report";
-    -- it carries its own CRC-32C.
+    -- The whole report in the blob format (docs/blob-format.md), its nodes as columns; see
+    -- Sources/RestorationArchive/Store/RestoreReport+Storage.swift. It carries its own CRC-32C.
     report       BLOB NOT NULL,
     PRIMARY KEY (archive_id, sequence)
 ) STRICT, WITHOUT ROWID;

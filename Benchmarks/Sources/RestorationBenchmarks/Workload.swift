@@ -25,6 +25,11 @@ struct ScreenState {
 
     func encodeOurs() throws -> [UInt8] {
         let coder = StateEncoder()
+        try encode(into: coder)
+        return try coder.encodedBlob()
+    }
+
+    func encode(into coder: StateEncoder) throws {
         try coder.encode(selectedIndex, forKey: "selectedIndex")
         try coder.encode(scrollOffset, forKey: "scrollOffset")
         try coder.encode(isEditing, forKey: "isEditing")
@@ -33,12 +38,14 @@ struct ScreenState {
         try coder.encode(title, forKey: "title")
         try coder.encode(draft, forKey: "draft")
         try coder.encodeBytes(token, forKey: "token")
-        return try coder.encodedBlob()
     }
 
     static func decodeOurs(_ blob: [UInt8]) throws -> ScreenState {
-        let coder = try StateDecoder(blob: blob)
-        return ScreenState(
+        try decode(from: try StateDecoder(blob: blob))
+    }
+
+    static func decode(from coder: StateDecoder) throws -> ScreenState {
+        ScreenState(
             selectedIndex: try coder.decode(Int.self, forKey: "selectedIndex"),
             scrollOffset: try coder.decode(Double.self, forKey: "scrollOffset"),
             isEditing: try coder.decode(Bool.self, forKey: "isEditing"),

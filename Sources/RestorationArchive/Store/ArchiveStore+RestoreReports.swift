@@ -14,12 +14,10 @@ extension ArchiveStore {
             try statement.bind(row.id, at: 1)
             var reports: [RestoreReport] = []
             while try statement.step() {
-                do {
-                    let coder = try StateDecoder(blob: try statement.bytes(0))
-                    reports.append(try coder.decode(RestoreReport.self, forKey: "report"))
-                } catch {
-                    throw ArchiveStoreError.damagedStore("a restore report of archive '\(archive)' cannot be read: \(error)")
+                guard let report = RestoreReport(storedBlob: try statement.bytes(0)) else {
+                    throw ArchiveStoreError.damagedStore("a restore report of archive '\(archive)' cannot be read")
                 }
+                reports.append(report)
             }
             return reports
         }
@@ -30,9 +28,7 @@ extension ArchiveStore {
     func recordRestoreReport(_ report: RestoreReport) throws(ArchiveStoreError) {
         let blob: [UInt8]
         do {
-            let coder = StateEncoder()
-            try coder.encode(report, forKey: "report")
-            blob = try coder.encodedBlob()
+            blob = try report.storedBlob()
         } catch {
             throw .reportNotRecorded("it cannot be encoded: \(error)")
         }

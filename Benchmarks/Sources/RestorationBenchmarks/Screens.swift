@@ -1,0 +1,44 @@
+import RestorationArchive
+
+/// A restorable screen holding one `ScreenState`, for the engine operations.
+final class BenchScreen: Restorable {
+    static let restorationClassName = "Screen"
+    let restorationIdentifier: String?
+    var state: ScreenState
+    var children: [BenchScreen] = []
+
+    init(identifier: String, state: ScreenState) {
+        self.restorationIdentifier = identifier
+        self.state = state
+    }
+
+    var restorationChildren: [any Restorable] { children }
+
+    func encodeRestorableState(with coder: StateEncoder) throws { try state.encode(into: coder) }
+
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        state = try ScreenState.decode(from: coder)
+        children = context.children.compactMap { $0 as? BenchScreen }
+    }
+
+    /// The tree of screens at `paths` (parents before children), returning its roots.
+    static func tree(paths: [RestorationPath], states: [ScreenState]) -> [BenchScreen] {
+        var byPath: [RestorationPath: BenchScreen] = [:]
+        var roots: [BenchScreen] = []
+        for (path, state) in zip(paths, states) {
+            let screen = BenchScreen(identifier: path.identifier, state: state)
+            byPath[path] = screen
+            if let parent = path.parent, let owner = byPath[parent] { owner.children.append(screen) } else { roots.append(screen) }
+        }
+        return roots
+    }
+}
+
+/// A registry whose restoration class recreates every screen.
+func benchRegistry() throws -> RestorationRegistry {
+    var registry = RestorationRegistry()
+    try registry.register(BenchScreen.self) { request in
+        BenchScreen(identifier: request.path.identifier, state: try ScreenState.decode(from: request.coder))
+    }
+    return registry
+}
