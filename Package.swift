@@ -28,6 +28,7 @@ let package = Package(
             resources: [
                 .embedInCode("v0001_create_store.sql"),
                 .embedInCode("v0002_restore_reports.sql"),
+                .embedInCode("v0003_crash_markers.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

@@ -13,16 +13,34 @@ public struct RestorationContext {
     /// stays in this list: check ``RestorationResult/object(at:)`` when that matters.
     public let children: [any Restorable]
     private let objects: RestoredObjects
+    private let progress: RestorationProgress
 
     init(
         path: RestorationPath, header: ArchiveHeader, archivedClassVersion: Int, children: [any Restorable],
-        objects: RestoredObjects
+        objects: RestoredObjects, progress: RestorationProgress
     ) {
         self.path = path
         self.header = header
         self.archivedClassVersion = archivedClassVersion
         self.children = children
         self.objects = objects
+        self.progress = progress
+    }
+
+    /// Extends restoration for asynchronous work this object starts (loading an image, a
+    /// query), as UIKit's `extendStateRestoration()` does (R10). Restoration stays in
+    /// progress, and the generation's crash marker in the store, until every extension is
+    /// completed: if the app dies first, that counts as a crash during restoration.
+    ///
+    /// ```swift
+    /// let pending = context.extendRestoration()
+    /// Task {
+    ///     await loadThumbnail()
+    ///     pending.complete()
+    /// }
+    /// ```
+    public func extendRestoration() -> RestorationExtension {
+        progress.extend()
     }
 
     /// The object being restored at `path`, for a reference read with

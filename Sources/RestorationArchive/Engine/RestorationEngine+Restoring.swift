@@ -11,6 +11,12 @@ public struct RestorationResult {
     public let report: RestoreReport
     /// Every restored object, by path.
     public let objects: [RestorationPath: any Restorable]
+    let progress: RestorationProgress?
+
+    /// Whether restoration is over: every node decoded and every extension an object asked
+    /// for (``RestorationContext/extendRestoration()``) completed (R10). Until then the
+    /// generation's crash marker stays in the store.
+    public var isComplete: Bool { progress?.isComplete ?? true }
 
     /// The restored object at `path`, or `nil`.
     public func object(at path: RestorationPath) -> (any Restorable)? { objects[path] }
@@ -46,45 +52,54 @@ extension RestorationEngine {
         -> RestorationResult
     {
         let started = Date()
-        let snapshot: ArchiveStore.RestorationSnapshot?
+        func ended(_ outcome: RestoreReport.Outcome, generation: Generation?) -> RestorationResult {
+            let report = RestoreReport(archive: archive, generation: generation, date: started, outcome: outcome, nodes: [])
+            if outcome != .nothingToRestore { record(report) }
+            return RestorationResult(report: report, objects: [:], progress: nil)
+        }
+        let snapshot: ArchiveStore.RestorationSnapshot
         do {
-            snapshot = try store.restorationSnapshot(of: archive)
+            // R11: what an earlier launch left is dealt with before anything is decoded.
+            let prepared = try store.prepareRestoration(of: archive)
+            guard let generation = prepared.generation else {
+                if let refusal = prepared.refusal {
+                    logger?.notice("Archive '\(archive)' not restored: \(refusal)")
+                    return ended(.refused(reason: refusal), generation: nil)
+                }
+                logger?.info("Archive '\(archive)' has nothing to restore")
+                return ended(.nothingToRestore, generation: nil)
+            }
+            guard let read = try store.restorationSnapshot(of: archive, generation: generation) else {
+                return ended(.nothingToRestore, generation: nil)
+            }
+            snapshot = read
         } catch let error {
             switch error {
             case .damagedArchive, .damagedNode, .damagedStore:
-                let report = RestoreReport(
-                    archive: archive, generation: nil, date: started, outcome: .failed(reason: error.description),
-                    nodes: [])
                 logger?.error("Archive '\(archive)' cannot be restored: \(error.description)")
-                record(report)
-                return RestorationResult(report: report, objects: [:])
+                return ended(.failed(reason: error.description), generation: nil)
             default:
                 throw .store(error)
             }
         }
-        guard let snapshot else {
-            logger?.info("Archive '\(archive)' has nothing to restore")
-            return RestorationResult(
-                report: RestoreReport(
-                    archive: archive, generation: nil, date: started, outcome: .nothingToRestore, nodes: []),
-                objects: [:])
-        }
         let header = snapshot.header
-        var decision = restoreGate(header, app)
-        if case .invalidated(let reason, _) = header.state {
-            decision = .refuse(reason: "the generation was invalidated: \(reason)")
-        }
-        if case .refuse(let reason) = decision {
-            let report = RestoreReport(
-                archive: archive, generation: header.generation, date: started, outcome: .refused(reason: reason),
-                nodes: [])
+        if case .refuse(let reason) = restoreGate(header, app) {
             logger?.notice("Archive '\(archive)' generation \(header.generation) not restored: \(reason)")
-            record(report)
-            return RestorationResult(report: report, objects: [:])
+            return ended(.refused(reason: reason), generation: header.generation)
         }
 
+        // The crash marker is committed before the first node is decoded (R11).
+        let progress = RestorationProgress(store: store, archive: archive, generation: header.generation, logger: logger)
+        if store.mode == .readWrite {
+            do {
+                try store.beginRestoration(of: archive, generation: header.generation)
+            } catch {
+                throw .store(error)
+            }
+        }
         var walk = RestorationWalk(
-            registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots))
+            registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots),
+            progress: progress)
         walk.run(snapshot.nodes, damaged: snapshot.damaged)
         let report = RestoreReport(
             archive: archive, generation: header.generation, date: started, outcome: .restored, nodes: walk.report)
@@ -93,9 +108,10 @@ extension RestorationEngine {
         }
         logger?.info(
             "Restored archive '\(archive)' generation \(header.generation): \(report.restoredCount) of \(report.nodes.count) nodes")
-        record(report)
+        // The marker goes (and the report is kept) once every extension is complete too (R10).
+        progress.walkEnded(with: report)
         lastKnown[archive] = (header.generation, Dictionary(snapshot.nodes.map { ($0.path, $0) }) { $1 })
-        return RestorationResult(report: report, objects: walk.objects.byPath)
+        return RestorationResult(report: report, objects: walk.objects.byPath, progress: progress)
     }
 
     /// Keeps the report in the store; a failure to do so never fails the restoration.
@@ -155,17 +171,19 @@ struct RestorationWalk {
     let configuration: RestorationEngine.Configuration
     let header: ArchiveHeader
     let existing: [RestorationPath: any Restorable]
+    let progress: RestorationProgress
     let objects = RestoredObjects()
     private(set) var report: [RestoreReport.Node] = []
 
     init(
         registry: RestorationRegistry, configuration: RestorationEngine.Configuration, header: ArchiveHeader,
-        existing: [RestorationPath: any Restorable]
+        existing: [RestorationPath: any Restorable], progress: RestorationProgress
     ) {
         self.registry = registry
         self.configuration = configuration
         self.header = header
         self.existing = existing
+        self.progress = progress
     }
 
     /// An object found for a node, waiting to decode its state.
@@ -207,7 +225,7 @@ struct RestorationWalk {
             let context = RestorationContext(
                 path: item.node.path, header: header, archivedClassVersion: item.node.classVersion,
                 children: (children[item.node.path] ?? []).sorted { $0.order < $1.order }.map(\.object),
-                objects: objects)
+                objects: objects, progress: progress)
             do {
                 try item.object.decodeRestorableState(with: item.coder, context: context)
                 decoded.append(item)

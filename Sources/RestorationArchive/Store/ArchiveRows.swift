@@ -106,6 +106,9 @@ enum ArchiveRows {
         var nodeDigest: Int64
         var invalidatedAt: Int64? = nil
         var invalidatedReason: String? = nil
+        /// Restorations of this generation begun, and whether one ever completed (crash markers).
+        var restoreAttempts: Int64 = 0
+        var restoredCleanly = false
 
         func state() -> ArchiveState {
             guard let invalidatedReason else { return .valid }
@@ -121,7 +124,8 @@ enum ArchiveRows {
 
     private static let generationColumns = """
         generation, store_format, app_version, app_build, platform, idiom, saved_at, save_kind, app_values, \
-        node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason
+        node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason, restore_attempts, \
+        restored_cleanly
         """
 
     static func generation(_ generation: Generation, of archive: ArchiveRow, in connection: Connection) throws
@@ -191,7 +195,9 @@ enum ArchiveRows {
             totalBytes: try statement.int64(10),
             nodeDigest: try statement.int64(11),
             invalidatedAt: try statement.optionalInt64(13),
-            invalidatedReason: try statement.optionalString(14))
+            invalidatedReason: try statement.optionalString(14),
+            restoreAttempts: try statement.int64(15),
+            restoredCleanly: try statement.int64(16) != 0)
         guard try statement.int64(12) == generationChecksum(archive: archive, row: row) else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "its header does not match its checksum")
         }

@@ -182,16 +182,18 @@ extension ArchiveStore {
         var damaged: Set<RestorationPath>
     }
 
-    /// Reads the newest retained generation of an archive for restoration, or `nil` when it
-    /// has none. Damage beyond single nodes (the header, a lost or added node) throws.
-    func restorationSnapshot(of archive: ArchiveName) throws(ArchiveStoreError) -> RestorationSnapshot? {
+    /// Reads a retained generation of an archive for restoration, or `nil` when it is not
+    /// retained. Damage beyond single nodes (the header, a lost or added node) throws.
+    func restorationSnapshot(of archive: ArchiveName, generation wanted: Generation) throws(ArchiveStoreError)
+        -> RestorationSnapshot?
+    {
         try read { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
-                row.generation.rawValue > 0,
-                let generation = try ArchiveRows.generation(row.generation, of: row, in: connection)
+                let generation = try ArchiveRows.generation(wanted, of: row, in: connection)
             else { return nil }
             let header = try ArchiveRows.header(generation, archive: row)
-            let read = try Self.readNodes(of: row, generation: generation, isNewest: true, toleratingDamage: true, connection)
+            let read = try Self.readNodes(
+                of: row, generation: generation, isNewest: wanted == row.generation, toleratingDamage: true, connection)
             return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
         }
     }

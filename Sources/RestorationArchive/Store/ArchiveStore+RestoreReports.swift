@@ -26,34 +26,44 @@ extension ArchiveStore {
     /// Keeps a restore report, deleting the archive's reports beyond the newest
     /// ``retainedRestoreReports``. A report for an archive the store does not have is ignored.
     func recordRestoreReport(_ report: RestoreReport) throws(ArchiveStoreError) {
-        let blob: [UInt8]
+        let blob = try Self.storedBlob(of: report)
+        try write { connection in
+            guard let row = try ArchiveRows.archive(named: report.archive, in: connection) else { return }
+            try Self.insertReport(blob, of: report, archive: row, connection)
+        }
+    }
+
+    static func storedBlob(of report: RestoreReport) throws(ArchiveStoreError) -> [UInt8] {
         do {
-            blob = try report.storedBlob()
+            return try report.storedBlob()
         } catch {
             throw .reportNotRecorded("it cannot be encoded: \(error)")
         }
-        try write { connection in
-            guard let row = try ArchiveRows.archive(named: report.archive, in: connection) else { return }
-            let insert = try connection.statement(
-                """
-                INSERT INTO restore_report (archive_id, sequence, generation, reported_at, outcome, report) \
-                SELECT ?1, coalesce(max(sequence), 0) + 1, ?2, ?3, ?4, ?5 FROM restore_report WHERE archive_id = ?1 \
-                RETURNING sequence
-                """)
-            try insert.bind(row.id, at: 1)
-            if let generation = report.generation { try insert.bind(generation.rawValue, at: 2) } else { try insert.bindNull(at: 2) }
-            try insert.bind(Clock.milliseconds(report.date), at: 3)
-            try insert.bind(report.outcome.storedName, at: 4)
-            try insert.bind(bytes: blob, at: 5)
-            guard try insert.step() else { throw ArchiveStoreError.damagedStore("an inserted report has no sequence") }
-            let sequence = try insert.int64(0)
-            insert.reset()
-            let prune = try connection.statement("DELETE FROM restore_report WHERE archive_id = ? AND sequence <= ?")
-            defer { prune.reset() }
-            try prune.bind(row.id, at: 1)
-            try prune.bind(sequence - Int64(Self.retainedRestoreReports), at: 2)
-            try prune.run()
-        }
+    }
+
+    /// Inserts a report's row and deletes the archive's reports beyond the newest retained.
+    static func insertReport(_ blob: [UInt8], of report: RestoreReport, archive row: ArchiveRows.ArchiveRow, _ connection: Connection)
+        throws
+    {
+        let insert = try connection.statement(
+            """
+            INSERT INTO restore_report (archive_id, sequence, generation, reported_at, outcome, report) \
+            SELECT ?1, coalesce(max(sequence), 0) + 1, ?2, ?3, ?4, ?5 FROM restore_report WHERE archive_id = ?1 \
+            RETURNING sequence
+            """)
+        try insert.bind(row.id, at: 1)
+        if let generation = report.generation { try insert.bind(generation.rawValue, at: 2) } else { try insert.bindNull(at: 2) }
+        try insert.bind(Clock.milliseconds(report.date), at: 3)
+        try insert.bind(report.outcome.storedName, at: 4)
+        try insert.bind(bytes: blob, at: 5)
+        guard try insert.step() else { throw ArchiveStoreError.damagedStore("an inserted report has no sequence") }
+        let sequence = try insert.int64(0)
+        insert.reset()
+        let prune = try connection.statement("DELETE FROM restore_report WHERE archive_id = ? AND sequence <= ?")
+        defer { prune.reset() }
+        try prune.bind(row.id, at: 1)
+        try prune.bind(sequence - Int64(retainedRestoreReports), at: 2)
+        try prune.run()
     }
 }
 

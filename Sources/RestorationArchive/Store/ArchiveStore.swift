@@ -61,11 +61,18 @@ public final class ArchiveStore: Sendable {
         public var busyTimeout: Duration
         /// See ``Durability``.
         public var durability: Durability
+        /// What a launch does with a generation whose restoration the app did not survive;
+        /// ``CrashPolicy/discard`` by default.
+        public var crashPolicy: CrashPolicy
 
-        public init(retainedGenerations: Int = 2, busyTimeout: Duration = .seconds(5), durability: Durability = .normal) {
+        public init(
+            retainedGenerations: Int = 2, busyTimeout: Duration = .seconds(5), durability: Durability = .normal,
+            crashPolicy: CrashPolicy = .discard
+        ) {
             self.retainedGenerations = retainedGenerations
             self.busyTimeout = busyTimeout
             self.durability = durability
+            self.crashPolicy = crashPolicy
         }
     }
 
@@ -105,6 +112,9 @@ public final class ArchiveStore: Sendable {
         }
         guard configuration.busyTimeout >= .zero else {
             throw .invalidConfiguration("busyTimeout must not be negative")
+        }
+        if case .retry(let attempts) = configuration.crashPolicy, attempts < 1 {
+            throw .invalidConfiguration("a retry crash policy needs at least 1 attempt")
         }
         self.path = path
         self.mode = mode

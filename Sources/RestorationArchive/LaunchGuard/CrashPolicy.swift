@@ -1,0 +1,18 @@
+/// What a launch does with a generation whose restoration the app did not survive (R11).
+///
+/// A crash marker is committed before the first node of a generation is decoded and removed
+/// once its restoration has completed, asynchronous extensions included. The next launch
+/// that finds the marker applies the policy before anything is decoded. Under every policy a
+/// generation that crashed is never restored again once its allowance is spent, and no
+/// policy can loop: each attempt is counted in the store before it begins.
+public enum CrashPolicy: Hashable, Sendable {
+    /// The generation is invalidated and nothing is restored: UIKit's rule. The default.
+    case discard
+    /// The generation is invalidated, and the newest earlier retained generation that once
+    /// completed a restoration (a "known good" one) is restored instead, if there is one.
+    /// Keep at least two generations (``ArchiveStore/Configuration/retainedGenerations``).
+    case fallBackToKnownGood
+    /// The generation may be attempted this many times in all (at least 1); the launch after
+    /// the last attempt's crash invalidates it, as browsers do with their sessions.
+    case retry(attempts: Int)
+}

@@ -1,0 +1,93 @@
+import Logging
+import Synchronization
+
+/// Asynchronous work that restoration waits for (R10): made by
+/// ``RestorationContext/extendRestoration()``, completed with ``complete()``.
+///
+/// Safe to complete from any thread or task.
+public final class RestorationExtension: Sendable {
+    private let progress: RestorationProgress
+    private let completed = Atomic<Bool>(false)
+
+    init(progress: RestorationProgress) {
+        self.progress = progress
+    }
+
+    /// Completes this extension. When it is the last one and every node has been decoded,
+    /// restoration is complete: the crash marker is removed and the report kept.
+    ///
+    /// - Returns: `false`, changing nothing, when this extension was completed already: a
+    ///   programming error, which is logged, never a crash.
+    @discardableResult
+    public func complete() -> Bool {
+        guard completed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else {
+            progress.logger?.error("A restoration extension of archive '\(progress.archive)' was completed twice")
+            return false
+        }
+        progress.completeOne()
+        return true
+    }
+}
+
+/// One restoration in progress: its extensions, and what ends it.
+final class RestorationProgress: Sendable {
+    private struct State {
+        var pending = 0
+        var report: RestoreReport?
+        var finished = false
+    }
+
+    let store: ArchiveStore
+    let archive: ArchiveName
+    let generation: Generation
+    let logger: Logger?
+    private let state = Mutex(State())
+
+    init(store: ArchiveStore, archive: ArchiveName, generation: Generation, logger: Logger?) {
+        self.store = store
+        self.archive = archive
+        self.generation = generation
+        self.logger = logger
+    }
+
+    var isComplete: Bool { state.withLock { $0.finished } }
+
+    func extend() -> RestorationExtension {
+        state.withLock { $0.pending += 1 }
+        return RestorationExtension(progress: self)
+    }
+
+    func completeOne() {
+        finish(state.withLock { state in
+            state.pending -= 1
+            return takeReportIfDone(&state)
+        })
+    }
+
+    /// Every node is decoded and told that restoration finished.
+    func walkEnded(with report: RestoreReport) {
+        finish(state.withLock { state in
+            state.report = report
+            return takeReportIfDone(&state)
+        })
+    }
+
+    private func takeReportIfDone(_ state: inout State) -> RestoreReport? {
+        guard state.pending == 0, !state.finished, let report = state.report else { return nil }
+        state.finished = true
+        return report
+    }
+
+    private func finish(_ report: RestoreReport?) {
+        guard let report else { return }
+        guard store.mode == .readWrite else { return }
+        do {
+            try store.finishRestoration(of: archive, generation: generation, report: report)
+        } catch {
+            // The marker stays: the next launch will take this restoration for a crash.
+            logger?.error(
+                "The end of restoring archive '\(archive)' generation \(generation) was not recorded: \(error.description)")
+        }
+    }
+}

@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+
+extension ArchiveStore {
+    /// Which generation a launch may restore, once the crash policy has dealt with what an
+    /// earlier launch left.
+    struct PreparedRestoration: Sendable {
+        /// The generation to restore, or `nil`.
+        var generation: Generation?
+        /// Why there is none although the archive has generations (invalidated, or being
+        /// restored by another live process); `nil` when there is simply nothing saved.
+        var refusal: String?
+        /// Generations this launch invalidated because their restoration died.
+        var invalidated: [Generation]
+    }
+
+    /// What a crash marker says.
+    private struct Marker {
+        var generation: Generation
+        var processID: Int64
+    }
+
+    /// Applies the crash policy to a marker left by a restoration that died, then picks the
+    /// generation to restore. Writes only when there is such a marker.
+    func prepareRestoration(of archive: ArchiveName) throws(ArchiveStoreError) -> PreparedRestoration {
+        let policy = configuration.crashPolicy
+        if let prepared = try read({ connection in try Self.prepare(archive, policy: policy, applying: false, connection) }) {
+            return prepared
+        }
+        let prepared = try write { connection in
+            guard let prepared = try Self.prepare(archive, policy: policy, applying: true, connection) else {
+                throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
+            }
+            return prepared
+        }
+        for generation in prepared.invalidated {
+            logger?.warning(
+                "The app died while restoring archive '\(archive)' generation \(generation); the crash policy invalidated it")
+        }
+        return prepared
+    }
+
+    /// Commits the crash marker of a restoration about to decode `generation`, and counts
+    /// the attempt.
+    func beginRestoration(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) {
+        try write { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
+            let marker = try connection.statement(
+                """
+                INSERT INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (?, ?, ?, ?) \
+                ON CONFLICT (archive_id) DO UPDATE SET generation = excluded.generation, \
+                started_at = excluded.started_at, process_id = excluded.process_id
+                """)
+            try marker.bind(row.id, at: 1)
+            try marker.bind(generation.rawValue, at: 2)
+            try marker.bind(Clock.nowMilliseconds(), at: 3)
+            try marker.bind(Int64(getpid()), at: 4)
+            try marker.run()
+            marker.reset()
+            let attempt = try connection.statement(
+                "UPDATE generation SET restore_attempts = restore_attempts + 1 WHERE archive_id = ? AND generation = ?")
+            defer { attempt.reset() }
+            try attempt.bind(row.id, at: 1)
+            try attempt.bind(generation.rawValue, at: 2)
+            try attempt.run()
+        }
+    }
+
+    /// Removes this process's crash marker once a restoration has completed, marks the
+    /// generation known good, and keeps the report, in one transaction.
+    func finishRestoration(of archive: ArchiveName, generation: Generation, report: RestoreReport)
+        throws(ArchiveStoreError)
+    {
+        let blob = try Self.storedBlob(of: report)
+        try write { connection in
+            guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
+            let marker = try connection.statement(
+                "DELETE FROM crash_marker WHERE archive_id = ? AND generation = ? AND process_id = ?")
+            try marker.bind(row.id, at: 1)
+            try marker.bind(generation.rawValue, at: 2)
+            try marker.bind(Int64(getpid()), at: 3)
+            try marker.run()
+            marker.reset()
+            let good = try connection.statement(
+                "UPDATE generation SET restored_cleanly = 1 WHERE archive_id = ? AND generation = ?")
+            try good.bind(row.id, at: 1)
+            try good.bind(generation.rawValue, at: 2)
+            try good.run()
+            good.reset()
+            try Self.insertReport(blob, of: report, archive: row, connection)
+        }
+    }
+
+    /// Whether an archive has a crash marker: a restoration in progress, or one that died.
+    public func hasCrashMarker(_ archive: ArchiveName = .main) throws(ArchiveStoreError) -> Bool {
+        try read { connection in try Self.marker(of: archive, connection) != nil }
+    }
+
+    // MARK: Internals
+
+    /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.
+    private static func prepare(
+        _ archive: ArchiveName, policy: CrashPolicy, applying: Bool, _ connection: Connection
+    ) throws -> PreparedRestoration? {
+        guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
+            row.generation.rawValue > 0
+        else { return PreparedRestoration(generation: nil, refusal: nil, invalidated: []) }
+        var invalidated: [Generation] = []
+        if let marker = try marker(of: archive, connection) {
+            if marker.processID != Int64(getpid()), processIsAlive(marker.processID) {
+                return PreparedRestoration(
+                    generation: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
+            }
+            guard applying else { return nil }
+            // That restoration died: apply the policy, then forget the marker.
+            let attempts = try ArchiveRows.generation(marker.generation, of: row, in: connection)?.restoreAttempts ?? 0
+            let spent =
+                switch policy {
+                case .discard, .fallBackToKnownGood: true
+                case .retry(let allowed): attempts >= Int64(allowed)
+                }
+            if spent {
+                let invalidate = try connection.statement(
+                    """
+                    UPDATE generation SET invalidated_at = ?, invalidated_reason = ? \
+                    WHERE archive_id = ? AND generation = ? AND invalidated_at IS NULL
+                    """)
+                try invalidate.bind(Clock.nowMilliseconds(), at: 1)
+                let reason =
+                    attempts > 1
+                    ? "the app died during each of its \(attempts) restorations" : "the app died while restoring it"
+                try invalidate.bind(reason, at: 2)
+                try invalidate.bind(row.id, at: 3)
+                try invalidate.bind(marker.generation.rawValue, at: 4)
+                try invalidate.run()
+                invalidate.reset()
+                invalidated.append(marker.generation)
+            }
+            let clear = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
+            defer { clear.reset() }
+            try clear.bind(row.id, at: 1)
+            try clear.run()
+        }
+        let generations = try ArchiveRows.generations(of: row, in: connection)
+        guard let newest = generations.first(where: { $0.generation == row.generation }) else {
+            return PreparedRestoration(generation: nil, refusal: nil, invalidated: invalidated)
+        }
+        if newest.invalidatedReason == nil {
+            return PreparedRestoration(generation: newest.generation, refusal: nil, invalidated: invalidated)
+        }
+        if policy == .fallBackToKnownGood,
+            let good = generations.first(where: { $0.generation < newest.generation && $0.restoredCleanly && $0.invalidatedReason == nil })
+        {
+            return PreparedRestoration(generation: good.generation, refusal: nil, invalidated: invalidated)
+        }
+        return PreparedRestoration(
+            generation: nil,
+            refusal: "generation \(newest.generation) was invalidated: \(newest.invalidatedReason ?? "")",
+            invalidated: invalidated)
+    }
+
+    private static func marker(of archive: ArchiveName, _ connection: Connection) throws -> Marker? {
+        let statement = try connection.statement(
+            """
+            SELECT crash_marker.generation, crash_marker.process_id FROM crash_marker \
+            JOIN archive ON archive.id = crash_marker.archive_id WHERE archive.name = ?
+            """)
+        defer { statement.reset() }
+        try statement.bind(archive.rawValue, at: 1)
+        guard try statement.step() else { return nil }
+        return Marker(generation: Generation(try statement.int64(0)), processID: try statement.int64(1))
+    }
+
+    /// Whether a process of that id runs (possibly a different process that reused the id
+    /// after a crash: then the marker waits for the next launch).
+    private static func processIsAlive(_ processID: Int64) -> Bool {
+        guard let pid = pid_t(exactly: processID), pid > 0 else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import RestorationArchive
+import Testing
+import TestSupport
+
+/// A screen that extends restoration and never completes the extension unless told to: what
+/// an app killed in the middle of restoring leaves behind (R10, R11).
+final class SlowScreen: Probe {
+    override class var restorationClassName: String { "Probe" }
+    var extensions: [RestorationExtension] = []
+
+    override func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        try super.decodeRestorableState(with: coder, context: context)
+        extensions.append(context.extendRestoration())
+    }
+}
+
+/// The id of a process that has exited, for markers whose restoration died.
+func deadProcessID() throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(filePath: "/bin/true")
+    try process.run()
+    process.waitUntilExit()
+    return process.processIdentifier
+}
+
+/// Restores `path`'s main archive the way a launch that then dies does: the marker is
+/// committed, the restoration never completes, and the process is gone.
+func restoreAndDie(_ path: String, configuration: ArchiveStore.Configuration = .init()) throws {
+    let store = try ArchiveStore(path: path, configuration: configuration)
+    let screen = SlowScreen("Root")
+    let result = try makeEngine(store).restore([screen])
+    #expect(result.report.outcome == .restored && !result.isComplete)
+    #expect(try store.hasCrashMarker())
+    try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+}
+
+@Suite("Crash markers and policies")
+struct CrashMarkerTests {
+    @Test func R11_restorationThatDiedIsInvalidatedAndNeverRestoredAgain() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            try restoreAndDie(path)
+
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
+            #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
+            #expect(root.decodeCount == 0)
+            #expect(try !store.hasCrashMarker())
+            guard case .invalidated(let reason, _)? = try store.header()?.state else {
+                Issue.record("the header must say the generation was invalidated")
+                return
+            }
+            #expect(reason == "the app died while restoring it")
+            // The launch after that does not loop: still nothing restored, nothing written.
+            let again = try makeEngine(try ArchiveStore(path: path)).restore([root])
+            #expect(again.report.outcome == next.report.outcome && root.decodeCount == 0)
+            // A new save is restored normally.
+            try makeEngine(store).preserve([Probe("Root", value: "fine")])
+            let fresh = Probe("Root")
+            #expect(try makeEngine(store).restore([fresh]).report.outcome == .restored)
+            #expect(fresh.value == "fine")
+        }
+    }
+
+    @Test func R11_cleanRestorationsAreNeverInvalidated() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "kept")])
+            for _ in 0..<3 {
+                let root = Probe("Root")
+                let result = try makeEngine(try ArchiveStore(path: path)).restore([root])
+                #expect(result.report.outcome == .restored && result.isComplete && root.value == "kept")
+                #expect(try !store.hasCrashMarker())
+            }
+            #expect(try store.header()?.state == .valid)
+        }
+    }
+
+    @Test func R11_fallBackToKnownGoodRestoresTheNewestGenerationThatOnceCompleted() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .fallBackToKnownGood)
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "good")])
+            _ = try makeEngine(store).restore([Probe("Root")])  // generation 1 completes: known good
+            try makeEngine(store).preserve([Probe("Root", value: "bad")])
+            try restoreAndDie(path, configuration: configuration)
+
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(next.report.outcome == .restored && next.report.generation == 1)
+            #expect(root.value == "good")
+            #expect(try store.generations().map(\.state.isValid) == [false, true])
+        }
+    }
+
+    @Test func R11_fallBackWithoutAKnownGoodGenerationRestoresNothing() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .fallBackToKnownGood)
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "never restored")])
+            try makeEngine(store).preserve([Probe("Root", value: "bad")])
+            try restoreAndDie(path, configuration: configuration)
+            let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([Probe("Root")])
+            guard case .refused = next.report.outcome else {
+                Issue.record("nothing was ever restored cleanly: nothing to fall back to, got \(next.report.outcome)")
+                return
+            }
+        }
+    }
+
+    @Test func R11_retryPolicyAllowsItsAttemptsThenInvalidates() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .retry(attempts: 2))
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "flaky")])
+            try restoreAndDie(path, configuration: configuration)  // attempt 1 dies
+            try restoreAndDie(path, configuration: configuration)  // attempt 2 is allowed, and dies
+            let root = Probe("Root")
+            let third = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(third.report.outcome == .refused(reason: "generation 1 was invalidated: the app died during each of its 2 restorations"))
+            #expect(root.decodeCount == 0)
+        }
+    }
+
+    @Test func R10_extensionsKeepRestorationInProgressUntilCompleted() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
+            let child = SlowScreen("A")
+            let root = SlowScreen("Root", [child])
+            let result = try makeEngine(store).restore([root])
+            #expect(!result.isComplete)
+            #expect(try store.hasCrashMarker())
+            #expect(try store.restoreReports().isEmpty, "the report is kept when restoration completes")
+            let extensions = root.extensions + child.extensions
+            #expect(extensions.count == 2)
+            // Completed from another thread, as asynchronous work does.
+            let first = extensions[0]
+            let thread = Thread { first.complete() }
+            thread.start()
+            while !thread.isFinished { usleep(1000) }
+            #expect(!result.isComplete)
+            #expect(try store.hasCrashMarker())
+            #expect(extensions[1].complete())
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(try store.restoreReports().first == result.report)
+            // Completing twice is a programming error: reported, never a crash, nothing changes.
+            #expect(!extensions[1].complete())
+        }
+    }
+
+    @Test func markerOfAProcessStillRestoringIsLeftAlone() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root")])
+            let restoring = SlowScreen("Root")
+            _ = try makeEngine(store).restore([restoring])
+            let sleeper = Process()
+            sleeper.executableURL = URL(filePath: "/bin/sleep")
+            sleeper.arguments = ["30"]
+            try sleeper.run()
+            defer { sleeper.terminate() }
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier)")
+            let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            #expect(other.report.outcome == .refused(reason: "another process (\(sleeper.processIdentifier)) is restoring it"))
+            #expect(try store.header()?.state == .valid)
+        }
+    }
+
+    @Test func retryPolicyNeedsAnAttempt() throws {
+        try withTemporaryStorePath { path in
+            #expect(throws: ArchiveStoreError.invalidConfiguration("a retry crash policy needs at least 1 attempt")) {
+                try ArchiveStore(path: path, configuration: .init(crashPolicy: .retry(attempts: 0)))
+            }
+        }
+    }
+}
+
+extension ArchiveState {
+    var isValid: Bool { self == .valid }
+}
