@@ -10,7 +10,8 @@ CREATE TABLE crash_marker (
     process_id   INTEGER NOT NULL
 ) STRICT;
 
--- How often a restoration of each generation began, and whether one ever completed (a
--- "known good" generation, which the fall-back policy may restore after a crash).
+-- How many restorations of each generation began since one last completed (what the retry
+-- policy counts), and whether one ever completed (a "known good" generation, which the
+-- fall-back policy may restore after a crash).
 ALTER TABLE generation ADD COLUMN restore_attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE generation ADD COLUMN restored_cleanly INTEGER NOT NULL DEFAULT 0 CHECK (restored_cleanly IN (0, 1));

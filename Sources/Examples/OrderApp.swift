@@ -42,16 +42,31 @@ public final class OrderApp {
 
     /// The app's restoration classes: screens the start-up does not make are recreated from
     /// their archived state; the rest are found where the start-up put them.
-    public static func registry() throws(RestorationError) -> RestorationRegistry {
+    ///
+    /// - Parameter lookingUp: called as each archived node is looked up, before its object is
+    ///   created or found (the demo uses it to die in the middle of a restoration).
+    public static func registry(lookingUp: ((RestorationPath) -> Void)? = nil) throws(RestorationError)
+        -> RestorationRegistry
+    {
         var registry = RestorationRegistry()
         try registry.register(MenuList.self) { request in
-            MenuList(category: try request.coder.decode(MenuItem.Category.self, forKey: "category"))
+            lookingUp?(request.path)
+            return MenuList(category: try request.coder.decode(MenuItem.Category.self, forKey: "category"))
         }
         try registry.register(MenuItemDetail.self, aliases: ["MenuItemDetailViewController"]) { request in
-            MenuItemDetail(item: try request.coder.decode(MenuItem.self, forKey: "menuItem"))
+            lookingUp?(request.path)
+            return MenuItemDetail(item: try request.coder.decode(MenuItem.self, forKey: "menuItem"))
         }
         try registry.register(WebPage.self) { request in
-            WebPage(identifier: request.path.identifier, url: try request.coder.decode(URL.self, forKey: "url"))
+            lookingUp?(request.path)
+            return WebPage(identifier: request.path.identifier, url: try request.coder.decode(URL.self, forKey: "url"))
+        }
+        if let lookingUp {
+            // Every other node is found where the start-up put it; this only watches.
+            registry.fallback = { request in
+                lookingUp(request.path)
+                return nil
+            }
         }
         return registry
     }

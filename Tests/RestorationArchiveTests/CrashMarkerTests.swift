@@ -119,8 +119,24 @@ struct CrashMarkerTests {
             try restoreAndDie(path, configuration: configuration)  // attempt 2 is allowed, and dies
             let root = Probe("Root")
             let third = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
-            #expect(third.report.outcome == .refused(reason: "generation 1 was invalidated: the app died during each of its 2 restorations"))
+            #expect(third.report.outcome == .refused(reason: "generation 1 was invalidated: the app died during each of its last 2 restorations"))
             #expect(root.decodeCount == 0)
+        }
+    }
+
+    @Test func R11_retryCountsCrashesInARowOnly() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .retry(attempts: 2))
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "flaky")])
+            try restoreAndDie(path, configuration: configuration)
+            // A restoration that completes starts the count again…
+            #expect(try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([Probe("Root")]).isComplete)
+            try restoreAndDie(path, configuration: configuration)
+            // …so one more crash is still within the allowance.
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(next.report.outcome == .restored && root.value == "flaky")
         }
     }
 

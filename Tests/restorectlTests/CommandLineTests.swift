@@ -49,14 +49,20 @@ struct CommandLineTests {
             let demo = try runProcess(restorectl, ["demo", "--db", path])
             #expect(demo.status == 0, "\(demo.standardError)")
             #expect(demo.standardOutput.contains("restorectl info \(path)"))
-            #expect(demo.standardOutput.contains("Launch: nothing to restore"))
-            #expect(demo.standardOutput.contains("incremental save, 1 of 12 nodes written → generation 2"))
-            #expect(demo.standardOutput.contains("restored 12 of 12 screens from generation 2"))
+            for line in [
+                "Launch: nothing to restore.", "full save, 12 of 12 nodes written → generation 1",
+                "Launch: restored 12 of 12 screens from generation 1.",
+                "incremental save, 1 of 12 nodes written → generation 2", "The child process was killed by SIGKILL.",
+                "not restored, because generation 2 was invalidated: the app died while restoring it",
+                "its saved state is discarded", "full save, 12 of 12 nodes written → generation 3",
+            ] {
+                #expect(demo.standardOutput.contains(line), "the demo's story lacks \(line)")
+            }
 
             let info = try runProcess(restorectl, ["info", path])
             #expect(info.status == 0, "\(info.standardError)")
             #expect(info.standardOutput.contains("Archive main"))
-            #expect(info.standardOutput.contains("generation:    2"))
+            #expect(info.standardOutput.contains("generation:    3"))
             #expect(info.standardOutput.contains("MyAppVersion = \"11.0\" (string)"))
             #expect(info.standardOutput.contains("12 nodes"))
             #expect(info.standardError.isEmpty)
@@ -68,8 +74,9 @@ struct CommandLineTests {
             let header = try #require(archives.first?["header"] as? [String: Any])
             #expect(archives.first?["name"] as? String == "main")
             #expect(header["node_count"] as? Int == 12)
-            #expect(header["generation"] as? Int == 2)
-            #expect((archives.first?["generations"] as? [Any])?.count == 2)
+            #expect(header["generation"] as? Int == 3)
+            // The explicit quit discarded generations 1 and 2.
+            #expect((archives.first?["generations"] as? [Any])?.count == 1)
             // The demo's tree holds the seed apps' screens, and no login screen.
             let store = try ArchiveStore(path: path, mode: .readOnly)
             let paths = try #require(try store.snapshot()).nodes.map(\.path.description)
@@ -77,21 +84,25 @@ struct CommandLineTests {
             #expect(paths.contains { $0.hasSuffix("MILK_webview") })
             #expect(!paths.contains { $0.localizedCaseInsensitiveContains("login") || $0.contains("Password") })
             #expect(paths.count == 12)
-            // The relaunch's restore report is kept, every node restored.
-            let report = try #require(try store.restoreReports().first)
-            #expect(report.outcome == .restored && report.restoredCount == 12 && report.notRestored.isEmpty)
+            // The reports of the story's launches are kept: the last one found the crashed
+            // generation invalidated; the first relaunch restored every node.
+            let reports = try store.restoreReports()
+            #expect(reports.first?.outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
+            #expect(reports.contains { $0.outcome == .restored && $0.restoredCount == 12 && $0.notRestored.isEmpty })
             #expect(paths.contains { $0.split(separator: "/").count >= 3 })
         }
     }
 
     @Test func showRendersANodeAsATypedTree() throws {
         try withTemporaryStorePath { path in
-            #expect(try runProcess(restorectl, ["demo", "--db", path]).status == 0)
+            // Two launches that save: the second adds one more latte to the restored order.
+            #expect(try runProcess(restorectl, ["demo", "--step", "save", "--db", path]).status == 0)
+            #expect(try runProcess(restorectl, ["demo", "--step", "save", "--db", path]).status == 0)
             let text = try runProcess(restorectl, ["show", path, "Tabs/OrderNavigation/Order"])
             #expect(text.status == 0, "\(text.standardError)")
             for line in [
                 "class:     OrderScreen, version 0", "checksum:  ok", "id: uuid E621E1F8-C36C-495A-93FC-0C247A3E6E5F",
-                "price: double 4.5", "quantity: int 2", "note: string \"Extra shot, no sugar, oat milk\"",
+                "price: double 4.5", "quantity: int 3", "note: string \"Extra shot, no sugar\"",
                 "options: array (2)",
             ] {
                 #expect(text.standardOutput.contains(line), "show lacks \(line)")
@@ -111,7 +122,7 @@ struct CommandLineTests {
             #expect(quantity["value"] as? Int == 1)
             // An older retained generation, and a path that is not there.
             let older = try runProcess(restorectl, ["show", path, "Tabs/OrderNavigation/Order", "--generation", "1"])
-            #expect(older.standardOutput.contains("note: string \"Extra shot, no sugar\""))
+            #expect(older.standardOutput.contains("quantity: int 2"))
             let missing = try runProcess(restorectl, ["show", path, "Tabs/Nowhere"])
             #expect(missing.status == 1)
             #expect(missing.standardError.split(separator: "\n").count == 1)

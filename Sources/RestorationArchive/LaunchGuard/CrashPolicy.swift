@@ -12,7 +12,8 @@ public enum CrashPolicy: Hashable, Sendable {
     /// completed a restoration (a "known good" one) is restored instead, if there is one.
     /// Keep at least two generations (``ArchiveStore/Configuration/retainedGenerations``).
     case fallBackToKnownGood
-    /// The generation may be attempted this many times in all (at least 1); the launch after
-    /// the last attempt's crash invalidates it, as browsers do with their sessions.
+    /// The generation may be attempted this many times in a row (at least 1); the launch
+    /// after the last attempt's crash invalidates it, as browsers do with their sessions. A
+    /// restoration that completes starts the count again.
     case retry(attempts: Int)
 }

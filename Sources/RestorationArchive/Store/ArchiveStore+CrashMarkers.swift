@@ -88,7 +88,7 @@ extension ArchiveStore {
             try marker.run()
             marker.reset()
             let good = try connection.statement(
-                "UPDATE generation SET restored_cleanly = 1 WHERE archive_id = ? AND generation = ?")
+                "UPDATE generation SET restored_cleanly = 1, restore_attempts = 0 WHERE archive_id = ? AND generation = ?")
             try good.bind(row.id, at: 1)
             try good.bind(generation.rawValue, at: 2)
             try good.run()
@@ -134,7 +134,7 @@ extension ArchiveStore {
                 try invalidate.bind(Clock.nowMilliseconds(), at: 1)
                 let reason =
                     attempts > 1
-                    ? "the app died during each of its \(attempts) restorations" : "the app died while restoring it"
+                    ? "the app died during each of its last \(attempts) restorations" : "the app died while restoring it"
                 try invalidate.bind(reason, at: 2)
                 try invalidate.bind(row.id, at: 3)
                 try invalidate.bind(marker.generation.rawValue, at: 4)
