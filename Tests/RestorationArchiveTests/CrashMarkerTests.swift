@@ -186,7 +186,7 @@ struct CrashMarkerTests {
     }
 
     @Test func retryPolicyNeedsAnAttempt() throws {
-        try withTemporaryStorePath { path in
+        _ = try withTemporaryStorePath { path in
             #expect(throws: ArchiveStoreError.invalidConfiguration("a retry crash policy needs at least 1 attempt")) {
                 try ArchiveStore(path: path, configuration: .init(crashPolicy: .retry(attempts: 0)))
             }
