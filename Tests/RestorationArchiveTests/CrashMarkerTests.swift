@@ -185,6 +185,22 @@ struct CrashMarkerTests {
         }
     }
 
+    @Test func restorationStillInProgressInThisProcessIsNotACrash() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root")])
+            let slow = SlowScreen("Root")
+            let first = try makeEngine(store).restore([slow])
+            #expect(!first.isComplete)
+            let second = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            #expect(second.report.outcome == .refused(reason: "its restoration in this process is still in progress"))
+            #expect(try store.header()?.state == .valid)
+            slow.extensions.forEach { $0.complete() }
+            #expect(first.isComplete)
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome == .restored)
+        }
+    }
+
     @Test func retryPolicyNeedsAnAttempt() throws {
         _ = try withTemporaryStorePath { path in
             #expect(throws: ArchiveStoreError.invalidConfiguration("a retry crash policy needs at least 1 attempt")) {

@@ -6,6 +6,13 @@ import Musl
 import Darwin
 #endif
 import Logging
+import Synchronization
+
+/// The archives whose restoration is in progress in this process, by store path and name: a
+/// marker with this process's id is a restoration still running only if it is listed here
+/// (otherwise it was left by an earlier process that had the same id, as in a container
+/// where the app is always process 1).
+private let restorationsInProgress = Mutex<Set<String>>([])
 
 extension ArchiveStore {
     /// Which generation a launch may restore, once the crash policy has dealt with what an
@@ -30,11 +37,17 @@ extension ArchiveStore {
     /// generation to restore. Writes only when there is such a marker.
     func prepareRestoration(of archive: ArchiveName) throws(ArchiveStoreError) -> PreparedRestoration {
         let policy = configuration.crashPolicy
-        if let prepared = try read({ connection in try Self.prepare(archive, policy: policy, applying: false, connection) }) {
+        let inProgress = restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
+        if let prepared = try read({ connection in
+            try Self.prepare(archive, policy: policy, inProgressHere: inProgress, applying: false, connection)
+        }) {
             return prepared
         }
         let prepared = try write { connection in
-            guard let prepared = try Self.prepare(archive, policy: policy, applying: true, connection) else {
+            guard
+                let prepared = try Self.prepare(
+                    archive, policy: policy, inProgressHere: inProgress, applying: true, connection)
+            else {
                 throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
             }
             return prepared
@@ -49,6 +62,7 @@ extension ArchiveStore {
     /// Commits the crash marker of a restoration about to decode `generation`, and counts
     /// the attempt.
     func beginRestoration(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) {
+        restorationsInProgress.withLock { _ = $0.insert(progressKey(archive)) }
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
             let marker = try connection.statement(
@@ -78,6 +92,7 @@ extension ArchiveStore {
         throws(ArchiveStoreError)
     {
         let blob = try Self.storedBlob(of: report)
+        defer { restorationsInProgress.withLock { _ = $0.remove(progressKey(archive)) } }
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
             let marker = try connection.statement(
@@ -104,15 +119,23 @@ extension ArchiveStore {
 
     // MARK: Internals
 
+    private func progressKey(_ archive: ArchiveName) -> String {
+        path + "\u{0}" + archive.rawValue
+    }
+
     /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, applying: Bool, _ connection: Connection
+        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: Bool, applying: Bool, _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
             row.generation.rawValue > 0
         else { return PreparedRestoration(generation: nil, refusal: nil, invalidated: []) }
         var invalidated: [Generation] = []
         if let marker = try marker(of: archive, connection) {
+            if marker.processID == Int64(getpid()), inProgressHere {
+                return PreparedRestoration(
+                    generation: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
+            }
             if marker.processID != Int64(getpid()), processIsAlive(marker.processID) {
                 return PreparedRestoration(
                     generation: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
