@@ -23,6 +23,16 @@ struct RestoreReportTests {
         }
     }
 
+    @Test func budgetsBelowOneByteAreRefused() throws {
+        try withTemporaryStore { store in
+            for configuration in [RestorationEngine.Configuration(maximumNodeBytes: 0), .init(maximumArchiveBytes: -1)] {
+                #expect(throws: RestorationError.invalidConfiguration("budgets must be at least 1 byte")) {
+                    try makeEngine(store, configuration: configuration)
+                }
+            }
+        }
+    }
+
     @Test func objectsBeyondTheArchiveBudgetAreLeftOut() throws {
         try withTemporaryStore { store in
             let children = (0..<10).map { Probe("S\($0)", value: String(repeating: "y", count: 100)) }
