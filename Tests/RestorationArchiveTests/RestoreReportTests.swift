@@ -227,6 +227,11 @@ final class LogSink: LogHandler, Sendable {
     }
 }
 
+/// A type whose class name cannot be stored.
+final class Nameless: Probe {
+    override class var restorationClassName: String { "" }
+}
+
 /// Bad trees from the app: never a crash or a hang.
 @Suite("Preservation of bad trees")
 struct BadTreeTests {
@@ -243,6 +248,16 @@ struct BadTreeTests {
             }
             #expect(message.contains("limited to \(RestorationPath.maximumDepth) identifiers"))
             loop.children = []  // break the reference cycle
+        }
+    }
+
+    @Test func unusableClassNameLeavesOnlyThatObjectOut() throws {
+        try withTemporaryStore { store in
+            let result = try makeEngine(store).preserve([Probe("Root", [Nameless("Odd", [Probe("Below")]), Probe("Fine")])])
+            #expect(result.leftOut.map(\.path) == [try .text("Root/Odd")])
+            #expect(result.leftOut.map(\.className) == [""])
+            #expect(result.leftOut.map(\.reason) == [.invalid("its class name must be 1 to 256 bytes of UTF-8")])
+            #expect(try store.snapshot()?.nodes.map(\.path.description) == ["Root", "Root/Fine"])
         }
     }
 

@@ -108,11 +108,8 @@ struct PreservationWalk {
             if let first = classes.updateValue(className, forKey: path) {
                 throw .duplicatePath(path, firstClass: first, secondClass: className)
             }
-            guard !className.isEmpty, className.utf8.count <= ArchivedNode.maximumClassNameLength else {
-                leftOut.append(
-                    .init(
-                        path: path, className: className,
-                        reason: .invalid("its class name must be 1 to \(ArchivedNode.maximumClassNameLength) bytes of UTF-8")))
+            if let problem = ArchivedNode.problem(withClassName: className) {
+                leftOut.append(.init(path: path, className: className, reason: .invalid(problem)))
                 continue
             }
             let state: [UInt8]

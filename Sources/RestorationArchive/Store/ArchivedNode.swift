@@ -33,8 +33,14 @@ public struct ArchivedNode: Hashable, Sendable {
     public var parentPath: RestorationPath? { path.parent }
 
     func validate() throws(ArchiveStoreError) {
-        guard !className.isEmpty, className.utf8.count <= Self.maximumClassNameLength else {
-            throw .invalidNode(path, "its class name must be 1 to \(Self.maximumClassNameLength) bytes of UTF-8")
+        if let problem = Self.problem(withClassName: className) { throw .invalidNode(path, problem) }
+    }
+
+    /// What is wrong with a class name, or `nil` when it can be stored.
+    static func problem(withClassName className: String) -> String? {
+        guard !className.isEmpty, className.utf8.count <= maximumClassNameLength else {
+            return "its class name must be 1 to \(maximumClassNameLength) bytes of UTF-8"
         }
+        return nil
     }
 }
