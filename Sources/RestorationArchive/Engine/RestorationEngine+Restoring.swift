@@ -61,15 +61,12 @@ extension RestorationEngine {
         do {
             // R11: what an earlier launch left is dealt with before anything is decoded.
             let prepared = try store.prepareRestoration(of: archive)
-            guard let generation = prepared.generation else {
+            guard let read = prepared.snapshot else {
                 if let refusal = prepared.refusal {
                     logger?.notice("Archive '\(archive)' not restored: \(refusal)")
                     return ended(.refused(reason: refusal), generation: nil)
                 }
                 logger?.info("Archive '\(archive)' has nothing to restore")
-                return ended(.nothingToRestore, generation: nil)
-            }
-            guard let read = try store.restorationSnapshot(of: archive, generation: generation) else {
                 return ended(.nothingToRestore, generation: nil)
             }
             snapshot = read

@@ -15,11 +15,12 @@ import Synchronization
 private let restorationsInProgress = Mutex<Set<String>>([])
 
 extension ArchiveStore {
-    /// Which generation a launch may restore, once the crash policy has dealt with what an
-    /// earlier launch left.
+    /// What a launch may restore, once the crash policy has dealt with what an earlier
+    /// launch left.
     struct PreparedRestoration: Sendable {
-        /// The generation to restore, or `nil`.
-        var generation: Generation?
+        /// The generation to restore, read in the same transaction as the decision; `nil`
+        /// when there is none.
+        var snapshot: RestorationSnapshot?
         /// Why there is none although the archive has generations (invalidated, or being
         /// restored by another live process); `nil` when there is simply nothing saved.
         var refusal: String?
@@ -34,7 +35,8 @@ extension ArchiveStore {
     }
 
     /// Applies the crash policy to a marker left by a restoration that died, then picks the
-    /// generation to restore. Writes only when there is such a marker.
+    /// generation to restore and reads it, all in one transaction. Writes only when there is
+    /// such a marker.
     func prepareRestoration(of archive: ArchiveName) throws(ArchiveStoreError) -> PreparedRestoration {
         let policy = configuration.crashPolicy
         let inProgress = restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
@@ -129,16 +131,16 @@ extension ArchiveStore {
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
             row.generation.rawValue > 0
-        else { return PreparedRestoration(generation: nil, refusal: nil, invalidated: []) }
+        else { return PreparedRestoration(snapshot: nil, refusal: nil, invalidated: []) }
         var invalidated: [Generation] = []
         if let marker = try marker(of: archive, connection) {
             if marker.processID == Int64(getpid()), inProgressHere {
                 return PreparedRestoration(
-                    generation: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
+                    snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
             }
             if marker.processID != Int64(getpid()), processIsAlive(marker.processID) {
                 return PreparedRestoration(
-                    generation: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
+                    snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
             }
             guard applying else { return nil }
             // That restoration died: apply the policy, then forget the marker.
@@ -172,18 +174,22 @@ extension ArchiveStore {
         }
         let generations = try ArchiveRows.generations(of: row, in: connection)
         guard let newest = generations.first(where: { $0.generation == row.generation }) else {
-            return PreparedRestoration(generation: nil, refusal: nil, invalidated: invalidated)
+            return PreparedRestoration(snapshot: nil, refusal: nil, invalidated: invalidated)
         }
         if newest.invalidatedReason == nil {
-            return PreparedRestoration(generation: newest.generation, refusal: nil, invalidated: invalidated)
+            return PreparedRestoration(
+                snapshot: try restorationSnapshot(of: row, generation: newest, connection), refusal: nil,
+                invalidated: invalidated)
         }
         if policy == .fallBackToKnownGood,
             let good = generations.first(where: { $0.generation < newest.generation && $0.restoredCleanly && $0.invalidatedReason == nil })
         {
-            return PreparedRestoration(generation: good.generation, refusal: nil, invalidated: invalidated)
+            return PreparedRestoration(
+                snapshot: try restorationSnapshot(of: row, generation: good, connection), refusal: nil,
+                invalidated: invalidated)
         }
         return PreparedRestoration(
-            generation: nil,
+            snapshot: nil,
             refusal: "generation \(newest.generation) was invalidated: \(newest.invalidatedReason ?? "")",
             invalidated: invalidated)
     }

@@ -182,19 +182,15 @@ extension ArchiveStore {
         var damaged: Set<RestorationPath>
     }
 
-    /// Reads a retained generation of an archive for restoration, or `nil` when it is not
-    /// retained. Damage beyond single nodes (the header, a lost or added node) throws.
-    func restorationSnapshot(of archive: ArchiveName, generation wanted: Generation) throws(ArchiveStoreError)
-        -> RestorationSnapshot?
-    {
-        try read { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
-                let generation = try ArchiveRows.generation(wanted, of: row, in: connection)
-            else { return nil }
-            let header = try ArchiveRows.header(generation, archive: row)
-            let read = try Self.readNodes(
-                of: row, generation: generation, isNewest: wanted == row.generation, toleratingDamage: true, connection)
-            return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
-        }
+    /// Reads one generation for restoration, in the caller's transaction. Damage beyond single
+    /// nodes (the header, a lost or added node) throws.
+    static func restorationSnapshot(
+        of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, _ connection: Connection
+    ) throws -> RestorationSnapshot {
+        let header = try ArchiveRows.header(generation, archive: archive)
+        let read = try readNodes(
+            of: archive, generation: generation, isNewest: generation.generation == archive.generation,
+            toleratingDamage: true, connection)
+        return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
     }
 }
