@@ -15,14 +15,7 @@ struct InfoCommand: ParsableCommand {
         let store = try options.openReadOnly()
         let summaries: [ArchiveSummary]
         do {
-            if let name = options.archiveName {
-                guard let summary = try store.summary(of: name) else {
-                    Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
-                }
-                summaries = [summary]
-            } else {
-                summaries = try store.archives()
-            }
+            summaries = try options.selectedArchives(in: store)
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }

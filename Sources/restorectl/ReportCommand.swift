@@ -21,16 +21,7 @@ struct ReportCommand: ParsableCommand {
         let store = try options.openReadOnly()
         var reports: [RestoreReport] = []
         do {
-            let names: [ArchiveName]
-            if let name = options.archiveName {
-                guard try store.summary(of: name) != nil else {
-                    Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
-                }
-                names = [name]
-            } else {
-                names = try store.archives().map(\.name)
-            }
-            for name in names {
+            for name in try options.selectedArchives(in: store).map(\.name) {
                 let kept = try store.restoreReports(of: name)
                 reports += all ? kept : Array(kept.prefix(1))
             }

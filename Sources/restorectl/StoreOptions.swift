@@ -33,6 +33,16 @@ struct StoreOptions: ParsableArguments {
         archive.flatMap { try? ArchiveName($0) }
     }
 
+    /// The summaries of the selected archive (exiting with status 1 when the store has no
+    /// archive of that name), or of every archive.
+    func selectedArchives(in store: ArchiveStore) throws -> [ArchiveSummary] {
+        guard let name = archiveName else { return try store.archives() }
+        guard let summary = try store.summary(of: name) else {
+            Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
+        }
+        return [summary]
+    }
+
     /// Opens the store read-only, or exits with status 2 and a one-line explanation.
     func openReadOnly() throws -> ArchiveStore {
         do {
