@@ -213,3 +213,22 @@ struct CrashMarkerTests {
 extension ArchiveState {
     var isValid: Bool { self == .valid }
 }
+
+@Suite("Engine on a read-only store")
+struct ReadOnlyEngineTests {
+    @Test func readOnlyStoreRestoresWithoutWritingAndRefusesToSave() throws {
+        try withTemporaryStorePath { path in
+            try makeEngine(try ArchiveStore(path: path)).preserve([Probe("Root", value: "saved")])
+            let before = fileBytes(path)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let root = Probe("Root")
+            let result = try makeEngine(store).restore([root])
+            #expect(result.report.outcome == .restored && result.isComplete && root.value == "saved")
+            // No crash marker, no report: a read-only store is never written.
+            #expect(try !store.hasCrashMarker())
+            #expect(try store.restoreReports().isEmpty)
+            #expect(fileBytes(path) == before)
+            #expect(throws: RestorationError.store(.readOnly)) { try makeEngine(store).preserve([root]) }
+        }
+    }
+}

@@ -73,7 +73,8 @@ public protocol Restorable: AnyObject {
     /// Reads the object's state back. Called after the object's parent has decoded its own
     /// state, and before the object's children decode theirs (R8); ``RestorationContext/children``
     /// already holds the children being restored (R4). Throwing marks the node failed in the
-    /// restore report, with the error's description. Reads nothing by default.
+    /// restore report, with the error's description (which the store keeps: leave user values
+    /// out of it). Reads nothing by default.
     func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws
 
     /// Called once every restored object has decoded its state (UIKit's

@@ -31,7 +31,9 @@ public struct RestoreReport: Hashable, Sendable, Codable {
         case classMismatch(found: String)
         /// It was archived by a newer version of its class than the running code knows (R12).
         case versionTooNew(supported: Int)
-        /// Its state could not be decoded or migrated; the message names the key.
+        /// Its state could not be decoded or migrated. For the coder's errors the message names
+        /// the key; for an error the app threw, it is that error's description, which the store
+        /// keeps, so such errors should not carry user values.
         case decodeFailed(String)
         /// Its parent was not restored, so it has nowhere to go.
         case parentNotRestored
