@@ -6,7 +6,9 @@ public import Logging
 /// ```swift
 /// let store = try ArchiveStore(appIdentifier: "com.example.orders")
 /// var registry = RestorationRegistry()
-/// try registry.register(MenuItemDetail.self) { request in MenuItemDetail(request) }
+/// try registry.register(MenuItemDetail.self) { request in
+///     MenuItemDetail(itemName: try request.coder.decode(String.self, forKey: "itemName"))
+/// }
 /// let engine = try RestorationEngine(
 ///     store: store, app: AppIdentity(version: "11.0", build: "1024"), registry: registry)
 ///
