@@ -29,6 +29,7 @@ let package = Package(
                 .embedInCode("v0001_create_store.sql"),
                 .embedInCode("v0002_restore_reports.sql"),
                 .embedInCode("v0003_crash_markers.sql"),
+                .embedInCode("v0004_lifecycle_journal.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

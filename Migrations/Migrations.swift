@@ -22,5 +22,6 @@ package enum StoreMigrations {
         StoreMigration("v0001_create_store", PackageResources.v0001_create_store_sql),
         StoreMigration("v0002_restore_reports", PackageResources.v0002_restore_reports_sql),
         StoreMigration("v0003_crash_markers", PackageResources.v0003_crash_markers_sql),
+        StoreMigration("v0004_lifecycle_journal", PackageResources.v0004_lifecycle_journal_sql),
     ]
 }

@@ -16,4 +16,13 @@ public enum CrashPolicy: Hashable, Sendable {
     /// after the last attempt's crash invalidates it, as browsers do with their sessions. A
     /// restoration that completes starts the count again.
     case retry(attempts: Int)
+    /// As ``discard``, and besides: when the previous launch died in the foreground, the
+    /// newest generation of every archive is invalidated, as iOS does with scenes' state
+    /// after a crash. A launch killed in the background is restored as usual.
+    ///
+    /// It judges launches by the lifecycle journal: record the app's lifecycle events with
+    /// ``ArchiveStore/record(_:)``. A launch starts when it records its first event; a
+    /// restoration starts one (recording ``LifecycleEvent/willFinishLaunching``) if the app
+    /// has not, so the judgement always comes before anything is decoded.
+    case discardAfterForegroundDeath
 }

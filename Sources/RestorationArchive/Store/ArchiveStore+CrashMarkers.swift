@@ -39,16 +39,22 @@ extension ArchiveStore {
     /// such a marker.
     func prepareRestoration(of archive: ArchiveName) throws(ArchiveStoreError) -> PreparedRestoration {
         let policy = configuration.crashPolicy
+        // That policy judges the previous launch when this one starts: make sure it has.
+        if policy == .discardAfterForegroundDeath, mode == .readWrite, currentLaunch.withLock({ $0 }) == nil {
+            try record(.willFinishLaunching)
+        }
         let inProgress = restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
+        let launch = currentLaunch.withLock { $0 }
         if let prepared = try read({ connection in
-            try Self.prepare(archive, policy: policy, inProgressHere: inProgress, applying: false, connection)
+            try Self.prepare(
+                archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: false, connection)
         }) {
             return prepared
         }
         let prepared = try write { connection in
             guard
                 let prepared = try Self.prepare(
-                    archive, policy: policy, inProgressHere: inProgress, applying: true, connection)
+                    archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: true, connection)
             else {
                 throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
             }
@@ -127,7 +133,8 @@ extension ArchiveStore {
 
     /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: Bool, applying: Bool, _ connection: Connection
+        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: Bool, launch: Int64?, applying: Bool,
+        _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
             row.generation.rawValue > 0
@@ -147,25 +154,16 @@ extension ArchiveStore {
             let attempts = try ArchiveRows.generation(marker.generation, of: row, in: connection)?.restoreAttempts ?? 0
             let spent =
                 switch policy {
-                case .discard, .fallBackToKnownGood: true
+                case .discard, .fallBackToKnownGood, .discardAfterForegroundDeath: true
                 case .retry(let allowed): attempts >= Int64(allowed)
                 }
             if spent {
-                let invalidate = try connection.statement(
-                    """
-                    UPDATE generation SET invalidated_at = ?, invalidated_reason = ? \
-                    WHERE archive_id = ? AND generation = ? AND invalidated_at IS NULL
-                    """)
-                try invalidate.bind(Clock.nowMilliseconds(), at: 1)
                 let reason =
                     attempts > 1
                     ? "the app died during each of its last \(attempts) restorations" : "the app died while restoring it"
-                try invalidate.bind(reason, at: 2)
-                try invalidate.bind(row.id, at: 3)
-                try invalidate.bind(marker.generation.rawValue, at: 4)
-                try invalidate.run()
-                invalidate.reset()
-                invalidated.append(marker.generation)
+                if try invalidate(marker.generation, of: row, reason: reason, launch: launch, connection) != nil {
+                    invalidated.append(marker.generation)
+                }
             }
             let clear = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
             defer { clear.reset() }
@@ -192,6 +190,37 @@ extension ArchiveStore {
             snapshot: nil,
             refusal: "generation \(newest.generation) was invalidated: \(newest.invalidatedReason ?? "")",
             invalidated: invalidated)
+    }
+
+    /// Invalidates a generation that is not invalidated yet and says so in the journal.
+    /// Returns the journal's entry, or `nil` when the generation was invalidated already.
+    static func invalidate(
+        _ generation: Generation, of archive: ArchiveRows.ArchiveRow, reason: String, launch: Int64?,
+        _ connection: Connection
+    ) throws -> JournalEntry? {
+        let invalidate = try connection.statement(
+            """
+            UPDATE generation SET invalidated_at = ?, invalidated_reason = ? \
+            WHERE archive_id = ? AND generation = ? AND invalidated_at IS NULL
+            """)
+        defer { invalidate.reset() }
+        try invalidate.bind(Clock.nowMilliseconds(), at: 1)
+        try invalidate.bind(reason, at: 2)
+        try invalidate.bind(archive.id, at: 3)
+        try invalidate.bind(generation.rawValue, at: 4)
+        try invalidate.run()
+        guard connection.changes > 0 else { return nil }
+        return try append(.invalidated(archive.name, generation, reason: reason), launch: launch, connection)
+    }
+
+    /// Invalidates the newest generation of every archive (those not invalidated yet), as
+    /// ``CrashPolicy/discardAfterForegroundDeath`` does after a death in the foreground.
+    static func invalidateAll(reason: String, launch: Int64?, _ connection: Connection) throws -> [JournalEntry] {
+        try ArchiveRows.allArchives(in: connection)
+            .filter { $0.discardedAt == nil && $0.generation.rawValue > 0 }
+            .compactMap { archive in
+                try invalidate(archive.generation, of: archive, reason: reason, launch: launch, connection)
+            }
     }
 
     private static func marker(of archive: ArchiveName, _ connection: Connection) throws -> Marker? {

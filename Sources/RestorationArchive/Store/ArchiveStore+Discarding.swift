@@ -19,26 +19,65 @@ extension ArchiveStore {
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
             }
-            let nodes = try connection.statement("DELETE FROM node WHERE archive_id = ?")
-            try nodes.bind(row.id, at: 1)
-            try nodes.run()
-            let count = connection.changes
-            let generations = try connection.statement("DELETE FROM generation WHERE archive_id = ?")
-            try generations.bind(row.id, at: 1)
-            try generations.run()
-            let mark = try connection.statement(
-                "UPDATE archive SET discarded_at = ?, discard_reason = ? WHERE id = ?")
-            try mark.bind(Clock.nowMilliseconds(), at: 1)
-            try mark.bind(reason, at: 2)
-            try mark.bind(row.id, at: 3)
-            try mark.run()
-            return count
+            return try discard(row, reason: reason, connection)
         }
         let truncated = try withConnection { connection in
             try Self.checkpointAndTruncate(connection)
         }
         logger?.info("Discarded archive '\(archive)': \(deleted) nodes deleted")
         return DiscardResult(nodesDeleted: deleted, writeAheadLogTruncated: truncated)
+    }
+
+    /// Discards every archive that holds state, in one transaction: what an app does when
+    /// the user quits it explicitly (R13), since the next launch should start afresh.
+    ///
+    /// As with ``discard(_:reason:)``, deleted content is overwritten and the write-ahead
+    /// log truncated.
+    ///
+    /// - Parameter reason: why, in words for a person.
+    /// - Returns: the archives discarded, with what was deleted from each.
+    /// - Throws: ``ArchiveStoreError/readOnly``, or a database error.
+    @discardableResult
+    public func discardAll(reason: String) throws(ArchiveStoreError) -> [ArchiveName: DiscardResult] {
+        let deleted = try write { connection in
+            var deleted: [ArchiveName: Int] = [:]
+            for row in try ArchiveRows.allArchives(in: connection) where row.discardedAt == nil && row.generation.rawValue > 0 {
+                deleted[row.name] = try discard(row, reason: reason, connection)
+            }
+            return deleted
+        }
+        let truncated = try withConnection { connection in
+            try Self.checkpointAndTruncate(connection)
+        }
+        logger?.info("Discarded \(deleted.count) archives: \(deleted.values.reduce(0, +)) nodes deleted")
+        return deleted.mapValues { DiscardResult(nodesDeleted: $0, writeAheadLogTruncated: truncated) }
+    }
+
+    /// Deletes an archive's generations and nodes, marks it discarded and says so in the
+    /// journal. Returns the number of node rows deleted.
+    private func discard(_ row: ArchiveRows.ArchiveRow, reason: String, _ connection: Connection) throws -> Int {
+        let nodes = try connection.statement("DELETE FROM node WHERE archive_id = ?")
+        defer { nodes.reset() }
+        try nodes.bind(row.id, at: 1)
+        try nodes.run()
+        let count = connection.changes
+        let generations = try connection.statement("DELETE FROM generation WHERE archive_id = ?")
+        defer { generations.reset() }
+        try generations.bind(row.id, at: 1)
+        try generations.run()
+        let mark = try connection.statement("UPDATE archive SET discarded_at = ?, discard_reason = ? WHERE id = ?")
+        defer { mark.reset() }
+        try mark.bind(Clock.nowMilliseconds(), at: 1)
+        try mark.bind(reason, at: 2)
+        try mark.bind(row.id, at: 3)
+        try mark.run()
+        // A restoration of discarded state that died no longer matters.
+        let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
+        defer { marker.reset() }
+        try marker.bind(row.id, at: 1)
+        try marker.run()
+        try appendStoreEvent(.discarded(row.name, reason: reason), connection)
+        return count
     }
 
     /// `PRAGMA wal_checkpoint(TRUNCATE)`: copies the log into the file and empties it.

@@ -87,6 +87,9 @@ public final class ArchiveStore: Sendable {
     let logger: Logger?
     // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
     private let connection: Mutex<Connection>
+    /// The launch this store's lifecycle events belong to (the journal id of its first
+    /// entry); `nil` until it records one. Changed only while the connection is held.
+    let currentLaunch = Mutex<Int64?>(nil)
 
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
     ///

@@ -1,0 +1,214 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import Synchronization
+
+/// The lifecycle journal (R15): the app's lifecycle events and the store's own events
+/// (invalidations, discards), newest ``ArchiveStore/retainedJournalEntries`` kept.
+extension ArchiveStore {
+    /// How many journal entries a store keeps; older ones are deleted as new ones come.
+    public static let retainedJournalEntries = 256
+
+    /// Records a lifecycle event, committed at once so that it survives the process being
+    /// killed right after.
+    ///
+    /// ``LifecycleEvent/willFinishLaunching``, or the first event this `ArchiveStore` records,
+    /// starts a new launch. When a launch starts under
+    /// ``CrashPolicy/discardAfterForegroundDeath`` and the previous launch died in the
+    /// foreground, the newest generation of every archive is invalidated in the same
+    /// transaction, so nothing it saved is restored.
+    ///
+    /// - Returns: the entry written.
+    /// - Throws: ``ArchiveStoreError/readOnly`` on a read-only store, or a database error.
+    @discardableResult
+    public func record(_ event: LifecycleEvent) throws(ArchiveStoreError) -> JournalEntry {
+        guard mode == .readWrite else { throw .readOnly }
+        let policy = configuration.crashPolicy
+        let (entry, invalidated) = try withConnection { connection in
+            let launch = currentLaunch.withLock { $0 }
+            let startsLaunch = launch == nil || event == .willFinishLaunching
+            let written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
+                let previous = startsLaunch ? try Self.launches(connection, newest: 1).last : nil
+                let entry = try Self.append(.lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
+                var invalidated: [JournalEntry] = []
+                if policy == .discardAfterForegroundDeath, let previous, previous.ending == .inForeground {
+                    invalidated = try Self.invalidateAll(
+                        reason: "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))",
+                        launch: entry.launch, connection)
+                }
+                return (entry, invalidated)
+            }
+            // Set once the launch's first entry is committed, with the connection still held.
+            if startsLaunch { currentLaunch.withLock { $0 = written.0.launch } }
+            return written
+        }
+        for entry in invalidated {
+            if case .invalidated(let archive, let generation, let reason) = entry.kind {
+                logger?.warning("Invalidated archive '\(archive)' generation \(generation): \(reason)")
+            }
+        }
+        return entry
+    }
+
+    /// The newest journal entries, oldest first.
+    ///
+    /// - Parameter limit: at most this many entries; all that are kept when `nil`.
+    public func journal(limit: Int? = nil) throws(ArchiveStoreError) -> [JournalEntry] {
+        try read { connection in
+            let statement = try connection.statement(
+                "SELECT \(Self.entryColumns) FROM journal ORDER BY id DESC LIMIT ?")
+            defer { statement.reset() }
+            try statement.bind(Int64(clamping: max(0, limit ?? Int.max)), at: 1)
+            var entries: [JournalEntry] = []
+            while try statement.step() { entries.append(try Self.entry(statement)) }
+            return entries.reversed()
+        }
+    }
+
+    /// The launches the journal remembers, oldest first, each with how it ended.
+    public func launches() throws(ArchiveStoreError) -> [LaunchSummary] {
+        try read { connection in try Self.launches(connection, newest: nil) }
+    }
+
+    /// How the launch before this one ended: the newest launch in the journal other than the
+    /// one this `ArchiveStore` recorded events in; `nil` when there is none.
+    ///
+    /// ``LaunchSummary/Ending/inBackground`` and ``LaunchSummary/Ending/terminated`` are normal
+    /// ends; ``LaunchSummary/Ending/inForeground`` means that launch died on screen.
+    public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
+        let current = currentLaunch.withLock { $0 }
+        return try read { connection in
+            try Self.launches(connection, newest: 2).last { $0.launch != current }
+        }
+    }
+
+    // MARK: Internals
+
+    /// Writes a store event into the journal, in the caller's transaction, as part of the
+    /// launch this store records events in (if any).
+    func appendStoreEvent(_ kind: JournalEntry.Kind, _ connection: Connection) throws {
+        _ = try Self.append(kind, launch: currentLaunch.withLock { $0 }, connection)
+    }
+
+    /// Appends an entry, then deletes the ones too old to keep. `launch` `nil` with a
+    /// lifecycle event starts a new launch.
+    static func append(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {
+        let statement = try connection.statement(
+            """
+            INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """)
+        defer { statement.reset() }
+        let now = Clock.nowMilliseconds()
+        let processID = Int64(getpid())
+        try launch.map { try statement.bind($0, at: 1) } ?? statement.bindNull(at: 1)
+        try statement.bind(now, at: 2)
+        try statement.bind(processID, at: 3)
+        switch kind {
+        case .lifecycle(let event, let state):
+            try statement.bind(event.rawValue, at: 4)
+            try statement.bind(state.rawValue, at: 5)
+            try statement.bindNull(at: 6)
+            try statement.bindNull(at: 7)
+            try statement.bindNull(at: 8)
+        case .invalidated(let archive, let generation, let reason):
+            try statement.bind("invalidated", at: 4)
+            try statement.bindNull(at: 5)
+            try statement.bind(archive.rawValue, at: 6)
+            try statement.bind(generation.rawValue, at: 7)
+            try statement.bind(reason, at: 8)
+        case .discarded(let archive, let reason):
+            try statement.bind("discarded", at: 4)
+            try statement.bindNull(at: 5)
+            try statement.bind(archive.rawValue, at: 6)
+            try statement.bindNull(at: 7)
+            try statement.bind(reason, at: 8)
+        }
+        guard try statement.step() else { throw ArchiveStoreError.damagedStore("a journal entry was not written") }
+        let id = try statement.int64(0)
+        statement.reset()
+        var entryLaunch = launch
+        if launch == nil, case .lifecycle = kind {
+            let start = try connection.statement("UPDATE journal SET launch = id WHERE id = ?")
+            defer { start.reset() }
+            try start.bind(id, at: 1)
+            try start.run()
+            entryLaunch = id
+        }
+        let prune = try connection.statement("DELETE FROM journal WHERE id <= ?")
+        defer { prune.reset() }
+        try prune.bind(id - Int64(retainedJournalEntries), at: 1)
+        try prune.run()
+        return JournalEntry(
+            sequence: id, launch: entryLaunch, date: Clock.date(milliseconds: now), processID: processID, kind: kind)
+    }
+
+    private static let entryColumns = "id, launch, at, process_id, event, app_state, archive, generation, detail"
+
+    private static func entry(_ statement: Statement) throws -> JournalEntry {
+        let event = try statement.string(4)
+        let kind: JournalEntry.Kind
+        if let lifecycle = LifecycleEvent(rawValue: event) {
+            guard let state = ApplicationState(rawValue: try statement.string(5)) else {
+                throw ArchiveStoreError.damagedStore("a journal entry has an unknown application state")
+            }
+            kind = .lifecycle(lifecycle, state)
+        } else {
+            guard let archive = try? ArchiveName(try statement.string(6)) else {
+                throw ArchiveStoreError.damagedStore("a journal entry names an invalid archive")
+            }
+            let reason = try statement.optionalString(8) ?? ""
+            switch event {
+            case "invalidated":
+                kind = .invalidated(archive, Generation(try statement.int64(7)), reason: reason)
+            case "discarded":
+                kind = .discarded(archive, reason: reason)
+            default:
+                throw ArchiveStoreError.damagedStore("a journal entry has an unknown event")
+            }
+        }
+        return JournalEntry(
+            sequence: try statement.int64(0), launch: try statement.optionalInt64(1),
+            date: Clock.date(milliseconds: try statement.int64(2)), processID: try statement.int64(3), kind: kind)
+    }
+
+    /// The launches with a lifecycle event in the journal, oldest first; only the newest
+    /// `newest` when given.
+    static func launches(_ connection: Connection, newest: Int?) throws -> [LaunchSummary] {
+        // Per launch: its first entry's time and its last lifecycle event.
+        let statement = try connection.statement(
+            """
+            SELECT launch, process_id, first_at, at, event, app_state FROM ( \
+              SELECT launch, process_id, at, event, app_state, id, \
+                min(at) OVER (PARTITION BY launch) AS first_at, \
+                row_number() OVER (PARTITION BY launch ORDER BY id DESC) AS newest_first \
+              FROM journal WHERE app_state IS NOT NULL \
+            ) WHERE newest_first = 1 ORDER BY launch DESC LIMIT ?
+            """)
+        defer { statement.reset() }
+        try statement.bind(Int64(clamping: max(0, newest ?? Int.max)), at: 1)
+        var launches: [LaunchSummary] = []
+        while try statement.step() {
+            guard let event = LifecycleEvent(rawValue: try statement.string(4)),
+                let state = ApplicationState(rawValue: try statement.string(5))
+            else { throw ArchiveStoreError.damagedStore("a journal entry has an unknown event or state") }
+            let ending: LaunchSummary.Ending =
+                switch state {
+                case .terminated: .terminated
+                case .background: .inBackground
+                case .inactive, .active: .inForeground
+                }
+            launches.append(
+                LaunchSummary(
+                    launch: try statement.int64(0), processID: try statement.int64(1),
+                    startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
+                    lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending))
+        }
+        return launches.reversed()
+    }
+}

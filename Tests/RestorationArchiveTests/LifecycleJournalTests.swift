@@ -1,0 +1,291 @@
+import Foundation
+import RestorationArchive
+import Testing
+import TestSupport
+
+/// The lifecycle events of one launch, recorded by a fresh `ArchiveStore` (a new launch).
+private func launch(
+    _ path: String, _ events: [LifecycleEvent], configuration: ArchiveStore.Configuration = .init()
+) throws -> ArchiveStore {
+    let store = try ArchiveStore(path: path, configuration: configuration)
+    for event in events { try store.record(event) }
+    return store
+}
+
+private let started: [LifecycleEvent] = [.willFinishLaunching, .didFinishLaunching, .didBecomeActive]
+private let backgrounded: [LifecycleEvent] = started + [.willResignActive, .didEnterBackground]
+
+@Suite("Lifecycle journal (R15)")
+struct LifecycleJournalTests {
+    @Test func R15_eachEventIsCommittedAtOnceWithTheAppState() throws {
+        try withTemporaryStorePath { path in
+            let app = try ArchiveStore(path: path)
+            let inspector = try ArchiveStore(path: path, mode: .readOnly)
+            for event in LifecycleEvent.allCases {
+                let entry = try app.record(event)
+                // Another connection sees it at once: it was committed.
+                #expect(try inspector.journal(limit: 1) == [entry])
+            }
+            let entries = try inspector.journal()
+            #expect(entries.map(\.kind) == LifecycleEvent.allCases.map { .lifecycle($0, $0.applicationState) })
+            #expect(entries.map(\.sequence) == entries.map(\.sequence).sorted())
+            #expect(Set(entries.map(\.launch)).count == 1, "one store, one launch")
+            #expect(entries.map(\.processID).allSatisfy { $0 == Int64(getpid()) })
+            #expect(
+                LifecycleEvent.allCases.map(\.applicationState)
+                    == [.inactive, .inactive, .active, .inactive, .background, .inactive, .terminated])
+        }
+    }
+
+    @Test(arguments: [
+        (started, LaunchSummary.Ending.inForeground),
+        (backgrounded, .inBackground),
+        (backgrounded + [.willEnterForeground], .inForeground),
+        (backgrounded + [.willEnterForeground, .didBecomeActive, .willResignActive], .inForeground),
+        (backgrounded + [.willTerminate], .terminated),
+        ([.willFinishLaunching], .inForeground),
+    ])
+    func R15_theNextLaunchTellsHowThePreviousOneEnded(events: [LifecycleEvent], ending: LaunchSummary.Ending) throws {
+        try withTemporaryStorePath { path in
+            _ = try launch(path, events)
+            let next = try ArchiveStore(path: path)
+            let previous = try #require(try next.previousLaunch())
+            #expect(previous.ending == ending)
+            #expect(previous.lastEvent == events.last)
+            // Once this launch records its own events, "previous" still means the one before.
+            try next.record(.willFinishLaunching)
+            #expect(try next.previousLaunch() == previous)
+            #expect(try next.launches().count == 2)
+        }
+    }
+
+    @Test func R15_aFirstLaunchHasNoPreviousLaunch() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            #expect(try store.previousLaunch() == nil)
+            try store.record(.willFinishLaunching)
+            #expect(try store.previousLaunch() == nil)
+            #expect(try store.launches().map(\.ending) == [.inForeground])
+        }
+    }
+
+    @Test func R15_willFinishLaunchingStartsANewLaunchInTheSameStore() throws {
+        try withTemporaryStorePath { path in
+            let store = try launch(path, backgrounded)
+            try store.record(.willFinishLaunching)
+            let launches = try store.launches()
+            #expect(launches.map(\.ending) == [.inBackground, .inForeground])
+            #expect(try store.previousLaunch()?.launch == launches[0].launch)
+        }
+    }
+
+    @Test func R15_theJournalKeepsOnlyItsNewestEntries() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let total = ArchiveStore.retainedJournalEntries + 44
+            var last: JournalEntry?
+            for index in 0..<total {
+                last = try store.record(index.isMultiple(of: 2) ? .didEnterBackground : .willEnterForeground)
+            }
+            let entries = try store.journal()
+            #expect(entries.count == ArchiveStore.retainedJournalEntries)
+            #expect(entries.last == last)
+            #expect(entries.first?.sequence == Int64(total - ArchiveStore.retainedJournalEntries + 1))
+            #expect(try store.journal(limit: 3) == Array(entries.suffix(3)))
+            // The launch is still known although its first entry is gone.
+            #expect(try store.launches().map(\.ending) == [.inForeground])
+        }
+    }
+
+    @Test func R15_aReadOnlyStoreRecordsNothing() throws {
+        try withTemporaryStorePath { path in
+            _ = try launch(path, started)
+            let before = fileBytes(path)
+            let inspector = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.readOnly) { () throws -> Void in try inspector.record(.didBecomeActive) }
+            #expect(try inspector.journal().count == started.count)
+            #expect(fileBytes(path) == before)
+        }
+    }
+}
+
+@Suite("Crash policy: discard after a death in the foreground")
+struct ForegroundDeathPolicyTests {
+    let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+
+    /// A launch that saves "value" in the background and then runs `after`.
+    private func savingLaunch(_ path: String, _ value: String, then after: [LifecycleEvent] = []) throws {
+        let store = try launch(path, started + [.willResignActive], configuration: policy)
+        try makeEngine(store).preserve([Probe("Root", value: value)])
+        for event in [LifecycleEvent.didEnterBackground] + after { try store.record(event) }
+    }
+
+    @Test func killedInTheBackgroundIsRestored() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
+            #expect(root.value == "saved")
+            #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+        }
+    }
+
+    @Test func diedInTheForegroundIsInvalidatedBeforeAnythingIsDecoded() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let reason = "the app died in the foreground (its last event was didBecomeActive)"
+            let root = Probe("Root")
+            let result = try makeEngine(store).restore([root])
+            #expect(result.report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            #expect(root.decodeCount == 0)
+            let entries = try store.journal()
+            #expect(entries.last?.kind == .invalidated(.main, 1, reason: reason))
+            #expect(entries.last?.launch == entries.dropLast().last?.launch, "the invalidation belongs to this launch")
+
+            // No loop: this launch dies in the foreground too, before saving anything; the
+            // next one has nothing left to invalidate and restores nothing.
+            try store.record(.didBecomeActive)
+            let third = try launch(path, [.willFinishLaunching], configuration: policy)
+            #expect(try makeEngine(third).restore([root]).report.outcome == result.report.outcome)
+            #expect(try third.journal().filter { if case .invalidated = $0.kind { true } else { false } }.count == 1)
+
+            // What that launch saves in the background is restored by the next one.
+            try makeEngine(third).preserve([Probe("Root", value: "fresh")])
+            try third.record(.didEnterBackground)
+            let fourth = try launch(path, [.willFinishLaunching], configuration: policy)
+            let fresh = Probe("Root")
+            #expect(try makeEngine(fourth).restore([fresh]).report.outcome == .restored)
+            #expect(fresh.value == "fresh")
+        }
+    }
+
+    @Test(arguments: [CrashPolicy.discard, .fallBackToKnownGood, .retry(attempts: 2)])
+    func otherPoliciesRestoreAfterADeathInTheForeground(other: CrashPolicy) throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+            let configuration = ArchiveStore.Configuration(crashPolicy: other)
+            let store = try launch(path, [.willFinishLaunching], configuration: configuration)
+            #expect(try store.previousLaunch()?.ending == .inForeground)
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
+            #expect(root.value == "saved")
+        }
+    }
+
+    @Test func aRestorationStartsTheLaunchWhenTheAppDidNot() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground])
+            // The app restores without recording willFinishLaunching first.
+            let store = try ArchiveStore(path: path, configuration: policy)
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome != .restored)
+            let launches = try store.launches()
+            #expect(launches.count == 2)
+            #expect(launches.last?.lastEvent == .willFinishLaunching)
+        }
+    }
+
+    @Test func aRestorationThatDiedIsInvalidatedOnce() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "crashes the app")
+            // The launch records willFinishLaunching, commits the marker, and dies.
+            let dying = try launch(path, [.willFinishLaunching], configuration: policy)
+            #expect(try !makeEngine(dying).restore([SlowScreen("Root")]).isComplete)
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+
+            let next = try launch(path, [.willFinishLaunching], configuration: policy)
+            guard case .refused = try makeEngine(next).restore([Probe("Root")]).report.outcome else {
+                Issue.record("a generation whose restoration died must not be restored")
+                return
+            }
+            #expect(try !next.hasCrashMarker())
+            #expect(try next.journal().filter { if case .invalidated = $0.kind { true } else { false } }.count == 1)
+        }
+    }
+}
+
+@Suite("Scenes: one archive per scene (R14), all discarded on an explicit quit (R13)")
+struct SceneArchiveTests {
+    let left = try! ArchiveName("scene-left")
+    let right = try! ArchiveName("scene-right")
+
+    private func saveBoth(_ store: ArchiveStore) throws {
+        let engine = try makeEngine(store)
+        try engine.preserve([Probe("Root", value: "left")], in: left)
+        try engine.preserve([Probe("Root", value: "right")], in: right)
+    }
+
+    @Test func aCrashRestoringOneSceneInvalidatesOnlyThatScene() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try saveBoth(store)
+            #expect(try !makeEngine(store).restore([SlowScreen("Root")], from: left).isComplete)
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+
+            let next = try makeEngine(try ArchiveStore(path: path))
+            guard case .refused = try next.restore([Probe("Root")], from: left).report.outcome else {
+                Issue.record("the scene whose restoration died must not be restored")
+                return
+            }
+            let other = Probe("Root")
+            #expect(try next.restore([other], from: right).report.outcome == .restored)
+            #expect(other.value == "right")
+        }
+    }
+
+    @Test func closingOneSceneForGoodKeepsTheOther() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try saveBoth(store)
+            try store.discard(right, reason: "its window was closed")
+            #expect(try store.header(of: right) == nil)
+            let kept = Probe("Root")
+            #expect(try makeEngine(store).restore([kept], from: left).report.outcome == .restored)
+            #expect(kept.value == "left")
+            #expect(try store.journal().last?.kind == .discarded(right, reason: "its window was closed"))
+        }
+    }
+
+    @Test func anExplicitQuitDiscardsEveryScene() throws {
+        try withTemporaryStorePath { path in
+            let store = try launch(path, started)
+            try saveBoth(store)
+            try makeEngine(store).preserve([Probe("Root", value: "main")])
+            let discarded = try store.discardAll(reason: "the user quit the app")
+            #expect(Set(discarded.keys) == [left, right, .main])
+            #expect(discarded.values.allSatisfy { $0.nodesDeleted == 1 && $0.writeAheadLogTruncated })
+            for archive in [left, right, ArchiveName.main] {
+                #expect(try store.header(of: archive) == nil)
+                #expect(try makeEngine(store).restore([Probe("Root")], from: archive).report.outcome == .nothingToRestore)
+            }
+            let thisLaunch = try store.launches().last?.launch
+            let discards = try store.journal().compactMap { entry -> ArchiveName? in
+                guard case .discarded(let archive, "the user quit the app") = entry.kind else { return nil }
+                #expect(entry.launch == thisLaunch)
+                return archive
+            }
+            #expect(Set(discards) == [left, right, .main])
+            // Nothing left to discard: a second quit discards nothing.
+            #expect(try store.discardAll(reason: "again").isEmpty)
+        }
+    }
+
+    @Test func aDeathInTheForegroundInvalidatesEverySceneUnderThatPolicy() throws {
+        try withTemporaryStorePath { path in
+            let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+            try saveBoth(try launch(path, started, configuration: policy))
+            let next = try launch(path, [.willFinishLaunching], configuration: policy)
+            let invalidated = try next.journal().compactMap { entry -> ArchiveName? in
+                guard case .invalidated(let archive, 1, _) = entry.kind else { return nil }
+                return archive
+            }
+            #expect(Set(invalidated) == [left, right])
+            // A scene saved later in this launch is not touched by that judgement.
+            try makeEngine(next).preserve([Probe("Root", value: "new")], in: left)
+            let restored = Probe("Root")
+            #expect(try makeEngine(next).restore([restored], from: left).report.outcome == .restored)
+            #expect(restored.value == "new")
+        }
+    }
+}
