@@ -71,6 +71,16 @@ public final class OrderApp {
         return registry
     }
 
+    /// Every restored web page finishes loading its content, which completes restoration
+    /// (R10). An app that is killed before that has crashed during restoration.
+    public func finishLoadingPages() {
+        var pending: [WebPage] = pages.pages
+        while let page = pending.popLast() {
+            page.finishLoading()
+            if let presented = page.presented { pending.append(presented) }
+        }
+    }
+
     /// A session of use: the user browses to a latte, orders it, reads two category pages
     /// (one with a page presented over it), starts editing their profile, and is asked to sign
     /// in again.

@@ -102,6 +102,9 @@ public final class WebPage: Restorable {
     public var presentationStyle: PresentationStyle?
     /// A page presented over this one.
     public var presented: WebPage?
+    /// A restored page loads its content asynchronously; restoration is extended until it
+    /// has (R10): a crash before then counts as a crash during restoration.
+    public private(set) var loading: RestorationExtension?
 
     public init(identifier: String, url: URL, presentationStyle: PresentationStyle? = nil) {
         self.restorationIdentifier = identifier
@@ -129,6 +132,13 @@ public final class WebPage: Restorable {
         scrollFraction = try coder.decodeFloat(forKey: "scrollFraction")
         presentationStyle = try coder.decodeIfPresent(PresentationStyle.self, forKey: "presentationStyle")
         presented = context.children.first as? WebPage
+        loading = context.extendRestoration()
+    }
+
+    /// The restored page's content has loaded: ends this page's extension of restoration.
+    public func finishLoading() {
+        loading?.complete()
+        loading = nil
     }
 }
 

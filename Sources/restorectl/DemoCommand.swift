@@ -19,22 +19,42 @@ struct DemoCommand: ParsableCommand {
             invalidating that generation, an explicit quit discarding the state, and a last \
             session that leaves a saved archive. Each launch is a new process or a fresh start-up.
 
-            With --step, it runs one launch's worth against --db: 'save' launches (restoring if it \
-            can), navigates and saves; 'restore' launches and restores; 'restore-crash' launches \
-            and dies by SIGKILL in the middle of restoring; 'quit' launches and quits explicitly, \
-            which discards the saved state.
+            With --step, it runs one launch's worth against --db, recording the app's lifecycle \
+            events in the store's journal as it goes: 'save' launches (restoring if it can), \
+            navigates, and saves when it moves to the background; 'background-kill' does the \
+            same and is then killed there by SIGKILL, as the system does; 'restore' launches, \
+            restores and moves to the background; 'restore-crash' dies by SIGKILL in the middle \
+            of restoring; 'load-crash' restores and dies while a restored web page is still \
+            loading (restoration not complete); 'foreground-crash' restores, navigates and dies \
+            on screen before saving; 'quit' launches and quits explicitly, which discards the \
+            saved state. --crash-policy chooses what a launch does after such crashes.
             """
     )
 
     enum Step: String, ExpressibleByArgument, CaseIterable {
-        case save, restore, restoreCrash = "restore-crash", quit
+        case save, backgroundKill = "background-kill", restore, restoreCrash = "restore-crash"
+        case loadCrash = "load-crash", foregroundCrash = "foreground-crash", quit
     }
 
     @Option(name: .long, help: "The store to write; by default the per-user state directory of the app 'restorectl-demo'.")
     var db: String?
 
-    @Option(name: .long, help: "Run one launch only: save, restore, restore-crash or quit.")
+    @Option(
+        name: .long,
+        help: """
+            Run one launch only: save, background-kill, restore, restore-crash, load-crash, \
+            foreground-crash or quit.
+            """)
     var step: Step?
+
+    @Option(
+        name: .long,
+        help: """
+            What a launch does after a crash: discard (the default), fall-back (to the newest \
+            generation that once restored cleanly), retry:N (N attempts), or foreground (also \
+            discard after any death in the foreground).
+            """)
+    var crashPolicy: DemoCrashPolicy = DemoCrashPolicy(.discard)
 
     func run() throws {
         let path: String
@@ -45,7 +65,7 @@ struct DemoCommand: ParsableCommand {
         }
         do {
             if let step {
-                try Self.run(step, path: path)
+                try Self.run(step, path: path, policy: crashPolicy.policy)
             } else {
                 try story(path: path)
             }
@@ -56,15 +76,22 @@ struct DemoCommand: ParsableCommand {
 
     // MARK: One launch
 
-    /// A launch of the example app: its start-up, then restoration.
+    /// A launch of the example app: its start-up, restoration, and lifecycle events in the
+    /// store's journal, in UIKit's order (R9).
     private struct Launch {
         let app = OrderApp()
         let store: ArchiveStore
         let engine: RestorationEngine
+        let previous: LaunchSummary?
         let restoration: RestorationResult
 
-        init(path: String, dyingAtNode: Int? = nil) throws {
-            store = try ArchiveStore(path: path)
+        /// - Parameters:
+        ///   - dyingAtNode: the node at which the system kills the app during restoration.
+        ///   - loadingPages: whether the restored web pages finish loading, which completes
+        ///     restoration (R10).
+        init(path: String, policy: CrashPolicy, dyingAtNode: Int? = nil, loadingPages: Bool = true) throws {
+            store = try ArchiveStore(path: path, configuration: .init(crashPolicy: policy))
+            previous = try store.previousLaunch()
             var looked = 0
             let registry = try OrderApp.registry(
                 lookingUp: dyingAtNode.map { node in
@@ -79,32 +106,67 @@ struct DemoCommand: ParsableCommand {
                 values["MyAppVersion"] = .string(OrderApp.identity.version)
                 return .save
             }
+            try store.record(.willFinishLaunching)
             restoration = try engine.restore(app.roots)
+            if loadingPages { app.finishLoadingPages() }
+            try store.record(.didFinishLaunching)
+            try store.record(.didBecomeActive)
         }
-    }
 
-    static func run(_ step: Step, path: String) throws {
-        switch step {
-        case .save:
-            let launch = try Launch(path: path)
-            print("Launch: \(summary(of: launch.restoration.report)).")
-            let order = launch.app.order
-            if launch.restoration.report.outcome == .restored, !order.order.lines.isEmpty {
+        /// Prints how the previous launch ended and what this one restored.
+        func describe() {
+            print("Launch (\(DemoCommand.summary(of: previous))): \(DemoCommand.summary(of: restoration.report)).")
+            for node in restoration.report.notRestored {
+                print("  not restored: \(TerminalText.escaped(node.path.description)): \(node.outcome)")
+            }
+        }
+
+        /// The user works: on a restored order, one more of its first item; otherwise the
+        /// whole session from scratch.
+        func navigate() {
+            let order = app.order
+            if restoration.report.outcome == .restored, !order.order.lines.isEmpty {
                 order.order.lines[0].quantity += 1
                 print("The user finds their order as they left it and adds one more \(order.order.lines[0].item.name).")
             } else {
-                launch.app.simulateSession()
+                app.simulateSession()
                 print("The user browses to a latte, orders two, opens the milk page and edits their profile.")
             }
-            let saved = try launch.engine.preserve(launch.app.roots)
-            print("The app moves to the background: \(summary(of: saved)).")
-        case .restore:
-            let launch = try Launch(path: path)
-            print("Launch: \(summary(of: launch.restoration.report)).")
-            for node in launch.restoration.report.notRestored {
-                print("  not restored: \(TerminalText.escaped(node.path.description)): \(node.outcome)")
+        }
+
+        /// The app leaves the screen and, when `saving`, preserves its state.
+        func enterBackground(saving: Bool) throws {
+            try store.record(.willResignActive)
+            if saving {
+                let saved = try engine.preserve(app.roots)
+                print("The app moves to the background: \(DemoCommand.summary(of: saved)).")
+            } else {
+                print("The app moves to the background.")
             }
+            try store.record(.didEnterBackground)
+        }
+    }
+
+    static func run(_ step: Step, path: String, policy: CrashPolicy) throws {
+        switch step {
+        case .save, .backgroundKill:
+            let launch = try Launch(path: path, policy: policy)
+            launch.describe()
+            launch.navigate()
+            try launch.enterBackground(saving: true)
+            if step == .backgroundKill {
+                print("The system kills the app in the background (SIGKILL), as it does to free memory.")
+                fflush(nil)
+                kill(getpid(), SIGKILL)
+            }
+        case .restore:
+            let launch = try Launch(path: path, policy: policy)
+            launch.describe()
+            try launch.enterBackground(saving: false)
         case .restoreCrash:
+            // Read-write, like the launch below: in one process, a read-only connection to a
+            // store whose -wal exists would make SQLite map the shared memory read-only for
+            // both, and the launch could not write.
             let store = try ArchiveStore(path: path)
             guard let header = try store.header() else {
                 Diagnostics.printError("There is nothing to restore, so a restoration cannot crash: run '--step save' first.")
@@ -114,15 +176,27 @@ struct DemoCommand: ParsableCommand {
             let node = Int.random(in: 1...max(1, header.nodeCount))
             print("Launch: restoring generation \(header.generation); the app will be killed at node \(node) of \(header.nodeCount).")
             fflush(nil)  // all streams: the line must be out before the process dies
-            _ = try Launch(path: path, dyingAtNode: node)
+            _ = try Launch(path: path, policy: policy, dyingAtNode: node)
             print("Restoration finished before node \(node) was reached.")
+        case .loadCrash:
+            let launch = try Launch(path: path, policy: policy, loadingPages: false)
+            launch.describe()
+            print("The app is killed (SIGKILL) while a restored web page is still loading: restoration was not complete.")
+            fflush(nil)
+            kill(getpid(), SIGKILL)
+        case .foregroundCrash:
+            let launch = try Launch(path: path, policy: policy)
+            launch.describe()
+            launch.navigate()
+            print("The app crashes while on screen (SIGKILL), before saving anything.")
+            fflush(nil)
+            kill(getpid(), SIGKILL)
         case .quit:
-            let launch = try Launch(path: path)
-            print("Launch: \(summary(of: launch.restoration.report)).")
-            for archive in try launch.store.archives() where archive.header != nil {
-                try launch.store.discard(archive.name, reason: "the user quit the app explicitly")
-            }
-            print("The user quits the app explicitly: its saved state is discarded.")
+            let launch = try Launch(path: path, policy: policy)
+            launch.describe()
+            let discarded = try launch.store.discardAll(reason: "the user quit the app explicitly")
+            try launch.store.record(.willTerminate)
+            print("The user quits the app explicitly: its saved state is discarded (\(discarded.count) archive\(discarded.count == 1 ? "" : "s")).")
         }
     }
 
@@ -131,35 +205,26 @@ struct DemoCommand: ParsableCommand {
     private func story(path: String) throws {
         print("Store: \(TerminalText.escaped(path))")
         print("")
-        print("1. First launch, the user navigates, the app goes to the background:")
-        try Self.run(.save, path: path)
+        print("1. First launch: the user navigates, the app goes to the background and saves, and the system kills it there (a child process, killed with SIGKILL):")
+        try child(.backgroundKill, path: path)
         print("")
-        print("2. The system kills the app in the background (normal: that is what restoration is for). Next launch:")
-        try Self.run(.restore, path: path)
+        print("2. Next launch: the journal shows the app was killed in the background, which is normal, so its state is restored:")
+        try Self.run(.restore, path: path, policy: .discard)
         print("")
         print("3. The user works on; backgrounded again, the app saves a new generation:")
-        try Self.run(.save, path: path)
+        try Self.run(.save, path: path, policy: .discard)
         print("")
         print("4. The next launch's restoration crashes (a child process, killed with SIGKILL):")
-        let child = Process()
-        child.executableURL = URL(filePath: "/proc/self/exe")
-        child.arguments = ["demo", "--step", "restore-crash", "--db", path]
-        child.standardOutput = FileHandle.standardOutput
-        child.standardError = FileHandle.standardError
-        fflush(nil)  // our lines first, then the child's
-        try child.run()
-        child.waitUntilExit()
-        let died = child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL
-        print("The child process \(died ? "was killed by SIGKILL" : "exited with status \(child.terminationStatus)").")
+        try child(.restoreCrash, path: path)
         print("")
         print("5. The launch after it finds the crash marker and invalidates that generation (crash policy: discard):")
-        try Self.run(.restore, path: path)
+        try Self.run(.restore, path: path, policy: .discard)
         print("")
         print("6. The user quits the app explicitly:")
-        try Self.run(.quit, path: path)
+        try Self.run(.quit, path: path, policy: .discard)
         print("")
         print("7. The user comes back, navigates again, and the app is backgrounded:")
-        try Self.run(.save, path: path)
+        try Self.run(.save, path: path, policy: .discard)
         print("")
         print("Inspect the store:")
         print("  swift run restorectl info \(shellQuoted(path))")
@@ -168,7 +233,30 @@ struct DemoCommand: ParsableCommand {
         print("  swift run restorectl info \(shellQuoted(path)) --format json")
     }
 
+    /// Runs one step in a child process (this executable), which the step kills.
+    private func child(_ step: Step, path: String) throws {
+        let child = Process()
+        child.executableURL = URL(filePath: "/proc/self/exe")
+        child.arguments = ["demo", "--step", step.rawValue, "--db", path]
+        child.standardOutput = FileHandle.standardOutput
+        child.standardError = FileHandle.standardError
+        fflush(nil)  // our lines first, then the child's
+        try child.run()
+        child.waitUntilExit()
+        let died = child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL
+        print("The child process \(died ? "was killed by SIGKILL" : "exited with status \(child.terminationStatus)").")
+    }
+
     // MARK: Words
+
+    static func summary(of previous: LaunchSummary?) -> String {
+        guard let previous else { return "first launch" }
+        return switch previous.ending {
+        case .inBackground: "the previous launch ended in the background"
+        case .terminated: "the previous launch terminated normally"
+        case .inForeground: "the previous launch died in the foreground, after \(previous.lastEvent.rawValue)"
+        }
+    }
 
     static func summary(of report: RestoreReport) -> String {
         switch report.outcome {
@@ -192,4 +280,36 @@ struct DemoCommand: ParsableCommand {
         if safe { return text }
         return "'" + TerminalText.escaped(text).replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
+}
+
+/// A crash policy as the demo's `--crash-policy` option spells it.
+struct DemoCrashPolicy: ExpressibleByArgument {
+    let policy: CrashPolicy
+
+    init(_ policy: CrashPolicy) {
+        self.policy = policy
+    }
+
+    init?(argument: String) {
+        switch argument {
+        case "discard": policy = .discard
+        case "fall-back": policy = .fallBackToKnownGood
+        case "foreground": policy = .discardAfterForegroundDeath
+        default:
+            guard argument.hasPrefix("retry:"), let attempts = Int(argument.dropFirst("retry:".count)), attempts >= 1
+            else { return nil }
+            policy = .retry(attempts: attempts)
+        }
+    }
+
+    var defaultValueDescription: String {
+        switch policy {
+        case .discard: "discard"
+        case .fallBackToKnownGood: "fall-back"
+        case .discardAfterForegroundDeath: "foreground"
+        case .retry(let attempts): "retry:\(attempts)"
+        }
+    }
+
+    static var allValueStrings: [String] { ["discard", "fall-back", "retry:N", "foreground"] }
 }

@@ -57,7 +57,14 @@ struct ExampleAppTests {
             #expect(after.profile.activeField == .firstName)
             #expect(after.tabs.login == nil)
 
-            // The store keeps the report.
+            // Restoration goes on while the restored web pages load (R10): the crash marker
+            // stays until the last one has, and only then is the report kept.
+            #expect(!restoration.isComplete)
+            #expect(try store.hasCrashMarker())
+            #expect(try store.restoreReports().isEmpty)
+            after.finishLoadingPages()
+            #expect(restoration.isComplete)
+            #expect(try !store.hasCrashMarker())
             #expect(try store.restoreReports().first == report)
         }
     }

@@ -50,8 +50,10 @@ struct CommandLineTests {
             #expect(demo.status == 0, "\(demo.standardError)")
             #expect(demo.standardOutput.contains("restorectl info \(path)"))
             for line in [
-                "Launch: nothing to restore.", "full save, 12 of 12 nodes written → generation 1",
-                "Launch: restored 12 of 12 screens from generation 1.",
+                "Launch (first launch): nothing to restore.", "full save, 12 of 12 nodes written → generation 1",
+                "The system kills the app in the background (SIGKILL)",
+                "Launch (the previous launch ended in the background): restored 12 of 12 screens from generation 1.",
+                "Launch (the previous launch died in the foreground, after willFinishLaunching): not restored",
                 "incremental save, 1 of 12 nodes written → generation 2", "The child process was killed by SIGKILL.",
                 "not restored, because generation 2 was invalidated: the app died while restoring it",
                 "its saved state is discarded", "full save, 12 of 12 nodes written → generation 3",

@@ -37,6 +37,11 @@ public final class ArchiveStore: Sendable {
         /// is read as immutable, which needs no lock and no side file; an app that starts
         /// writing in the middle of such a read can make that read fail (never return mixed
         /// content: checksums would catch it). Open the store again to see the new state.
+        ///
+        /// Do not open a store read-only in the process that then opens it read-write while
+        /// its `-wal` file exists (say, after a crash): SQLite shares the first connection's
+        /// read-only mapping of the `-shm` file with the second, whose writes then fail with
+        /// SQLite's `SQLITE_READONLY`. Read through the read-write store instead.
         case readOnly
     }
 
