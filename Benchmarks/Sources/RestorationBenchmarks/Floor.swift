@@ -18,6 +18,9 @@ final class FloorStore {
             class TEXT NOT NULL, version INTEGER NOT NULL, ord INTEGER NOT NULL, state BLOB NOT NULL, \
             PRIMARY KEY (archive, path)) WITHOUT ROWID
             """)
+        exec("CREATE TABLE IF NOT EXISTS header (archive INTEGER PRIMARY KEY, generation INTEGER NOT NULL, app_version TEXT NOT NULL)")
+        exec("CREATE TABLE IF NOT EXISTS marker (archive INTEGER PRIMARY KEY, generation INTEGER NOT NULL, pid INTEGER NOT NULL)")
+        exec("INSERT OR IGNORE INTO header VALUES (1, 1, '11.0')")
         insert = prepare("INSERT OR REPLACE INTO node VALUES (1, ?, ?, ?, ?, ?, ?)")
         select = prepare("SELECT path, parent, class, version, ord, state FROM node WHERE archive = 1 ORDER BY path")
     }
@@ -60,6 +63,28 @@ final class FloorStore {
         sqlite3_reset(select)
         exec("COMMIT")
         return rows
+    }
+
+    /// A launch: the header read, the crash marker committed, every node read, decoded and
+    /// made into a screen, and the marker removed once restoration is done.
+    func launch() -> [String: BenchScreen] {
+        let header = prepare("SELECT generation, app_version FROM header WHERE archive = 1")
+        precondition(sqlite3_step(header) == SQLITE_ROW)
+        let generation = sqlite3_column_int64(header, 0)
+        sqlite3_finalize(header)
+        exec("BEGIN IMMEDIATE")
+        exec("INSERT OR REPLACE INTO marker VALUES (1, \(generation), \(getpid()))")
+        exec("COMMIT")
+        var byPath: [String: BenchScreen] = [:]
+        for row in readAll() {
+            let screen = BenchScreen(identifier: row.path, state: ScreenState.decodeFloor(row.state)!)
+            if let slash = row.path.lastIndex(of: "/") { byPath[String(row.path[..<slash])]?.children.append(screen) }
+            byPath[row.path] = screen
+        }
+        exec("BEGIN IMMEDIATE")
+        exec("DELETE FROM marker WHERE archive = 1")
+        exec("COMMIT")
+        return byPath
     }
 
     private func write(_ row: Row) {

@@ -13,6 +13,9 @@ struct Options {
     var only: String?
     /// Archive sizes to run instead of the defaults.
     var sizes: [Int]?
+    /// Runs one launch of each implementation between markers on stderr, for
+    /// scripts/launch-fsyncs to count their fsyncs under strace, instead of the benchmarks.
+    var fsyncProbe = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -23,6 +26,7 @@ struct Options {
             case "--json": jsonPath = iterator.next()
             case "--only": only = iterator.next()
             case "--sizes": sizes = iterator.next()?.split(separator: ",").compactMap { Int($0) }
+            case "--fsync-probe": fsyncProbe = true
             default:
                 FileHandle.standardError.write(Data("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N]\n".utf8))
                 exit(64)
@@ -60,6 +64,10 @@ func repetitions(_ n: Int) -> Int {
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// What a timed run leaves open (a launch's store): closed after the timer stops, before the
+/// next run, as an app's store is closed long after its launch.
+nonisolated(unsafe) var leftOpen: [AnyObject] = []
+
 /// Times each implementation's `run` round-robin, `repetitions + 1` times, dropping the first.
 func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]) throws -> [Measurement] {
     if let only = options.only, only != operation { return [] }
@@ -69,6 +77,7 @@ func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]
             let start = now()
             try run()
             let elapsed = now() - start
+            leftOpen.removeAll()
             if repetition > 0 { samples[index].append(elapsed) }
         }
     }
@@ -87,6 +96,42 @@ final class Box<Value> { var value: Value; init(_ value: Value) { self.value = v
 
 var results: [Measurement] = []
 let header = SaveHeader(appVersion: "11.0", appBuild: "1024")
+
+if options.fsyncProbe {
+    // Each store saved and closed by an earlier "process", then one launch, then its close.
+    let n = 1_000
+    let paths = try samplePaths(n)
+    let states = (0..<n).map(ScreenState.sample)
+    let app = AppIdentity(version: "11.0", build: "1024")
+    let oursPath = "\(directory)/probe-ours.sqlite"
+    let floorPath = "\(directory)/probe-floor.sqlite"
+    do {
+        let engine = try RestorationEngine(store: try ArchiveStore(path: oursPath), app: app, registry: try benchRegistry())
+        try engine.preserve(BenchScreen.tree(paths: paths, states: states))
+        FloorStore(path: floorPath).saveAll(
+            zip(paths, states).map { path, state in
+                FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
+            })
+    }
+    func mark(_ text: String) { FileHandle.standardError.write(Data("probe: \(text)\n".utf8)) }
+    do {
+        mark("ours launch")
+        let store = try ArchiveStore(path: oursPath)
+        let result = try RestorationEngine(store: store, app: app, registry: try benchRegistry()).restore([])
+        precondition(result.isComplete && result.report.restoredCount == n)
+        mark("ours journal entry")
+        try store.record(.willFinishLaunching)
+        mark("ours close")
+    }
+    do {
+        mark("floor launch")
+        let store = FloorStore(path: floorPath)
+        precondition(store.launch().count == n)
+        mark("floor close")
+    }
+    mark("end")
+    exit(0)
+}
 
 for n in sizes {
     let states = (0..<n).map(ScreenState.sample)
@@ -149,6 +194,24 @@ for n in sizes {
                 if let slash = row.path.lastIndex(of: "/") { byPath[String(row.path[..<slash])]?.children.append(screen) }
                 byPath[row.path] = screen
             }
+        }),
+    ])
+    // A launch: open the store, read the header, commit the crash marker, read, decode and
+    // rebuild every screen, remove the marker (ours also keeps the restore report).
+    let enginePath = "\(directory)/engine-\(n).sqlite"
+    let floorPath = "\(directory)/floor-\(n).sqlite"
+    results += try measure("launch", n: n, [
+        ("ours", {
+            let store = try ArchiveStore(path: enginePath)
+            let restoring = try RestorationEngine(store: store, app: app, registry: try benchRegistry())
+            let result = try restoring.restore([])
+            precondition(result.isComplete && result.report.restoredCount == n)
+            leftOpen.append(store)
+        }),
+        ("floor", {
+            let store = FloorStore(path: floorPath)
+            precondition(store.launch().count == n)
+            leftOpen.append(store)
         }),
     ])
     // Backgrounding with nothing changed: every screen is encoded and compared, nothing but a
