@@ -10,6 +10,7 @@ struct InfoCommand: ParsableCommand {
     )
 
     @OptionGroup var options: StoreOptions
+    @OptionGroup var output: FormatOptions
 
     func run() throws {
         let store = try options.openReadOnly()
@@ -19,7 +20,7 @@ struct InfoCommand: ParsableCommand {
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
-        switch options.format {
+        switch output.format {
         case .text: print(Self.text(summaries, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, archives: summaries.map(ArchiveJSON.init))))
         }

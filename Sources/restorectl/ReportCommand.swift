@@ -13,6 +13,7 @@ struct ReportCommand: ParsableCommand {
     )
 
     @OptionGroup var options: StoreOptions
+    @OptionGroup var output: FormatOptions
 
     @Flag(name: .long, help: "Show every retained report, newest first, instead of the newest only.")
     var all = false
@@ -28,7 +29,7 @@ struct ReportCommand: ParsableCommand {
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
-        switch options.format {
+        switch output.format {
         case .text: print(Self.text(reports, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(ReportsJSON(store: store.path, reports: reports.map(ReportJSON.init))))
         }

@@ -10,6 +10,10 @@ struct RestoreCtl: ParsableCommand {
             scene or window, each with its recent generations. Inspecting commands open the store \
             read-only and work while the app is running.
             """,
-        subcommands: [InfoCommand.self, ShowCommand.self, ReportCommand.self, DemoCommand.self]
+        subcommands: [
+            InfoCommand.self, TreeCommand.self, ShowCommand.self, MarkersCommand.self, EventsCommand.self,
+            ReportCommand.self, DiffCommand.self, CheckCommand.self, ExportCommand.self, DiscardCommand.self,
+            DemoCommand.self,
+        ]
     )
 }

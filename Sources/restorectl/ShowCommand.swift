@@ -14,6 +14,7 @@ struct ShowCommand: ParsableCommand {
     )
 
     @OptionGroup var options: StoreOptions
+    @OptionGroup var output: FormatOptions
 
     @Argument(help: "The node's restoration path, e.g. Tabs/MenuNavigation/MenuItemDetail.")
     var path: String
@@ -49,7 +50,7 @@ struct ShowCommand: ParsableCommand {
         } catch {
             values = .failure(error)
         }
-        switch options.format {
+        switch output.format {
         case .text:
             var out = "\(TerminalText.escaped(node.path.description))\n"
             out += "  class:     \(TerminalText.escaped(node.className)), version \(node.classVersion)\n"

@@ -7,6 +7,12 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case json
 }
 
+/// `--format text|json`, for the commands that print in both.
+struct FormatOptions: ParsableArguments {
+    @Option(name: .long, help: "Output format: text or json.")
+    var format: OutputFormat = .text
+}
+
 /// The options shared by every command that inspects a store.
 struct StoreOptions: ParsableArguments {
     @Argument(help: "The path of the store (an SQLite file written by the RestorationArchive library).")
@@ -14,9 +20,6 @@ struct StoreOptions: ParsableArguments {
 
     @Option(name: .long, help: "Only this archive (one per scene or window; 'main' by default in apps without scenes).")
     var archive: String?
-
-    @Option(name: .long, help: "Output format: text or json.")
-    var format: OutputFormat = .text
 
     func validate() throws {
         if let archive {
@@ -42,6 +45,9 @@ struct StoreOptions: ParsableArguments {
         }
         return [summary]
     }
+
+    /// The archive named by --archive, or `main`.
+    var archiveOrMain: ArchiveName { archiveName ?? .main }
 
     /// Opens the store read-only, or exits with status 2 and a one-line explanation.
     func openReadOnly() throws -> ArchiveStore {

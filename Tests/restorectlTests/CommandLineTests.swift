@@ -16,7 +16,7 @@ struct CommandLineTests {
         let info = try #require(command as? InfoCommand)
         #expect(info.options.db == "/tmp/x.sqlite")
         #expect(info.options.archiveName == (try ArchiveName("scene-1")))
-        #expect(info.options.format == .json)
+        #expect(info.output.format == .json)
     }
 
     @Test func refusesBadOptionValues() {

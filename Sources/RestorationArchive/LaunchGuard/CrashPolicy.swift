@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// What a launch does with a generation whose restoration the app did not survive (R11).
 ///
 /// A crash marker is committed before the first node of a generation is decoded and removed
@@ -25,4 +31,20 @@ public enum CrashPolicy: Hashable, Sendable {
     /// restoration starts one (recording ``LifecycleEvent/willFinishLaunching``) if the app
     /// has not, so the judgement always comes before anything is decoded.
     case discardAfterForegroundDeath
+}
+
+/// A restoration that began and has not completed: in progress, or dead (R11).
+public struct CrashMarker: Hashable, Sendable {
+    /// The archive being restored.
+    public var archive: ArchiveName
+    /// The generation being restored.
+    public var generation: Generation
+    /// When its restoration began.
+    public var startedAt: Date
+    /// The process restoring it.
+    public var processID: Int64
+    /// Whether a process with that id runs now. When it does not, that restoration died, and
+    /// the next launch applies the crash policy to ``generation``. (A process that runs may
+    /// also be another one that was given the same id.)
+    public var processIsRunning: Bool
 }

@@ -125,6 +125,32 @@ extension ArchiveStore {
         try read { connection in try Self.marker(of: archive, connection) != nil }
     }
 
+    /// The crash markers of the store's archives: restorations in progress, or ones that
+    /// died and that the next launch will deal with, sorted by archive name.
+    public func crashMarkers() throws(ArchiveStoreError) -> [CrashMarker] {
+        try read { connection in
+            let statement = try connection.statement(
+                """
+                SELECT archive.name, crash_marker.generation, crash_marker.started_at, crash_marker.process_id \
+                FROM crash_marker JOIN archive ON archive.id = crash_marker.archive_id ORDER BY archive.name
+                """)
+            defer { statement.reset() }
+            var markers: [CrashMarker] = []
+            while try statement.step() {
+                guard let archive = try? ArchiveName(try statement.string(0)) else {
+                    throw ArchiveStoreError.damagedStore("a crash marker names an invalid archive")
+                }
+                let processID = try statement.int64(3)
+                markers.append(
+                    CrashMarker(
+                        archive: archive, generation: Generation(try statement.int64(1)),
+                        startedAt: Clock.date(milliseconds: try statement.int64(2)), processID: processID,
+                        processIsRunning: Self.processIsAlive(processID)))
+            }
+            return markers
+        }
+    }
+
     // MARK: Internals
 
     private func progressKey(_ archive: ArchiveName) -> String {

@@ -1,0 +1,105 @@
+/// Something wrong that ``ArchiveStore/check()`` found, and where.
+public struct StoreProblem: Hashable, Sendable, CustomStringConvertible {
+    /// The archive concerned, if the problem is in one.
+    public var archive: ArchiveName?
+    /// The generation concerned, if the problem is in one.
+    public var generation: Generation?
+    /// The node concerned, if the problem is in one.
+    public var path: RestorationPath?
+    /// What is wrong, in words for a person.
+    public var problem: String
+
+    public var description: String {
+        var place: [String] = []
+        if let archive { place.append("archive '\(archive)'") }
+        if let generation { place.append("generation \(generation)") }
+        if let path { place.append("node '\(path)'") }
+        return place.isEmpty ? problem : place.joined(separator: ", ") + ": " + problem
+    }
+}
+
+extension ArchiveStore {
+    /// At most this many of SQLite's own integrity messages are reported.
+    private static let integrityMessageLimit = 20
+
+    /// Checks the whole store in one read transaction: SQLite's integrity check, then every
+    /// retained generation of every archive — its header's checksum, each node's checksum,
+    /// that each node's state can be decoded, that each node's parent is in the generation
+    /// (no orphans), that no path is there twice, and that the nodes match the header's count
+    /// and digest — and finally node rows that belong to no retained generation.
+    ///
+    /// - Returns: the problems found; empty for a healthy store.
+    /// - Throws: only when the store cannot be read at all.
+    public func check() throws(ArchiveStoreError) -> [StoreProblem] {
+        try read { connection in
+            var problems: [StoreProblem] = []
+            let integrity = try connection.statement("PRAGMA integrity_check(\(Self.integrityMessageLimit))")
+            defer { integrity.reset() }
+            while try integrity.step() {
+                let message = try integrity.string(0)
+                if message != "ok" { problems.append(StoreProblem(problem: "SQLite integrity check: \(message)")) }
+            }
+            for archive in try ArchiveRows.allArchives(in: connection) {
+                problems += try Self.check(archive, connection)
+            }
+            return problems
+        }
+    }
+
+    private static func check(_ archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        let generations: [ArchiveRows.GenerationRow]
+        do {
+            generations = try ArchiveRows.generations(of: archive, in: connection)
+        } catch let error as ArchiveStoreError {
+            return [StoreProblem(archive: archive.name, problem: error.description)]
+        }
+        for generation in generations {
+            func problem(_ path: RestorationPath?, _ text: String) {
+                problems.append(
+                    StoreProblem(archive: archive.name, generation: generation.generation, path: path, problem: text))
+            }
+            let snapshot: RestorationSnapshot
+            do {
+                snapshot = try restorationSnapshot(of: archive, generation: generation, connection)
+            } catch let error as ArchiveStoreError {
+                problem(nil, error.description)
+                continue
+            }
+            let paths = Set(snapshot.nodes.map(\.path))
+            var previous: RestorationPath?
+            for node in snapshot.nodes {
+                if node.path == previous { problem(node.path, "two nodes share this path") }
+                previous = node.path
+                if snapshot.damaged.contains(node.path) {
+                    problem(node.path, "its content does not match its checksum")
+                    continue
+                }
+                if let parent = node.parentPath, !paths.contains(parent) {
+                    problem(node.path, "its parent '\(parent)' is not in the generation")
+                }
+                do {
+                    _ = try StateValue.decode(blob: node.state)
+                } catch {
+                    problem(node.path, "its state cannot be decoded: \(error.description)")
+                }
+            }
+        }
+        // Rows newer than the newest generation, or retired before the oldest retained one.
+        let oldest = generations.last?.generation.rawValue ?? (archive.generation.rawValue + 1)
+        let stray = try connection.statement(
+            "SELECT path, born FROM node WHERE archive_id = ? AND (born > ? OR (died IS NOT NULL AND died <= ?))")
+        defer { stray.reset() }
+        try stray.bind(archive.id, at: 1)
+        try stray.bind(archive.generation.rawValue, at: 2)
+        try stray.bind(oldest, at: 3)
+        while try stray.step() {
+            let path = try? RestorationPath(parsing: try stray.string(0))
+            problems.append(
+                StoreProblem(
+                    archive: archive.name, path: path,
+                    problem: "a node row (saved in generation \(try stray.int64(1))) belongs to no retained generation"))
+        }
+        return problems
+    }
+}

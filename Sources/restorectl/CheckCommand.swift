@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check a store: SQLite integrity, node checksums, decodable state, orphans, duplicate paths.",
+        discussion: """
+            Checks every retained generation of every archive. Exit status: 0 when the store is \
+            healthy, 1 when problems were found (each listed with its archive, generation and \
+            path), 2 when the store cannot be opened. Opens the store read-only; safe while the \
+            app is running.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var output: FormatOptions
+
+    func run() throws {
+        let store = try options.openReadOnly()
+        let problems: [StoreProblem]
+        do {
+            let selected = try Set(options.selectedArchives(in: store).map(\.name))
+            problems = try store.check().filter { problem in
+                problem.archive.map(selected.contains) ?? true
+            }
+        } catch {
+            Diagnostics.fail(error, exitCode: 2)
+        }
+        switch output.format {
+        case .text:
+            var out = "Store \(TerminalText.escaped(store.path)): "
+            out += problems.isEmpty ? "healthy\n" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")\n"
+            for problem in problems { out += "  \(TerminalText.escaped(problem.description))\n" }
+            print(out, terminator: "")
+        case .json:
+            print(try JSONOutput.render(CheckJSON(store: store.path, problems: problems)))
+        }
+        if !problems.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// `restorectl check --format json`; documented in docs/cli.md.
+struct CheckJSON: Encodable {
+    struct Problem: Encodable {
+        let archive: String?
+        let generation: Int64?
+        let path: String?
+        let problem: String
+    }
+
+    let store: String
+    let healthy: Bool
+    let problems: [Problem]
+
+    init(store: String, problems: [StoreProblem]) {
+        self.store = store
+        healthy = problems.isEmpty
+        self.problems = problems.map { problem in
+            Problem(
+                archive: problem.archive?.rawValue, generation: problem.generation?.rawValue,
+                path: problem.path?.description, problem: problem.problem)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct DiscardCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "discard",
+        abstract: "Discard an archive: delete all its generations and nodes, with a reason.",
+        discussion: """
+            The only command besides demo that writes. The archive is marked discarded with the \
+            reason (shown by info and events); deleted content is overwritten in the file and \
+            the write-ahead log is truncated. The app's next save starts the archive afresh. \
+            Never creates a store: a path that is not one is refused.
+            """
+    )
+
+    @Argument(help: "The path of the store.")
+    var db: String
+
+    @Option(name: .long, help: "The archive to discard (required; 'main' in apps without scenes).")
+    var archive: String
+
+    @Option(name: .long, help: "Why, in words for a person.")
+    var reason: String
+
+    func validate() throws {
+        do {
+            _ = try ArchiveName(archive)
+        } catch {
+            throw ValidationError(TerminalText.escaped(error.description))
+        }
+    }
+
+    func run() throws {
+        let name = try ArchiveName(archive)
+        // Make sure it is a store before opening it for writing, which would create one. The
+        // read-only store is closed first: in one process, it would keep SQLite's shared
+        // memory read-only for the writer too.
+        do {
+            guard try ArchiveStore(path: db, mode: .readOnly).summary(of: name) != nil else {
+                Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
+            }
+        } catch {
+            Diagnostics.fail(error, exitCode: 2)
+        }
+        do {
+            let result = try ArchiveStore(path: db).discard(name, reason: reason)
+            print("Discarded archive \(TerminalText.escaped(name.rawValue)): \(result.nodesDeleted) node rows deleted.")
+            if !result.writeAheadLogTruncated {
+                print("A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.")
+            }
+        } catch {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct EventsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Show the lifecycle journal and the store's events: saves, restores and their outcome, invalidations, discards.",
+        discussion: """
+            Merges, oldest first: the lifecycle events the app recorded (each with the state it \
+            left the app in, grouped by launch), the saves of the retained generations, the kept \
+            restore reports, and the generations a crash policy invalidated or archives \
+            discarded, with why. The journal keeps its newest 256 entries and the store its \
+            newest restore reports and retained generations, so older events are gone. Opens \
+            the store read-only; safe while the app is running.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var output: FormatOptions
+
+    @Option(name: .long, help: "Show only the newest N events (50 by default).")
+    var limit: Int = 50
+
+    func validate() throws {
+        guard limit > 0 else { throw ValidationError("--limit must be at least 1") }
+    }
+
+    /// One line of the merged history.
+    struct Event: Encodable {
+        let date: Date
+        let kind: String
+        let archive: String?
+        let generation: Int64?
+        let launch: Int64?
+        let detail: String
+        /// Orders events of the same millisecond: the journal's own order, then saves, then reports.
+        let tiebreak: Int64
+
+        private enum CodingKeys: String, CodingKey { case date, kind, archive, generation, launch, detail }
+    }
+
+    func run() throws {
+        let store = try options.openReadOnly()
+        var events: [Event] = []
+        do {
+            let archives = try options.selectedArchives(in: store)
+            let selected = Set(archives.map(\.name))
+            for entry in try store.journal() {
+                switch entry.kind {
+                case .lifecycle(let event, let state):
+                    // Lifecycle events concern the whole app: shown unless --archive asks otherwise.
+                    if options.archiveName == nil {
+                        events.append(
+                            Event(
+                                date: entry.date, kind: event.rawValue, archive: nil, generation: nil, launch: entry.launch,
+                                detail: "app \(state.rawValue), process \(entry.processID)", tiebreak: entry.sequence))
+                    }
+                case .invalidated(let archive, let generation, let reason) where selected.contains(archive):
+                    events.append(
+                        Event(
+                            date: entry.date, kind: "invalidated", archive: archive.rawValue, generation: generation.rawValue,
+                            launch: entry.launch, detail: reason, tiebreak: entry.sequence))
+                case .discarded(let archive, let reason) where selected.contains(archive):
+                    events.append(
+                        Event(
+                            date: entry.date, kind: "discarded", archive: archive.rawValue, generation: nil,
+                            launch: entry.launch, detail: reason, tiebreak: entry.sequence))
+                default:
+                    break
+                }
+            }
+            for archive in archives {
+                for generation in archive.generations {
+                    events.append(
+                        Event(
+                            date: generation.savedAt, kind: "saved", archive: archive.name.rawValue,
+                            generation: generation.generation.rawValue, launch: nil,
+                            detail: "\(generation.saveKind.rawValue) save, \(generation.nodeCount) nodes, \(generation.totalBytes) bytes",
+                            tiebreak: Int64.max - 1))
+                }
+                for report in try store.restoreReports(of: archive.name) {
+                    events.append(
+                        Event(
+                            date: report.date, kind: "restored", archive: archive.name.rawValue,
+                            generation: report.generation?.rawValue, launch: nil, detail: Self.outcome(report),
+                            tiebreak: Int64.max))
+                }
+            }
+        } catch {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+        events.sort { ($0.date, $0.tiebreak) < ($1.date, $1.tiebreak) }
+        let shown = Array(events.suffix(limit))
+        switch output.format {
+        case .text:
+            var out = "Store \(TerminalText.escaped(store.path))\n"
+            if shown.isEmpty { out += "  (no events)\n" }
+            var launch: Int64?
+            for event in shown {
+                if let current = event.launch, current != launch {
+                    out += "launch \(current):\n"
+                    launch = current
+                }
+                out += "  \(InfoCommand.timestamp(event.date))  \(event.kind)"
+                if let archive = event.archive { out += "  archive \(TerminalText.escaped(archive))" }
+                if let generation = event.generation { out += " generation \(generation)" }
+                out += ": \(TerminalText.escaped(event.detail))\n"
+            }
+            print(out, terminator: "")
+        case .json:
+            print(try JSONOutput.render(EventsJSON(store: store.path, events: shown)))
+        }
+    }
+
+    static func outcome(_ report: RestoreReport) -> String {
+        switch report.outcome {
+        case .restored: "restored \(report.restoredCount) of \(report.nodes.count) nodes"
+        case .nothingToRestore: "nothing to restore"
+        case .refused(let reason): "refused: \(reason)"
+        case .failed(let reason): "failed: \(reason)"
+        }
+    }
+}
+
+/// `restorectl events --format json`; documented in docs/cli.md.
+struct EventsJSON: Encodable {
+    let store: String
+    let events: [EventsCommand.Event]
+}

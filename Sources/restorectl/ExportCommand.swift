@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write an archive as a JSON document: its header and every node's typed values.",
+        discussion: """
+            Exports the newest generation of --archive (main by default). The file is created \
+            owner-only (0600), as the store is, since it holds the same state; an existing file \
+            is refused unless --force, and a symbolic link at the output path always is. Opens \
+            the store read-only; safe while the app is running.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .long, help: "The JSON file to write.")
+    var output: String
+
+    @Flag(name: .long, help: "Overwrite the output file if it exists.")
+    var force = false
+
+    func run() throws {
+        let store = try options.openReadOnly()
+        let archive = options.archiveOrMain
+        let snapshot: ArchiveSnapshot
+        do {
+            guard let found = try store.snapshot(of: archive) else {
+                Diagnostics.printError("archive '\(archive)' has no saved generation")
+                throw ExitCode(1)
+            }
+            snapshot = found
+        } catch let error as ArchiveStoreError {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+        let document = ExportJSON(
+            store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
+            nodes: snapshot.nodes.map { node in
+                NodeJSON(node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) })
+            })
+        let text = try JSONOutput.render(document) + "\n"
+        do {
+            try Self.write(text, to: output, replacing: force)
+        } catch {
+            Diagnostics.printError("cannot write '\(output)': \(error)")
+            throw ExitCode(1)
+        }
+        print("Exported archive \(TerminalText.escaped(archive.rawValue)), generation \(snapshot.header.generation) (\(snapshot.nodes.count) nodes), to \(TerminalText.escaped(output)).")
+    }
+
+    /// Writes `text` to a file created 0600, never through a symbolic link; an existing file
+    /// is an error unless `replacing`.
+    static func write(_ text: String, to path: String, replacing: Bool) throws {
+        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
+        flags |= replacing ? O_TRUNC : O_EXCL
+        let descriptor = open(path, flags, 0o600)
+        guard descriptor >= 0 else {
+            switch errno {
+            case ELOOP: throw ExportError("it is a symbolic link")
+            case EEXIST: throw ExportError("the file exists (use --force to replace it)")
+            case let code: throw ExportError(String(cString: strerror(code)))
+            }
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        // A replaced file keeps its old mode otherwise.
+        guard fchmod(descriptor, 0o600) == 0 else { throw ExportError(String(cString: strerror(errno))) }
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.synchronize()
+    }
+}
+
+/// Why the export file could not be written.
+struct ExportError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `restorectl export`; documented in docs/cli.md.
+struct ExportJSON: Encodable {
+    let store: String
+    let archive: String
+    let header: HeaderJSON
+    let nodes: [NodeJSON]
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct MarkersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "markers",
+        abstract: "Show the crash markers present, and what each one means.",
+        discussion: """
+            A crash marker is committed before a launch decodes the first node of a generation, \
+            and removed once that restoration is complete (asynchronous extensions included). \
+            A marker whose process no longer runs is a restoration that died: the next launch \
+            applies its crash policy to that generation before decoding anything. Opens the \
+            store read-only; safe while the app is running.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var output: FormatOptions
+
+    func run() throws {
+        let store = try options.openReadOnly()
+        let markers: [CrashMarker]
+        do {
+            let selected = try Set(options.selectedArchives(in: store).map(\.name))
+            markers = try store.crashMarkers().filter { selected.contains($0.archive) }
+        } catch {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+        switch output.format {
+        case .text:
+            var out = "Store \(TerminalText.escaped(store.path))\n"
+            if markers.isEmpty { out += "  (no crash markers: no restoration is in progress or died)\n" }
+            for marker in markers {
+                out += "  archive \(TerminalText.escaped(marker.archive.rawValue)), generation \(marker.generation)"
+                out += ", begun \(InfoCommand.timestamp(marker.startedAt)) by process \(marker.processID)\n"
+                out += "    \(Self.meaning(of: marker))\n"
+            }
+            print(out, terminator: "")
+        case .json:
+            print(try JSONOutput.render(MarkersJSON(store: store.path, markers: markers.map(MarkerJSON.init))))
+        }
+    }
+
+    static func meaning(of marker: CrashMarker) -> String {
+        marker.processIsRunning
+            ? "process \(marker.processID) runs: its restoration is probably still in progress"
+            : "the restoration died: the next launch applies its crash policy to generation \(marker.generation)"
+    }
+}
+
+/// `restorectl markers --format json`; documented in docs/cli.md.
+struct MarkersJSON: Encodable {
+    let store: String
+    let markers: [MarkerJSON]
+}
+
+struct MarkerJSON: Encodable {
+    let archive: String
+    let generation: Int64
+    let started_at: Date
+    let process_id: Int64
+    let process_running: Bool
+    let meaning: String
+
+    init(_ marker: CrashMarker) {
+        archive = marker.archive.rawValue
+        generation = marker.generation.rawValue
+        started_at = marker.startedAt
+        process_id = marker.processID
+        process_running = marker.processIsRunning
+        meaning = MarkersCommand.meaning(of: marker)
+    }
+}

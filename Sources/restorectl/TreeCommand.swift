@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct TreeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tree",
+        abstract: "Show an archive's restoration tree: each node indented under its parent, with class, version and size.",
+        discussion: """
+            Reads the newest generation of --archive (main by default), or --generation. \
+            --format dot prints a Graphviz graph (render it with 'dot -Tsvg'). Opens the store \
+            read-only; safe while the app is running.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json, dot
+    }
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .long, help: "A retained generation to read instead of the newest.")
+    var generation: Int64?
+
+    @Option(name: .long, help: "Output format: text, json or dot (Graphviz).")
+    var format: Format = .text
+
+    func run() throws {
+        let store = try options.openReadOnly()
+        let archive = options.archiveOrMain
+        let snapshot: ArchiveSnapshot
+        do {
+            guard let found = try store.snapshot(of: archive, generation: generation.map { Generation(rawValue: $0) }) else {
+                Diagnostics.printError("archive '\(archive)' has no saved generation")
+                throw ExitCode(1)
+            }
+            snapshot = found
+        } catch let error as ArchiveStoreError {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+        switch format {
+        case .text: print(Self.text(snapshot), terminator: "")
+        case .json: print(try JSONOutput.render(TreeJSON(snapshot)))
+        case .dot: print(Self.dot(snapshot), terminator: "")
+        }
+    }
+
+    static func text(_ snapshot: ArchiveSnapshot) -> String {
+        var out = "Archive \(TerminalText.escaped(snapshot.header.archive.rawValue)), generation \(snapshot.header.generation)"
+        out += " (\(snapshot.nodes.count) nodes, \(snapshot.header.totalBytes) bytes)\n"
+        // Nodes come sorted by path, so each parent precedes its children.
+        for node in snapshot.nodes {
+            let depth = node.path.identifiers.count
+            out += String(repeating: "  ", count: depth)
+            out += "\(TerminalText.escaped(node.path.identifier))  \(TerminalText.escaped(node.className)) v\(node.classVersion)"
+            out += ", \(node.state.count) bytes\n"
+        }
+        return out
+    }
+
+    static func dot(_ snapshot: ArchiveSnapshot) -> String {
+        var out = "digraph \(dotString("\(snapshot.header.archive) generation \(snapshot.header.generation)")) {\n"
+        out += "  node [shape=box, fontname=\"Helvetica\"];\n"
+        for node in snapshot.nodes {
+            let label = "\(node.path.identifier)\n\(node.className) v\(node.classVersion), \(node.state.count) bytes"
+            out += "  \(dotString(node.path.description)) [label=\(dotString(label))];\n"
+            if let parent = node.parentPath {
+                out += "  \(dotString(parent.description)) -> \(dotString(node.path.description));\n"
+            }
+        }
+        return out + "}\n"
+    }
+
+    /// A DOT string: quoted, with quotes, backslashes and control characters escaped (a
+    /// newline becomes a line break in the label).
+    private static func dotString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default: out += TerminalText.escaped(String(scalar))
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// `restorectl tree --format json`; documented in docs/cli.md.
+struct TreeJSON: Encodable {
+    struct Node: Encodable {
+        let path: String
+        let parent: String?
+        let identifier: String
+        let class_name: String
+        let class_version: Int
+        let order: Int
+        let size: Int
+    }
+
+    let archive: String
+    let generation: Int64
+    let nodes: [Node]
+
+    init(_ snapshot: ArchiveSnapshot) {
+        archive = snapshot.header.archive.rawValue
+        generation = snapshot.header.generation.rawValue
+        nodes = snapshot.nodes.map { node in
+            Node(
+                path: node.path.description, parent: node.parentPath?.description, identifier: node.path.identifier,
+                class_name: node.className, class_version: node.classVersion, order: node.order, size: node.state.count)
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+import Testing
+import TestSupport
+@testable import restorectl
+
+/// tree, markers, events, diff, check, export and discard, on the demo's store and on bad input.
+@Suite("restorectl: inspecting and managing a store")
+struct InspectionCommandTests {
+    let restorectl = builtProduct("restorectl")
+
+    private func run(_ arguments: [String]) throws -> ProcessOutcome { try runProcess(restorectl, arguments) }
+
+    private func json(_ outcome: ProcessOutcome) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
+    }
+
+    /// A store after the demo's story and one more saving launch: generations 3 and 4.
+    private func withDemoStore(_ body: (String) throws -> Void) throws {
+        try withTemporaryStorePath { path in
+            #expect(try run(["demo", "--db", path]).status == 0)
+            #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
+            try body(path)
+        }
+    }
+
+    @Test func helpCoversEverySubcommandAndOption() {
+        let root = RestoreCtl.helpMessage()
+        let commands: [(any ParsableCommand.Type, [String])] = [
+            (InfoCommand.self, ["<db>", "--archive", "--format"]),
+            (TreeCommand.self, ["<db>", "--archive", "--generation", "--format", "dot"]),
+            (ShowCommand.self, ["<db>", "<path>", "--generation", "--format"]),
+            (MarkersCommand.self, ["<db>", "--archive", "--format", "crash marker"]),
+            (EventsCommand.self, ["<db>", "--archive", "--limit", "--format"]),
+            (ReportCommand.self, ["<db>", "--archive", "--all", "--format"]),
+            (DiffCommand.self, ["<db>", "--archive", "--from", "--to", "--format"]),
+            (CheckCommand.self, ["<db>", "--archive", "--format", "Exit status"]),
+            (ExportCommand.self, ["<db>", "--archive", "--output", "--force", "0600"]),
+            (DiscardCommand.self, ["<db>", "--archive", "--reason"]),
+            (DemoCommand.self, ["--db", "--step", "--crash-policy", "background-kill", "foreground-crash"]),
+        ]
+        for (command, texts) in commands {
+            let name = command.configuration.commandName ?? ""
+            #expect(root.contains(name), "the root help lacks \(name)")
+            let help = RestoreCtl.helpMessage(for: command)
+            for text in texts + ["-h, --help"] {
+                #expect(help.contains(text), "\(name)'s help lacks \(text)")
+            }
+        }
+    }
+
+    @Test func treeShowsTheRestorationTreeAsTextJSONAndDot() throws {
+        try withDemoStore { path in
+            let text = try run(["tree", path])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(text.standardOutput.contains("Archive main, generation 4 (12 nodes"))
+            #expect(text.standardOutput.contains("\n      MenuItemDetail  MenuItemDetail v2, "))
+            #expect(text.standardOutput.contains("\n        Presented  WebPage v0, "))
+            let older = try run(["tree", path, "--generation", "3", "--format", "json"])
+            let document = try json(older)
+            #expect(document["generation"] as? Int == 3)
+            let nodes = try #require(document["nodes"] as? [[String: Any]])
+            #expect(nodes.count == 12)
+            #expect(nodes.contains { $0["path"] as? String == "Tabs/Pages/MILK_webview/Presented" && $0["parent"] as? String == "Tabs/Pages/MILK_webview" })
+            let dot = try run(["tree", path, "--format", "dot"])
+            #expect(dot.standardOutput.hasPrefix("digraph \"main generation 4\" {"))
+            #expect(dot.standardOutput.contains("\"Tabs/Pages\" -> \"Tabs/Pages/COFFEE_webview\";"))
+            let gone = try run(["tree", path, "--generation", "1"])
+            #expect(gone.status == 1 && gone.standardError.split(separator: "\n").count == 1)
+        }
+    }
+
+    @Test func diffNamesTheChangedNodeAndKeys() throws {
+        try withDemoStore { path in
+            let text = try run(["diff", path, "--from", "3", "--to", "4"])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(text.standardOutput.contains("changed Tabs/OrderNavigation/Order (OrderScreen)"))
+            #expect(text.standardOutput.contains("keys changed: order"))
+            let document = try json(try run(["diff", path, "--from", "3", "--to", "4", "--format", "json"]))
+            let changes = try #require(document["changes"] as? [[String: Any]])
+            #expect(changes.count == 1)
+            #expect(changes.first?["change"] as? String == "changed")
+            let same = try run(["diff", path, "--from", "4", "--to", "4"])
+            #expect(same.standardOutput.contains("no node changed"))
+            #expect(try run(["diff", path, "--from", "1", "--to", "4"]).status == 1)
+        }
+    }
+
+    @Test func eventsMergeTheJournalSavesRestoresAndDiscards() throws {
+        try withDemoStore { path in
+            let text = try run(["events", path, "--limit", "500"])
+            #expect(text.status == 0, "\(text.standardError)")
+            for line in [
+                "didEnterBackground: app background", "willTerminate: app terminated",
+                "discarded  archive main: the user quit the app explicitly",
+                "saved  archive main generation 4: incremental save, 12 nodes",
+                "restored  archive main generation 3: restored 12 of 12 nodes",
+                "invalidated  archive main generation 2: the app died while restoring it",
+                "restored  archive main: refused: generation 2 was invalidated: the app died while restoring it",
+            ] {
+                #expect(text.standardOutput.contains(line), "events lack \(line)")
+            }
+            let document = try json(try run(["events", path, "--limit", "3", "--format", "json"]))
+            let events = try #require(document["events"] as? [[String: Any]])
+            #expect(events.count == 3)
+            #expect(events.last?["kind"] as? String == "saved" || events.last?["kind"] as? String == "didEnterBackground")
+            #expect(try run(["events", path, "--limit", "0"]).status != 0)
+        }
+    }
+
+    @Test func markersShowARestorationThatDied() throws {
+        try withDemoStore { path in
+            let none = try run(["markers", path])
+            #expect(none.standardOutput.contains("(no crash markers"))
+            let crash = try run(["demo", "--step", "restore-crash", "--db", path])
+            #expect(crash.wasSignalled)
+            let text = try run(["markers", path])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(text.standardOutput.contains("archive main, generation 4"))
+            #expect(text.standardOutput.contains("the restoration died: the next launch applies its crash policy to generation 4"))
+            let markers = try #require(try json(try run(["markers", path, "--format", "json"]))["markers"] as? [[String: Any]])
+            #expect(markers.first?["process_running"] as? Bool == false)
+        }
+    }
+
+    @Test func checkPassesAHealthyStoreAndListsDamage() throws {
+        try withDemoStore { path in
+            let healthy = try run(["check", path])
+            #expect(healthy.status == 0, "\(healthy.standardOutput)\(healthy.standardError)")
+            #expect(healthy.standardOutput.hasSuffix(": healthy\n"))
+            // Damage: one node's state changed behind the store's back, and an orphan row.
+            let damage = """
+                import sqlite3; c = sqlite3.connect('\(path)')
+                c.execute("UPDATE node SET state = X'01' WHERE path = 'Tabs/Profile' AND died IS NULL")
+                c.commit()
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let broken = try run(["check", path])
+            #expect(broken.status == 1)
+            #expect(broken.standardOutput.contains("node 'Tabs/Profile': its content does not match its checksum"))
+            let document = try json(try run(["check", path, "--format", "json"]))
+            #expect(document["healthy"] as? Bool == false)
+            let problems = try #require(document["problems"] as? [[String: Any]])
+            #expect(problems.contains { $0["path"] as? String == "Tabs/Profile" && $0["generation"] as? Int == 4 })
+        }
+    }
+
+    @Test func exportWritesAnOwnerOnlyDocumentAndRefusesToOverwrite() throws {
+        try withDemoStore { path in
+            let output = path + ".json"
+            let exported = try run(["export", path, "--output", output])
+            #expect(exported.status == 0, "\(exported.standardError)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: output)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            let document = try #require(
+                try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(filePath: output))) as? [String: Any])
+            #expect((document["header"] as? [String: Any])?["generation"] as? Int == 4)
+            let nodes = try #require(document["nodes"] as? [[String: Any]])
+            #expect(nodes.count == 12)
+            let order = try #require(nodes.first { $0["path"] as? String == "Tabs/OrderNavigation/Order" })
+            #expect((order["state"] as? [String: Any])?["order"] != nil)
+
+            let again = try run(["export", path, "--output", output])
+            #expect(again.status == 1)
+            #expect(again.standardError.contains("the file exists (use --force to replace it)"))
+            #expect(try run(["export", path, "--output", output, "--force"]).status == 0)
+            let link = path + ".link"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: output)
+            let throughLink = try run(["export", path, "--output", link, "--force"])
+            #expect(throughLink.status == 1)
+            #expect(throughLink.standardError.contains("symbolic link"))
+        }
+    }
+
+    @Test func discardIsRecordedAndNeverCreatesAStore() throws {
+        try withDemoStore { path in
+            let discarded = try run(["discard", path, "--archive", "main", "--reason", "support asked for it"])
+            #expect(discarded.status == 0, "\(discarded.standardError)")
+            #expect(discarded.standardOutput.contains("Discarded archive main"))
+            #expect(try run(["info", path]).standardOutput.contains("discarded at"))
+            #expect(try run(["events", path]).standardOutput.contains("discarded  archive main: support asked for it"))
+            #expect(try run(["discard", path, "--archive", "scene-9", "--reason", "x"]).status == 1)
+            #expect(try run(["discard", path, "--archive", "main"]).status != 0, "a reason is required")
+        }
+        try withTemporaryDirectory { directory in
+            let missing = directory + "/none.sqlite"
+            let outcome = try run(["discard", missing, "--archive", "main", "--reason", "x"])
+            #expect(outcome.status == 2)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
+    static let commands: [[String]] = [
+        ["info"], ["tree"], ["show", "@", "Tabs"], ["markers"], ["events"], ["report"], ["diff", "@", "--from", "1", "--to", "2"],
+        ["check"], ["export", "@", "--output", "@.json"], ["discard", "@", "--archive", "main", "--reason", "x"],
+    ]
+
+    @Test(arguments: ["missing", "directory", "empty", "random", "text", "truncated", "foreign", "newer-schema"])
+    func everyCommandOnBadInputFailsWithAShortMessage(kind: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/input.sqlite"
+            switch kind {
+            case "missing": break
+            case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            case "random":
+                #expect(FileManager.default.createFile(atPath: path, contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) })))
+            case "text": #expect(FileManager.default.createFile(atPath: path, contents: Data("not a database\n".utf8)))
+            case "truncated":
+                #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
+                let bytes = try Data(contentsOf: URL(filePath: path))
+                try bytes.prefix(bytes.count / 2).write(to: URL(filePath: path))
+            case "foreign":
+                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
+            default:
+                try ArchiveStore(path: path).save([], header: SampleArchives.header)
+                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
+            }
+            let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+            for command in Self.commands {
+                var arguments = command.map { $0.replacingOccurrences(of: "@", with: path) }
+                if !command.contains("@") { arguments.append(path) }
+                let outcome = try run(arguments)
+                #expect(outcome.status != 0 && !outcome.wasSignalled, "\(kind) \(command[0]): status \(outcome.status)")
+                let lines = outcome.standardError.split(separator: "\n")
+                #expect((1...3).contains(lines.count), "\(kind) \(command[0]): \(outcome.standardError)")
+                #expect(outcome.standardError.hasPrefix("restorectl: error: "), "\(kind) \(command[0])")
+                if kind != "truncated" {
+                    #expect(outcome.status == 2, "\(kind) \(command[0]): status \(outcome.status)")
+                }
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == before)
+        }
+    }
+}
