@@ -51,31 +51,37 @@ struct ReadmeExampleTests {
         let engine = try RestorationEngine(
             store: store, app: AppIdentity(version: "11.0", build: "1024"), registry: registry)
 
-        // The app's normal start-up builds its root objects; restoration fills in the rest.
+        // The app's normal start-up builds its root objects; restoration fills in the rest. Lifecycle
+        // events go to the store's journal as they happen, so the next launch knows how this one ended.
+        try store.record(.willFinishLaunching)
         let navigation = MenuNavigation()
         let restoration = try engine.restore([navigation])
         print(restoration.report.restoredCount, "objects restored")   // the report says why for the others
+        try store.record(.didFinishLaunching)
         return (store, engine, navigation, restoration)
     }
 
     @Test func usageExampleWorksAsWritten() throws {
         try withTemporaryStorePath { path in
-            let (_, engine, navigation, first) = try launch(path)
-            #expect(first.report.outcome == .nothingToRestore)
+            let first = try launch(path)
+            let (engine, navigation) = (first.1, first.2)
+            #expect(first.3.report.outcome == .nothingToRestore)
 
             // Going to the background: save what is on screen (only changed objects are written).
             navigation.screens.append(MenuItemDetail(itemName: "Caffè Latte"))
             (navigation.screens[0] as? MenuItemDetail)?.quantity = 2
             try engine.preserve([navigation])
+            try first.0.record(.didEnterBackground)
 
-            // The next launch gets the screen back.
+            // The next launch gets the screen back, knowing the previous one ended in the background.
             let (store, _, relaunched, second) = try launch(path)
+            #expect(try store.previousLaunch()?.ending == .inBackground)
             #expect(second.report.restoredCount == 2)
             let detail = try #require(relaunched.screens.first as? MenuItemDetail)
             #expect(detail.itemName == "Caffè Latte" && detail.quantity == 2)
 
-            // The user quit the app explicitly: its UI state is thrown away.
-            try store.discard(.main, reason: "the user quit the app")
+            // The user quit the app explicitly: its UI state is thrown away, every scene's.
+            try store.discardAll(reason: "the user quit the app")
             #expect(try launch(path).3.report.outcome == .nothingToRestore)
         }
     }
