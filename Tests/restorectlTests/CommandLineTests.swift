@@ -227,36 +227,4 @@ struct CommandLineTests {
             #expect((archive["header"] as? [String: Any])?["app_version"] as? String == hostile)
         }
     }
-
-    @Test(arguments: ["missing", "directory", "empty", "random", "foreign", "newer-schema", "symlink"])
-    func infoOnBadInputFailsWithAShortMessage(kind: String) throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/input.sqlite"
-            switch kind {
-            case "missing": break
-            case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-            case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-            case "random":
-                #expect(FileManager.default.createFile(atPath: path, contents: Data((0..<4096).map { _ in UInt8.random(in: 0...255) })))
-            case "foreign":
-                #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
-            case "newer-schema":
-                try ArchiveStore(path: path).save([], header: SampleArchives.header)
-                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
-            default:
-                try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
-                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
-            }
-            let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-            let outcome = try runProcess(restorectl, ["info", path])
-            #expect(outcome.status == 2, "\(kind): status \(outcome.status)")
-            #expect(!outcome.wasSignalled)
-            #expect(outcome.standardOutput.isEmpty)
-            let lines = outcome.standardError.split(separator: "\n")
-            #expect(lines.count == 1, "\(kind): \(outcome.standardError)")
-            #expect(outcome.standardError.hasPrefix("restorectl: error: "))
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == before)
-        }
-    }
 }

@@ -196,7 +196,7 @@ struct InspectionCommandTests {
         ["check"], ["export", "@", "--output", "@.json"], ["discard", "@", "--archive", "main", "--reason", "x"],
     ]
 
-    @Test(arguments: ["missing", "directory", "empty", "random", "text", "truncated", "foreign", "newer-schema"])
+    @Test(arguments: ["missing", "directory", "empty", "random", "text", "truncated", "foreign", "newer-schema", "symlink"])
     func everyCommandOnBadInputFailsWithAShortMessage(kind: String) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/input.sqlite"
@@ -213,9 +213,12 @@ struct InspectionCommandTests {
                 try bytes.prefix(bytes.count / 2).write(to: URL(filePath: path))
             case "foreign":
                 _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
-            default:
+            case "newer-schema":
                 try ArchiveStore(path: path).save([], header: SampleArchives.header)
                 _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
+            default:
+                try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
+                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
             }
             let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
             for command in Self.commands {
@@ -227,7 +230,10 @@ struct InspectionCommandTests {
                 #expect((1...3).contains(lines.count), "\(kind) \(command[0]): \(outcome.standardError)")
                 #expect(outcome.standardError.hasPrefix("restorectl: error: "), "\(kind) \(command[0])")
                 if kind != "truncated" {
+                    // Refused at open: status 2, one line, nothing on stdout.
                     #expect(outcome.status == 2, "\(kind) \(command[0]): status \(outcome.status)")
+                    #expect(lines.count == 1, "\(kind) \(command[0]): \(outcome.standardError)")
+                    #expect(outcome.standardOutput.isEmpty, "\(kind) \(command[0])")
                 }
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == before)
