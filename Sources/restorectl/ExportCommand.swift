@@ -25,16 +25,7 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let store = try options.openReadOnly()
         let archive = options.archiveOrMain
-        let snapshot: ArchiveSnapshot
-        do {
-            guard let found = try store.snapshot(of: archive) else {
-                Diagnostics.printError("archive '\(archive)' has no saved generation")
-                throw ExitCode(1)
-            }
-            snapshot = found
-        } catch let error as ArchiveStoreError {
-            Diagnostics.fail(error, exitCode: 1)
-        }
+        let snapshot = options.snapshot(in: store)
         let document = ExportJSON(
             store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
             nodes: snapshot.nodes.map { node in

@@ -49,6 +49,21 @@ struct StoreOptions: ParsableArguments {
     /// The archive named by --archive, or `main`.
     var archiveOrMain: ArchiveName { archiveName ?? .main }
 
+    /// A generation of the selected archive (`main` by default), the newest when `generation`
+    /// is `nil`; exits with status 1 and a one-line explanation when there is none.
+    func snapshot(in store: ArchiveStore, generation: Int64? = nil) -> ArchiveSnapshot {
+        let archive = archiveOrMain
+        do {
+            guard let found = try store.snapshot(of: archive, generation: generation.map { Generation(rawValue: $0) }) else {
+                Diagnostics.printError("archive '\(archive)' has no saved generation")
+                RestoreCtl.exit(withError: ExitCode(1))
+            }
+            return found
+        } catch {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+    }
+
     /// Opens the store read-only, or exits with status 2 and a one-line explanation.
     func openReadOnly() throws -> ArchiveStore {
         do {

@@ -27,17 +27,7 @@ struct TreeCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let archive = options.archiveOrMain
-        let snapshot: ArchiveSnapshot
-        do {
-            guard let found = try store.snapshot(of: archive, generation: generation.map { Generation(rawValue: $0) }) else {
-                Diagnostics.printError("archive '\(archive)' has no saved generation")
-                throw ExitCode(1)
-            }
-            snapshot = found
-        } catch let error as ArchiveStoreError {
-            Diagnostics.fail(error, exitCode: 1)
-        }
+        let snapshot = options.snapshot(in: store, generation: generation)
         switch format {
         case .text: print(Self.text(snapshot), terminator: "")
         case .json: print(try JSONOutput.render(TreeJSON(snapshot)))

@@ -271,6 +271,17 @@ struct SceneArchiveTests {
         }
     }
 
+    @Test func aReadOnlyStoreDiscardsNothing() throws {
+        try withTemporaryStorePath { path in
+            try saveBoth(try ArchiveStore(path: path))
+            let before = fileBytes(path)
+            let inspector = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.readOnly) { () throws -> Void in _ = try inspector.discardAll(reason: "quit") }
+            #expect(try inspector.header(of: left) != nil && inspector.header(of: right) != nil)
+            #expect(fileBytes(path) == before)
+        }
+    }
+
     @Test func aDeathInTheForegroundInvalidatesEverySceneUnderThatPolicy() throws {
         try withTemporaryStorePath { path in
             let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)

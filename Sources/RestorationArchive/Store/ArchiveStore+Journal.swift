@@ -33,10 +33,12 @@ extension ArchiveStore {
             let launch = currentLaunch.withLock { $0 }
             let startsLaunch = launch == nil || event == .willFinishLaunching
             let written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
-                let previous = startsLaunch ? try Self.launches(connection, newest: 1).last : nil
+                // Only that policy judges the previous launch: no other pays for reading it.
+                let judging = startsLaunch && policy == .discardAfterForegroundDeath
+                let previous = judging ? try Self.launches(connection, newest: 1).last : nil
                 let entry = try Self.append(.lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
                 var invalidated: [JournalEntry] = []
-                if policy == .discardAfterForegroundDeath, let previous, previous.ending == .inForeground {
+                if let previous, previous.ending == .inForeground {
                     invalidated = try Self.invalidateAll(
                         reason: "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))",
                         launch: entry.launch, connection)
