@@ -19,14 +19,17 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let problems: [StoreProblem]
+        var problems: [StoreProblem]
         do {
-            let selected = try Set(options.selectedArchives(in: store).map(\.name))
-            problems = try store.check().filter { problem in
-                problem.archive.map(selected.contains) ?? true
-            }
+            problems = try store.check()
         } catch {
             Diagnostics.fail(error, exitCode: 2)
+        }
+        if let name = options.archiveName {
+            // An archive that is not there is an error; one the damage hides is not.
+            let found = Result { () throws(ArchiveStoreError) -> ArchiveSummary? in try store.summary(of: name) }
+            if case .success(nil) = found { Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 2) }
+            problems = problems.filter { problem in problem.archive.map { $0 == name } ?? true }
         }
         switch output.format {
         case .text:

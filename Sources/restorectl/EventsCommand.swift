@@ -102,7 +102,7 @@ struct EventsCommand: ParsableCommand {
                     out += "launch \(current):\n"
                     launch = current
                 }
-                out += "  \(InfoCommand.timestamp(event.date))  \(event.kind)"
+                out += "  \(Timestamp.text(event.date))  \(event.kind)"
                 if let archive = event.archive { out += "  archive \(TerminalText.escaped(archive))" }
                 if let generation = event.generation { out += " generation \(generation)" }
                 out += ": \(TerminalText.escaped(event.detail))\n"

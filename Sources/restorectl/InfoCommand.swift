@@ -5,8 +5,14 @@ import RestorationArchive
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Show each archive's header, state, retained generations, node count and size.",
-        discussion: "Opens the store read-only; safe while the app is running."
+        abstract: "Show each archive's header, state, retained generations, node count, size and crash-policy status.",
+        discussion: """
+            The crash-policy status is what the next launch's crash policy acts on: how the last \
+            launch in the journal ended, each archive's crash marker (a restoration in progress \
+            or one that died), and per retained generation the restorations begun since one \
+            last completed and whether one ever completed. Opens the store read-only; safe \
+            while the app is running.
+            """
     )
 
     @OptionGroup var options: StoreOptions
@@ -14,30 +20,43 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let summaries: [ArchiveSummary]
+        let status: CrashStatus
         do {
-            summaries = try options.selectedArchives(in: store)
+            let summaries = try options.selectedArchives(in: store)
+            let markers = Dictionary(try store.crashMarkers().map { ($0.archive, $0) }, uniquingKeysWith: { first, _ in first })
+            status = CrashStatus(archives: summaries, markers: markers, lastLaunch: try store.previousLaunch())
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
         switch output.format {
-        case .text: print(Self.text(summaries, path: store.path), terminator: "")
-        case .json: print(try JSONOutput.render(InfoJSON(store: store.path, archives: summaries.map(ArchiveJSON.init))))
+        case .text: print(Self.text(status, path: store.path), terminator: "")
+        case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
     }
 
-    static func text(_ summaries: [ArchiveSummary], path: String) -> String {
+    /// What `info` shows besides the archives themselves: the state the crash policies act on.
+    struct CrashStatus {
+        let archives: [ArchiveSummary]
+        /// The crash marker of each archive that has one.
+        let markers: [ArchiveName: CrashMarker]
+        /// The newest launch in the journal (this command records none).
+        let lastLaunch: LaunchSummary?
+    }
+
+    static func text(_ status: CrashStatus, path: String) -> String {
         var out = "Store \(TerminalText.escaped(path))\n"
-        if summaries.isEmpty { out += "  (no archives)\n" }
-        for summary in summaries {
+        out += "  last launch:   \(describe(status.lastLaunch))\n"
+        if status.archives.isEmpty { out += "  (no archives)\n" }
+        for summary in status.archives {
             out += "\nArchive \(TerminalText.escaped(summary.name.rawValue))\n"
             out += "  state:         \(describe(summary.state))\n"
-            out += "  created:       \(timestamp(summary.createdAt))\n"
+            out += "  created:       \(Timestamp.text(summary.createdAt))\n"
+            out += "  crash marker:  \(describe(status.markers[summary.name]))\n"
             guard let header = summary.header else {
                 out += "  generation:    \(summary.latestGeneration) (none retained)\n"
                 continue
             }
-            out += "  generation:    \(header.generation), saved \(timestamp(header.savedAt)) (\(header.saveKind.rawValue) save)\n"
+            out += "  generation:    \(header.generation), saved \(Timestamp.text(header.savedAt)) (\(header.saveKind.rawValue) save)\n"
             out += "  app:           version \(TerminalText.escaped(header.appVersion)), build \(TerminalText.escaped(header.appBuild))\n"
             let idiom = header.idiom.isEmpty ? "" : " / " + TerminalText.escaped(header.idiom)
             out += "  platform:      \(TerminalText.escaped(header.platform))\(idiom)\n"
@@ -53,18 +72,45 @@ struct InfoCommand: ParsableCommand {
             }
             out += "  retained generations:\n"
             for generation in summary.generations {
-                out += "    \(generation.generation)  saved \(timestamp(generation.savedAt))  \(generation.saveKind.rawValue)"
-                out += "  \(generation.nodeCount) nodes  \(generation.totalBytes) bytes  \(describe(generation.state))\n"
+                out += "    \(generation.generation)  saved \(Timestamp.text(generation.savedAt))  \(generation.saveKind.rawValue)"
+                out += "  \(generation.nodeCount) nodes  \(generation.totalBytes) bytes  \(describe(generation.state))"
+                out += "; \(restorations(of: generation))\n"
             }
         }
         return out
     }
 
+    static func describe(_ launch: LaunchSummary?) -> String {
+        guard let launch else { return "none recorded" }
+        let last = "launch \(launch.launch), process \(launch.processID), last event \(launch.lastEvent.rawValue) at \(Timestamp.text(launch.lastEventAt))"
+        return switch launch.ending {
+        case .terminated: "\(last): terminated normally"
+        case .inBackground: "\(last): ended in the background (state is meant to be restored)"
+        case .inForeground where launch.processIsRunning: "\(last): in the foreground, its process runs"
+        case .inForeground: "\(last): died in the foreground"
+        }
+    }
+
+    static func describe(_ marker: CrashMarker?) -> String {
+        guard let marker else { return "none (no restoration in progress or died)" }
+        return "generation \(marker.generation), begun \(Timestamp.text(marker.startedAt)): \(MarkersCommand.meaning(of: marker))"
+    }
+
+    /// What the crash policies know of a generation's restorations.
+    static func restorations(of generation: GenerationSummary) -> String {
+        let clean = generation.restoredCleanly ? "restored cleanly before" : "never restored cleanly"
+        switch generation.restoreAttempts {
+        case 0: return generation.restoredCleanly ? "restored cleanly" : "not restored yet"
+        case 1: return "1 restoration begun since one completed, \(clean)"
+        case let attempts: return "\(attempts) restorations begun since one completed, \(clean)"
+        }
+    }
+
     static func describe(_ state: ArchiveState) -> String {
         switch state {
         case .valid: "valid"
-        case .invalidated(let reason, let at): "invalidated at \(timestamp(at)): \(TerminalText.escaped(reason))"
-        case .discarded(let reason, let at): "discarded at \(timestamp(at)): \(TerminalText.escaped(reason))"
+        case .invalidated(let reason, let at): "invalidated at \(Timestamp.text(at)): \(TerminalText.escaped(reason))"
+        case .discarded(let reason, let at): "discarded at \(Timestamp.text(at)): \(TerminalText.escaped(reason))"
         }
     }
 
@@ -77,16 +123,45 @@ struct InfoCommand: ParsableCommand {
         case .bytes(let value): "\(value.count) bytes (bytes)"
         }
     }
-
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601)
-    }
 }
 
 /// `restorectl info --format json`; documented in docs/cli.md.
 struct InfoJSON: Encodable {
     let store: String
+    let last_launch: LaunchJSON?
     let archives: [ArchiveJSON]
+
+    init(store: String, _ status: InfoCommand.CrashStatus) {
+        self.store = store
+        last_launch = status.lastLaunch.map(LaunchJSON.init)
+        archives = status.archives.map { ArchiveJSON($0, marker: status.markers[$0.name]) }
+    }
+}
+
+struct LaunchJSON: Encodable {
+    let launch: Int64
+    let process_id: Int64
+    let process_running: Bool
+    let started_at: Date
+    let last_event: String
+    let last_event_at: Date
+    /// "terminated", "background" or "foreground".
+    let ended: String
+
+    init(_ launch: LaunchSummary) {
+        self.launch = launch.launch
+        process_id = launch.processID
+        process_running = launch.processIsRunning
+        started_at = launch.startedAt
+        last_event = launch.lastEvent.rawValue
+        last_event_at = launch.lastEventAt
+        ended =
+            switch launch.ending {
+            case .terminated: "terminated"
+            case .inBackground: "background"
+            case .inForeground: "foreground"
+            }
+    }
 }
 
 struct ArchiveJSON: Encodable {
@@ -94,14 +169,16 @@ struct ArchiveJSON: Encodable {
     let state: ArchiveStateJSON
     let created_at: Date
     let latest_generation: Int64
+    let crash_marker: MarkerJSON?
     let header: HeaderJSON?
     let generations: [GenerationJSON]
 
-    init(_ summary: ArchiveSummary) {
+    init(_ summary: ArchiveSummary, marker: CrashMarker?) {
         name = summary.name.rawValue
         state = ArchiveStateJSON(summary.state)
         created_at = summary.createdAt
         latest_generation = summary.latestGeneration.rawValue
+        crash_marker = marker.map(MarkerJSON.init)
         header = summary.header.map(HeaderJSON.init)
         generations = summary.generations.map(GenerationJSON.init)
     }
@@ -144,6 +221,8 @@ struct GenerationJSON: Encodable {
     let node_count: Int
     let total_bytes: Int
     let state: ArchiveStateJSON
+    let restore_attempts: Int
+    let restored_cleanly: Bool
 
     init(_ summary: GenerationSummary) {
         generation = summary.generation.rawValue
@@ -152,5 +231,7 @@ struct GenerationJSON: Encodable {
         node_count = summary.nodeCount
         total_bytes = summary.totalBytes
         state = ArchiveStateJSON(summary.state)
+        restore_attempts = summary.restoreAttempts
+        restored_cleanly = summary.restoredCleanly
     }
 }

@@ -1,13 +1,16 @@
 import Foundation
 import RestorationArchive
 
-/// JSON output: stable keys (sorted), ISO 8601 dates, and every character that could act on
+/// JSON output: stable keys (sorted), ISO 8601 dates with milliseconds (``Timestamp``), and every character that could act on
 /// a terminal written as a `\u` escape (still valid JSON).
 enum JSONOutput {
     static func render(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Timestamp.text(date))
+        }
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         let text = String(decoding: try encoder.encode(value), as: UTF8.self)

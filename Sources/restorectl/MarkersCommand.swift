@@ -33,7 +33,7 @@ struct MarkersCommand: ParsableCommand {
             if markers.isEmpty { out += "  (no crash markers: no restoration is in progress or died)\n" }
             for marker in markers {
                 out += "  archive \(TerminalText.escaped(marker.archive.rawValue)), generation \(marker.generation)"
-                out += ", begun \(InfoCommand.timestamp(marker.startedAt)) by process \(marker.processID)\n"
+                out += ", begun \(Timestamp.text(marker.startedAt)) by process \(marker.processID)\n"
                 out += "    \(Self.meaning(of: marker))\n"
             }
             print(out, terminator: "")

@@ -39,7 +39,7 @@ struct ReportCommand: ParsableCommand {
         var out = "Store \(TerminalText.escaped(path))\n"
         if reports.isEmpty { out += "  (no restore reports)\n" }
         for report in reports {
-            out += "\nArchive \(TerminalText.escaped(report.archive.rawValue)), restoration at \(InfoCommand.timestamp(report.date))\n"
+            out += "\nArchive \(TerminalText.escaped(report.archive.rawValue)), restoration at \(Timestamp.text(report.date))\n"
             if let generation = report.generation { out += "  generation:  \(generation)\n" }
             switch report.outcome {
             case .restored:

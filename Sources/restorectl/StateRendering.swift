@@ -45,7 +45,7 @@ enum StateRendering {
         case .bytes(let value):
             "bytes (\(value.count)) " + value.prefix(32).map { String(format: "%02x", $0) }.joined()
                 + (value.count > 32 ? "…" : "")
-        case .date(let value): "date \(value.formatted(.iso8601))"
+        case .date(let value): "date \(Timestamp.text(value))"
         case .uuid(let value): "uuid \(value.uuidString)"
         case .url(let value): "url \(TerminalText.escaped(value.absoluteString))"
         case .reference(let path): "reference \(TerminalText.escaped(path.description))"

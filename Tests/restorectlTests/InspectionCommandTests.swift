@@ -124,6 +124,40 @@ struct InspectionCommandTests {
         }
     }
 
+    @Test func infoShowsTheCrashPolicyStatus() throws {
+        try withDemoStore { path in
+            let healthy = try run(["info", path])
+            #expect(healthy.status == 0, "\(healthy.standardError)")
+            #expect(healthy.standardOutput.contains("crash marker:  none (no restoration in progress or died)"))
+            #expect(healthy.standardOutput.contains("ended in the background (state is meant to be restored)"))
+            #expect(healthy.standardOutput.contains("713 bytes  valid; restored cleanly\n"))
+
+            #expect(try run(["demo", "--step", "restore-crash", "--db", path]).wasSignalled)
+            let crashed = try run(["info", path])
+            #expect(crashed.standardOutput.contains(": died in the foreground\n"))
+            #expect(crashed.standardOutput.contains("crash marker:  generation 4, begun "))
+            #expect(crashed.standardOutput.contains("the restoration died: the next launch applies its crash policy to generation 4"))
+            #expect(crashed.standardOutput.contains("valid; 1 restoration begun since one completed, never restored cleanly\n"))
+            let document = try json(try run(["info", path, "--format", "json"]))
+            #expect((document["last_launch"] as? [String: Any])?["ended"] as? String == "foreground")
+            let archive = try #require((document["archives"] as? [[String: Any]])?.first)
+            let marker = try #require(archive["crash_marker"] as? [String: Any])
+            #expect(marker["generation"] as? Int == 4)
+            #expect(marker["process_running"] as? Bool == false)
+            let generations = try #require(archive["generations"] as? [[String: Any]])
+            #expect(generations.map { $0["restore_attempts"] as? Int } == [1, 0])
+            #expect(generations.map { $0["restored_cleanly"] as? Bool } == [false, true])
+
+            // The next launch applies the default policy: generation 4 invalidated, marker gone.
+            #expect(try run(["demo", "--step", "restore", "--db", path]).status == 0)
+            let after = try json(try run(["info", path, "--format", "json"]))
+            let archiveAfter = try #require((after["archives"] as? [[String: Any]])?.first)
+            #expect(archiveAfter["crash_marker"] == nil)
+            let newest = try #require((archiveAfter["generations"] as? [[String: Any]])?.first)
+            #expect((newest["state"] as? [String: Any])?["kind"] as? String == "invalidated")
+        }
+    }
+
     @Test func checkPassesAHealthyStoreAndListsDamage() throws {
         try withDemoStore { path in
             let healthy = try run(["check", path])
@@ -191,12 +225,47 @@ struct InspectionCommandTests {
         }
     }
 
+    @Test func aNodeWithAnUndecodableBlobIsNamedByEveryCommandThatDecodesIt() throws {
+        try withTemporaryStorePath { path in
+            let good = StateEncoder()
+            try good.encode("Caffè Latte", forKey: "title")
+            // Format version 7: stored intact (its checksum matches) but no reader can decode it.
+            try ArchiveStore(path: path).save(
+                [
+                    ArchivedNode(path: try RestorationPath("Root"), className: "Root", state: try good.encodedBlob()),
+                    ArchivedNode(path: try RestorationPath(parsing: "Root/Broken"), className: "Broken", state: [0x07, 0xFF, 0x00]),
+                ], header: SampleArchives.header)
+            // What only lists nodes works, and says what it can.
+            for arguments in [["info", path], ["tree", path], ["markers", path], ["events", path], ["report", path]] {
+                let outcome = try run(arguments)
+                #expect(outcome.status == 0 && outcome.standardError.isEmpty, "\(arguments[0]): \(outcome.standardError)")
+            }
+            #expect(try run(["show", path, "Root"]).standardOutput.contains("title: string \"Caffè Latte\""))
+            // What decodes the node names it and the problem, and fails.
+            let show = try run(["show", path, "Root/Broken"])
+            #expect(show.status == 1 && !show.wasSignalled)
+            #expect(show.standardOutput.contains("cannot be decoded: The blob is in format version 7"))
+            let check = try run(["check", path])
+            #expect(check.status == 1)
+            #expect(check.standardOutput.contains("node 'Root/Broken': its state cannot be decoded: The blob is in format version 7"))
+            // export keeps every node: the undecodable one with why instead of its values.
+            let export = try run(["export", path, "--output", path + ".json"])
+            #expect(export.status == 0, "\(export.standardError)")
+            defer { try? FileManager.default.removeItem(atPath: path + ".json") }
+            let document = try String(contentsOfFile: path + ".json", encoding: .utf8)
+            #expect(document.contains("\"state_error\" : \"The blob is in format version 7"))
+            #expect(document.contains("\"Caffè Latte\""))
+        }
+    }
+
     static let commands: [[String]] = [
         ["info"], ["tree"], ["show", "@", "Tabs"], ["markers"], ["events"], ["report"], ["diff", "@", "--from", "1", "--to", "2"],
         ["check"], ["export", "@", "--output", "@.json"], ["discard", "@", "--archive", "main", "--reason", "x"],
     ]
 
-    @Test(arguments: ["missing", "directory", "empty", "random", "text", "truncated", "foreign", "newer-schema", "symlink"])
+    @Test(arguments: [
+        "missing", "directory", "empty", "random", "text", "truncated", "damaged", "foreign", "newer-schema", "symlink",
+    ])
     func everyCommandOnBadInputFailsWithAShortMessage(kind: String) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/input.sqlite"
@@ -211,6 +280,21 @@ struct InspectionCommandTests {
                 #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
                 let bytes = try Data(contentsOf: URL(filePath: path))
                 try bytes.prefix(bytes.count / 2).write(to: URL(filePath: path))
+            case "damaged":
+                // The page holding the archive table overwritten with random bytes: every
+                // command reads it.
+                #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
+                let damage = """
+                    import random, sqlite3
+                    c = sqlite3.connect('\(path)')
+                    page = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'archive'").fetchone()[0]
+                    size = c.execute("PRAGMA page_size").fetchone()[0]
+                    c.close()
+                    random.seed(7)
+                    with open('\(path)', 'r+b') as f:
+                        f.seek((page - 1) * size); f.write(bytes(random.randrange(256) for _ in range(size)))
+                    """
+                #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
             case "foreign":
                 _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
             case "newer-schema":
@@ -226,10 +310,18 @@ struct InspectionCommandTests {
                 if !command.contains("@") { arguments.append(path) }
                 let outcome = try run(arguments)
                 #expect(outcome.status != 0 && !outcome.wasSignalled, "\(kind) \(command[0]): status \(outcome.status)")
+                if kind == "damaged" && command[0] == "check" {
+                    // check lists what SQLite finds as problems, on stdout.
+                    #expect(outcome.status == 1 && outcome.standardError.isEmpty, "\(outcome.standardError)")
+                    #expect(outcome.standardOutput.contains("SQLite integrity check: "))
+                    continue
+                }
                 let lines = outcome.standardError.split(separator: "\n")
                 #expect((1...3).contains(lines.count), "\(kind) \(command[0]): \(outcome.standardError)")
                 #expect(outcome.standardError.hasPrefix("restorectl: error: "), "\(kind) \(command[0])")
-                if kind != "truncated" {
+                if kind == "damaged" {
+                    #expect(outcome.standardError.contains("The store is damaged"), "\(command[0]): \(outcome.standardError)")
+                } else if kind != "truncated" {
                     // Refused at open: status 2, one line, nothing on stdout.
                     #expect(outcome.status == 2, "\(kind) \(command[0]): status \(outcome.status)")
                     #expect(lines.count == 1, "\(kind) \(command[0]): \(outcome.standardError)")

@@ -109,4 +109,8 @@ public struct LaunchSummary: Hashable, Sendable {
     public var lastEventAt: Date
     /// How it ended.
     public var ending: Ending
+    /// Whether a process with ``processID`` runs now: a launch that ends
+    /// ``Ending/inForeground`` and whose process runs is probably still running (or its
+    /// process id was given to another process).
+    public var processIsRunning: Bool
 }

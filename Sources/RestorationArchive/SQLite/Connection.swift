@@ -116,6 +116,22 @@ final class Connection {
         return result
     }
 
+    /// Runs `body` in a read transaction (`BEGIN DEFERRED`): everything it reads comes from
+    /// one committed state of the database.
+    ///
+    /// The transaction ends with `ROLLBACK`, which always releases the snapshot: a `COMMIT`
+    /// would fail once more on damage the body met and handled (a corrupt page seen by
+    /// `PRAGMA integrity_check`, for instance). `body` must not write; what it wrote would be
+    /// rolled back.
+    func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute(TransactionKind.deferred.rawValue)
+        defer {
+            assert(sqlite3_txn_state(handle, "main") != SQLITE_TXN_WRITE, "a read transaction wrote")
+            rollback()
+        }
+        return try body()
+    }
+
     /// Rolls back the open transaction, if SQLite has not already done so.
     func rollback() {
         if isInTransaction { _ = try? execute("ROLLBACK") }

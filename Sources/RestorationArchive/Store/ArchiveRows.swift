@@ -118,7 +118,8 @@ enum ArchiveRows {
         func summary() -> GenerationSummary {
             GenerationSummary(
                 generation: generation, savedAt: Clock.date(milliseconds: savedAt), saveKind: saveKind,
-                nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), state: state())
+                nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), state: state(),
+                restoreAttempts: Int(restoreAttempts), restoredCleanly: restoredCleanly)
         }
     }
 

@@ -30,13 +30,25 @@ public struct SaveResult: Hashable, Sendable {
 
 /// A retained generation, as listed by ``ArchiveStore/generations(of:)``.
 public struct GenerationSummary: Hashable, Sendable {
+    /// The generation's number.
     public var generation: Generation
+    /// When the save that produced it committed.
     public var savedAt: Date
+    /// Whether that save was written in full or incrementally.
     public var saveKind: SaveKind
+    /// Nodes in the generation.
     public var nodeCount: Int
+    /// Bytes of encoded state across its nodes.
     public var totalBytes: Int
     /// ``ArchiveState/valid`` or ``ArchiveState/invalidated(reason:at:)``.
     public var state: ArchiveState
+    /// Restorations of this generation begun since one last completed: what
+    /// ``CrashPolicy/retry(attempts:)`` counts. Above zero with no crash marker present, the
+    /// restorations that began died and were dealt with.
+    public var restoreAttempts: Int
+    /// Whether a restoration of this generation ever completed: a generation
+    /// ``CrashPolicy/fallBackToKnownGood`` may fall back to.
+    public var restoredCleanly: Bool
 }
 
 /// An archive at a glance: what `restorectl info` shows.

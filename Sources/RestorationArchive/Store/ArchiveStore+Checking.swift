@@ -31,28 +31,54 @@ extension ArchiveStore {
     /// - Returns: the problems found; empty for a healthy store.
     /// - Throws: only when the store cannot be read at all.
     public func check() throws(ArchiveStoreError) -> [StoreProblem] {
-        try read { connection in
+        let path = self.path
+        return try read { connection in
             var problems: [StoreProblem] = []
-            let integrity = try connection.statement("PRAGMA integrity_check(\(Self.integrityMessageLimit))")
-            defer { integrity.reset() }
-            while try integrity.step() {
-                let message = try integrity.string(0)
-                if message != "ok" { problems.append(StoreProblem(problem: "SQLite integrity check: \(message)")) }
+            do {
+                let integrity = try connection.statement("PRAGMA integrity_check(\(Self.integrityMessageLimit))")
+                defer { integrity.reset() }
+                while try integrity.step() {
+                    let message = try integrity.string(0)
+                    guard message != "ok" else { continue }
+                    // A message may span lines, led by one naming the schema ("*** in database main ***").
+                    for line in message.split(separator: "\n") where !line.hasPrefix("*** in database") {
+                        problems.append(StoreProblem(problem: "SQLite integrity check: \(line)"))
+                    }
+                }
+            } catch {
+                problems.append(StoreProblem(problem: "SQLite integrity check stopped: \(try Self.damage(error, path: path))"))
             }
-            for archive in try ArchiveRows.allArchives(in: connection) {
-                problems += try Self.check(archive, connection)
+            let archives: [ArchiveRows.ArchiveRow]
+            do {
+                archives = try ArchiveRows.allArchives(in: connection)
+            } catch {
+                problems.append(StoreProblem(problem: "the list of archives cannot be read: \(try Self.damage(error, path: path))"))
+                return problems
+            }
+            for archive in archives {
+                problems += try Self.check(archive, path: path, connection)
             }
             return problems
         }
     }
 
-    private static func check(_ archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> [StoreProblem] {
+    /// The words for damage that `error` stands for, to report as a problem; `error` itself,
+    /// translated, is thrown when it is not damage (busy, an I/O error, …).
+    private static func damage(_ error: any Error, path: String) throws(ArchiveStoreError) -> String {
+        let translated = translated(error, path: path)
+        guard translated.isDamage else { throw translated }
+        return translated.description
+    }
+
+    private static func check(_ archive: ArchiveRows.ArchiveRow, path: String, _ connection: Connection) throws
+        -> [StoreProblem]
+    {
         var problems: [StoreProblem] = []
         let generations: [ArchiveRows.GenerationRow]
         do {
             generations = try ArchiveRows.generations(of: archive, in: connection)
-        } catch let error as ArchiveStoreError {
-            return [StoreProblem(archive: archive.name, problem: error.description)]
+        } catch {
+            return [StoreProblem(archive: archive.name, problem: try damage(error, path: path))]
         }
         for generation in generations {
             func problem(_ path: RestorationPath?, _ text: String) {
@@ -62,8 +88,8 @@ extension ArchiveStore {
             let snapshot: RestorationSnapshot
             do {
                 snapshot = try restorationSnapshot(of: archive, generation: generation, connection)
-            } catch let error as ArchiveStoreError {
-                problem(nil, error.description)
+            } catch {
+                problem(nil, try damage(error, path: path))
                 continue
             }
             let paths = Set(snapshot.nodes.map(\.path))
@@ -86,19 +112,23 @@ extension ArchiveStore {
             }
         }
         // Rows newer than the newest generation, or retired before the oldest retained one.
-        let oldest = generations.last?.generation.rawValue ?? (archive.generation.rawValue + 1)
-        let stray = try connection.statement(
-            "SELECT path, born FROM node WHERE archive_id = ? AND (born > ? OR (died IS NOT NULL AND died <= ?))")
-        defer { stray.reset() }
-        try stray.bind(archive.id, at: 1)
-        try stray.bind(archive.generation.rawValue, at: 2)
-        try stray.bind(oldest, at: 3)
-        while try stray.step() {
-            let path = try? RestorationPath(parsing: try stray.string(0))
-            problems.append(
-                StoreProblem(
-                    archive: archive.name, path: path,
-                    problem: "a node row (saved in generation \(try stray.int64(1))) belongs to no retained generation"))
+        do {
+            let oldest = generations.last?.generation.rawValue ?? (archive.generation.rawValue + 1)
+            let stray = try connection.statement(
+                "SELECT path, born FROM node WHERE archive_id = ? AND (born > ? OR (died IS NOT NULL AND died <= ?))")
+            defer { stray.reset() }
+            try stray.bind(archive.id, at: 1)
+            try stray.bind(archive.generation.rawValue, at: 2)
+            try stray.bind(oldest, at: 3)
+            while try stray.step() {
+                let path = try? RestorationPath(parsing: try stray.string(0))
+                problems.append(
+                    StoreProblem(
+                        archive: archive.name, path: path,
+                        problem: "a node row (saved in generation \(try stray.int64(1))) belongs to no retained generation"))
+            }
+        } catch {
+            problems.append(StoreProblem(archive: archive.name, problem: try damage(error, path: path)))
         }
         return problems
     }

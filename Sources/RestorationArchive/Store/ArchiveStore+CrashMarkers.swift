@@ -263,7 +263,7 @@ extension ArchiveStore {
 
     /// Whether a process of that id runs (possibly a different process that reused the id
     /// after a crash: then the marker waits for the next launch).
-    private static func processIsAlive(_ processID: Int64) -> Bool {
+    static func processIsAlive(_ processID: Int64) -> Bool {
         guard let pid = pid_t(exactly: processID), pid > 0 else { return false }
         return kill(pid, 0) == 0 || errno == EPERM
     }

@@ -168,7 +168,7 @@ public final class ArchiveStore: Sendable {
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
-        let status = try connection.transaction(.deferred) { try migrator.inspect(connection, path: path) }
+        let status = try connection.readTransaction { try migrator.inspect(connection, path: path) }
         let journalMode = try connection.pragmaText("PRAGMA journal_mode = WAL")
         guard journalMode == "wal" else {
             throw ArchiveStoreError.notAStore(
@@ -200,7 +200,7 @@ public final class ArchiveStore: Sendable {
         try connection.execute("PRAGMA query_only = ON")
         let status: SchemaMigrator.Status
         do {
-            status = try connection.transaction(.deferred) { try SchemaMigrator().inspect(connection, path: path) }
+            status = try connection.readTransaction { try SchemaMigrator().inspect(connection, path: path) }
         } catch {
             // With readonly_shm, a -wal whose -shm is gone cannot be read: SQLite opens the
             // file, then fails the first read with SQLITE_CANTOPEN.
@@ -253,7 +253,7 @@ public final class ArchiveStore: Sendable {
     /// Runs `body` in a read transaction: everything it reads comes from one committed state.
     func read<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
         try withConnection { connection in
-            try connection.transaction(.deferred) { try body(connection) }
+            try connection.readTransaction { try body(connection) }
         }
     }
 
@@ -262,23 +262,33 @@ public final class ArchiveStore: Sendable {
     {
         do {
             return try body()
-        } catch let error as ArchiveStoreError {
-            throw error
-        } catch let error as DatabaseError {
+        } catch {
+            throw translated(error, path: path)
+        }
+    }
+
+    /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
+    static func translated(_ error: any Error, path: String) -> ArchiveStoreError {
+        switch error {
+        case let error as ArchiveStoreError:
+            return error
+        case let error as DatabaseError:
             switch error.extendedResultCode {
-            case .cantOpenSymlink: throw .symbolicLinkAtStorePath(path: path)
-            case .notADatabase: throw .notAStore(path: path, reason: "it is not an SQLite database")
-            default: throw .database(error)
+            case .cantOpenSymlink: return .symbolicLinkAtStorePath(path: path)
+            case .notADatabase: return .notAStore(path: path, reason: "it is not an SQLite database")
+            case _ where error.resultCode == .corrupt:
+                return .damagedStore("SQLite finds the file malformed (\(error.message))")
+            default: return .database(error)
             }
-        } catch let error as ColumnError {
+        case let error as ColumnError:
             switch error {
             case .unexpectedType(let column, let expected):
-                throw .damagedStore("column '\(column)' holds a value that is not \(expected)")
+                return .damagedStore("column '\(column)' holds a value that is not \(expected)")
             case .invalidUTF8(let column):
-                throw .damagedStore("column '\(column)' holds text that is not valid UTF-8")
+                return .damagedStore("column '\(column)' holds text that is not valid UTF-8")
             }
-        } catch {
-            throw .damagedStore("unexpected error \(type(of: error))")
+        default:
+            return .damagedStore("unexpected error \(type(of: error))")
         }
     }
 }

@@ -70,14 +70,22 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case damagedNode(ArchiveName, RestorationPath, Generation)
     /// An archive's header or its set of nodes does not match its checksums.
     case damagedArchive(ArchiveName, Generation, String)
-    /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text):
-    /// the file was damaged.
+    /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
+    /// or SQLite finds the file malformed (`SQLITE_CORRUPT`): the file was damaged.
     case damagedStore(String)
 
     // MARK: SQLite
 
     /// SQLite reported an error: busy past the timeout, disk full, I/O error, …
     case database(DatabaseError)
+
+    /// Whether the error says the file is damaged (rather than busy, missing, read-only, …).
+    var isDamage: Bool {
+        switch self {
+        case .damagedNode, .damagedArchive, .damagedStore: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {
