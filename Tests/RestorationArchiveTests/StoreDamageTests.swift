@@ -1,3 +1,5 @@
+import CSQLite
+import Foundation
 import Testing
 import TestSupport
 @testable import RestorationArchive
@@ -106,6 +108,38 @@ struct StoreDamageTests {
             }
             try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root'")
             #expect(throws: ArchiveStoreError.self) { try store.node(at: try RestorationPath("Root")) }
+        }
+    }
+
+    @Test func aMalformedPageIsADamagedStoreAndCheckListsItAndGoesOn() throws {
+        try withSavedStore { path, _ in
+            // Zero the page of the node table's root, behind SQLite's back.
+            let connection = try Connection(filename: path, flags: SQLITE_OPEN_READONLY)
+            let (page, pageSize) = try withExtendedLifetime(connection) { () throws -> (Int, Int) in
+                let schema = try connection.statement(
+                    "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_schema WHERE name = 'node'")
+                defer { schema.reset() }
+                try #require(try schema.step())
+                return (Int(try schema.int64(0)), Int(try schema.int64(1)))
+            }
+            var bytes = try #require(fileBytes(path))
+            try #require(bytes.count >= page * pageSize)
+            bytes.replaceSubrange((page - 1) * pageSize..<page * pageSize, with: [UInt8](repeating: 0, count: pageSize))
+            try Data(bytes).write(to: URL(filePath: path))
+
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try store.archives().count == 1)  // the archive table is intact
+            let error = #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+            guard case .damagedStore(let reason)? = error else {
+                Issue.record("expected damagedStore, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("malformed"))
+            let problems = try store.check()
+            #expect(problems.contains { $0.problem.hasPrefix("SQLite integrity check: ") })
+            #expect(problems.contains { $0.archive == .main && $0.problem.contains("malformed") })
+            // The store stays usable for what is intact, after the damage was met.
+            #expect(try store.archives().map(\.name) == [.main])
         }
     }
 
