@@ -104,6 +104,37 @@ struct CodingRoundTripTests {
         #expect(try coder.decodeIfPresent(String.self, forKey: "name") == "text")
     }
 
+    @Test func eachTypedReadConvertsOrRefusesEveryOtherStoredType() throws {
+        let coder = try roundTrip { c in
+            try c.encode(Float(1.5), forKey: "float")
+            try c.encode(UInt64.max, forKey: "unsigned")
+            try c.encode(-3, forKey: "negative")
+            try c.encode("text", forKey: "text")
+        }
+        // The stored type differs from the one asked for: a conversion, or the typed error.
+        #expect(try coder.decode(Double.self, forKey: "float") == 1.5)
+        #expect(try coder.decode(UInt64.self, forKey: "unsigned") == .max)
+        #expect(try coder.decode(Int8.self, forKey: "negative") == -3)
+        #expect(throws: StateCodingError.integerOutOfRange(key: "unsigned", type: "Int")) {
+            try coder.decode(Int.self, forKey: "unsigned")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "text", expected: "double", found: "string")) {
+            try coder.decode(Double.self, forKey: "text")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "text", expected: "date", found: "string")) {
+            try coder.decode(Date.self, forKey: "text")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "negative", expected: "bytes", found: "integer")) {
+            try coder.decode([UInt8].self, forKey: "negative")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "float", expected: "string", found: "float")) {
+            try coder.decode(String.self, forKey: "float")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "text", expected: "bool", found: "string")) {
+            try coder.decode(Bool.self, forKey: "text")
+        }
+    }
+
     @Test func floatingPointEdgesKeepTheirBits() throws {
         let doubles: [Double] = [0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1]
         let floats: [Float] = [0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1]

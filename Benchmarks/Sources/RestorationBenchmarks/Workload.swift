@@ -23,6 +23,7 @@ struct ScreenState {
 
     // MARK: ours: the keyed coder
 
+    @inline(never)  // a symbol of its own, for profilers
     func encodeOurs() throws -> [UInt8] {
         let coder = StateEncoder()
         try encode(into: coder)
@@ -40,6 +41,7 @@ struct ScreenState {
         try coder.encodeBytes(token, forKey: "token")
     }
 
+    @inline(never)  // a symbol of its own, for profilers
     static func decodeOurs(_ blob: [UInt8]) throws -> ScreenState {
         try decode(from: try StateDecoder(blob: blob))
     }
@@ -59,6 +61,7 @@ struct ScreenState {
     // MARK: floor: a minimal hand-written length-prefixed codec (fields in a fixed order, keys
     // written but not looked up, no checks beyond bounds)
 
+    @inline(never)  // a symbol of its own, for profilers
     func encodeFloor() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(288)
@@ -79,6 +82,7 @@ struct ScreenState {
         return out
     }
 
+    @inline(never)  // a symbol of its own, for profilers
     static func decodeFloor(_ blob: [UInt8]) -> ScreenState? {
         var offset = 0
         func skipKey() -> Bool {

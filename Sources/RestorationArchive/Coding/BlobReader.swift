@@ -50,11 +50,11 @@ struct BlobReader {
 
     /// Checks the whole content and, when `entries` is not nil, lists the root's entries
     /// (key range and value offset) in the same pass.
-    mutating func readRootContainer(indexing entries: inout [(key: Range<Int>, value: Int)]?) throws(StateCodingError)
+    mutating func readRootContainer(indexing entries: inout [(key: Range<Int>, value: Int)]) throws(StateCodingError)
         -> (offset: Int, count: Int)
     {
         var offset = 1
-        let count = try skipMapBody(at: &offset, depth: 1, indexing: &entries)
+        let count = try skipMapBody(at: &offset, depth: 1, entries: &entries, indexing: true)
         guard offset == end else { throw .trailingBytes(offset: offset) }
         isChecked = true
         return (1, count)
@@ -90,19 +90,19 @@ struct BlobReader {
             for _ in 0..<count { try skipValue(at: &offset, depth: depth + 1) }
         case .map:
             try checkDepth(depth + 1, offset: start)
-            var unused: [(key: Range<Int>, value: Int)]? = nil
-            _ = try skipMapBody(at: &offset, depth: depth + 1, indexing: &unused)
+            var unused: [(key: Range<Int>, value: Int)] = []
+            _ = try skipMapBody(at: &offset, depth: depth + 1, entries: &unused, indexing: false)
         }
     }
 
     /// Skips a container's body (count and entries), checking that keys strictly ascend;
-    /// lists the entries when `entries` is not nil.
-    func skipMapBody(at offset: inout Int, depth: Int, indexing entries: inout [(key: Range<Int>, value: Int)]?)
-        throws(StateCodingError) -> Int
-    {
+    /// appends the entries to `entries` when `indexing`.
+    func skipMapBody(
+        at offset: inout Int, depth: Int, entries: inout [(key: Range<Int>, value: Int)], indexing: Bool
+    ) throws(StateCodingError) -> Int {
         try checkDepth(depth, offset: offset)
         let count = try readCount(at: &offset, minimumElementSize: 2)
-        entries?.reserveCapacity(count)
+        if indexing { entries.reserveCapacity(count) }
         var previous: Range<Int>? = nil
         for _ in 0..<count {
             let keyStart = offset
@@ -111,7 +111,7 @@ struct BlobReader {
                 throw .malformed(reason: "container keys are not in strictly ascending order", offset: keyStart)
             }
             previous = key
-            entries?.append((key, offset))
+            if indexing { entries.append((key, offset)) }
             try skipValue(at: &offset, depth: depth)
         }
         return count
@@ -140,11 +140,7 @@ struct BlobReader {
             return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed(UInt64.self, at: &offset))))
         case .uuid: return .uuid(try readUUID(at: &offset))
         case .string: return .string(string(try readStringRange(at: &offset)))
-        case .bytes:
-            let length = try readLength(at: &offset, limit: limits.maximumBytesLength, name: "bytes length")
-            let range = offset..<offset + length
-            try skip(length, at: &offset)
-            return .bytes(Array(blob[range]))
+        case .bytes: return .bytes(try readBytes(at: &offset))
         case .url:
             return .url(try readURL(at: &offset, start: start))
         case .reference:
@@ -222,6 +218,14 @@ struct BlobReader {
         var value: Value = 0
         for index in 0..<MemoryLayout<Value>.size { value |= Value(blob[start + index]) << (8 * index) }
         return value
+    }
+
+    /// A length-prefixed byte string (after its tag).
+    func readBytes(at offset: inout Int) throws(StateCodingError) -> [UInt8] {
+        let length = try readLength(at: &offset, limit: limits.maximumBytesLength, name: "bytes length")
+        let range = offset..<offset + length
+        try skip(length, at: &offset)
+        return Array(blob[range])
     }
 
     func readUUID(at offset: inout Int) throws(StateCodingError) -> UUID {

@@ -27,10 +27,10 @@ public struct StateDecoder: Sendable {
     /// - Throws: ``StateCodingError`` for any malformed, damaged, newer or oversized blob.
     public init(blob: [UInt8], limits: DecodingLimits = .default) throws(StateCodingError) {
         var reader = try BlobReader(blob: blob, limits: limits)
-        var entries: [(key: Range<Int>, value: Int)]? = []
+        var entries: [(key: Range<Int>, value: Int)] = []
         _ = try reader.readRootContainer(indexing: &entries)
         self.reader = reader
-        self.entries = entries ?? []
+        self.entries = entries
         self.depth = 1
     }
 
@@ -68,56 +68,69 @@ public struct StateDecoder: Sendable {
     // MARK: Typed values
 
     public func decode(_: Bool.Type, forKey key: String) throws(StateCodingError) -> Bool {
-        try value(forKey: key).bool(key: key)
+        let (tag, _) = try tagged(key)
+        switch tag {
+        case .true: return true
+        case .false: return false
+        default: return try value(forKey: key).bool(key: key)
+        }
     }
     public func decode(_: Int.Type, forKey key: String) throws(StateCodingError) -> Int {
-        try value(forKey: key).integer(Int.self, key: key)
+        try integer(Int.self, forKey: key)
     }
     public func decode(_: Int8.Type, forKey key: String) throws(StateCodingError) -> Int8 {
-        try value(forKey: key).integer(Int8.self, key: key)
+        try integer(Int8.self, forKey: key)
     }
     public func decode(_: Int16.Type, forKey key: String) throws(StateCodingError) -> Int16 {
-        try value(forKey: key).integer(Int16.self, key: key)
+        try integer(Int16.self, forKey: key)
     }
     public func decode(_: Int32.Type, forKey key: String) throws(StateCodingError) -> Int32 {
-        try value(forKey: key).integer(Int32.self, key: key)
+        try integer(Int32.self, forKey: key)
     }
     public func decode(_: Int64.Type, forKey key: String) throws(StateCodingError) -> Int64 {
-        try value(forKey: key).integer(Int64.self, key: key)
+        try integer(Int64.self, forKey: key)
     }
     public func decode(_: UInt.Type, forKey key: String) throws(StateCodingError) -> UInt {
-        try value(forKey: key).integer(UInt.self, key: key)
+        try integer(UInt.self, forKey: key)
     }
     public func decode(_: UInt8.Type, forKey key: String) throws(StateCodingError) -> UInt8 {
-        try value(forKey: key).integer(UInt8.self, key: key)
+        try integer(UInt8.self, forKey: key)
     }
     public func decode(_: UInt16.Type, forKey key: String) throws(StateCodingError) -> UInt16 {
-        try value(forKey: key).integer(UInt16.self, key: key)
+        try integer(UInt16.self, forKey: key)
     }
     public func decode(_: UInt32.Type, forKey key: String) throws(StateCodingError) -> UInt32 {
-        try value(forKey: key).integer(UInt32.self, key: key)
+        try integer(UInt32.self, forKey: key)
     }
     public func decode(_: UInt64.Type, forKey key: String) throws(StateCodingError) -> UInt64 {
-        try value(forKey: key).integer(UInt64.self, key: key)
+        try integer(UInt64.self, forKey: key)
     }
     public func decode(_: Float.Type, forKey key: String) throws(StateCodingError) -> Float {
         try value(forKey: key).float(key: key)
     }
     public func decode(_: Double.Type, forKey key: String) throws(StateCodingError) -> Double {
-        try value(forKey: key).double(key: key)
+        var (tag, body) = try tagged(key)
+        guard tag == .double else { return try value(forKey: key).double(key: key) }
+        return Double(bitPattern: try reader.readFixed(UInt64.self, at: &body))
     }
     public func decode(_: String.Type, forKey key: String) throws(StateCodingError) -> String {
-        try value(forKey: key).string(key: key)
+        var (tag, body) = try tagged(key)
+        guard tag == .string else { return try value(forKey: key).string(key: key) }
+        return reader.string(try reader.readStringRange(at: &body))
     }
     /// Decodes bytes.
     public func decode(_: [UInt8].Type, forKey key: String) throws(StateCodingError) -> [UInt8] {
-        try value(forKey: key).bytes(key: key)
+        var (tag, body) = try tagged(key)
+        guard tag == .bytes else { return try value(forKey: key).bytes(key: key) }
+        return try reader.readBytes(at: &body)
     }
     public func decode(_: Data.Type, forKey key: String) throws(StateCodingError) -> Data {
-        Data(try value(forKey: key).bytes(key: key))
+        Data(try decode([UInt8].self, forKey: key))
     }
     public func decode(_: Date.Type, forKey key: String) throws(StateCodingError) -> Date {
-        try value(forKey: key).date(key: key)
+        var (tag, body) = try tagged(key)
+        guard tag == .date else { return try value(forKey: key).date(key: key) }
+        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.readFixed(UInt64.self, at: &body)))
     }
     public func decode(_: UUID.Type, forKey key: String) throws(StateCodingError) -> UUID {
         try value(forKey: key).uuid(key: key)
@@ -200,6 +213,29 @@ public struct StateDecoder: Sendable {
     }
 
     // MARK: Lookup
+
+    /// The tag of the value for `key`, and the offset of what follows the tag. The typed
+    /// reads above take the common case (the stored type is the one asked for) from there,
+    /// and leave every other case (conversions, mismatches) to ``StateValue``'s.
+    @inline(__always)
+    private func tagged(_ key: String) throws(StateCodingError) -> (tag: BlobFormat.Tag, body: Int) {
+        guard let offset = offset(of: key) else { throw .keyNotFound(key: key) }
+        var body = offset
+        let tag = try reader.readTag(at: &body)
+        return (tag, body)
+    }
+
+    private func integer<T: FixedWidthInteger>(_: T.Type, forKey key: String) throws(StateCodingError) -> T {
+        var (tag, body) = try tagged(key)
+        let exact: T?
+        switch tag {
+        case .int: exact = T(exactly: BlobReader.unzigzag(try reader.readVarint(at: &body)))
+        case .uint: exact = T(exactly: try reader.readVarint(at: &body))
+        default: return try value(forKey: key).integer(T.self, key: key)
+        }
+        guard let exact else { throw .integerOutOfRange(key: key, type: "\(T.self)") }
+        return exact
+    }
 
     private func offset(of key: String) -> Int? {
         var key = key
