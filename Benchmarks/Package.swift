@@ -6,14 +6,21 @@ import PackageDescription
 let package = Package(
     name: "RestorationBenchmarks",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "RestorationArchive", path: "..")],
+    dependencies: [
+        .package(name: "RestorationArchive", path: ".."),
+        // The `grdb` peer: the same store written idiomatically on GRDB.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
     targets: [
         // The system SQLite again, for the floor implementation (the library's own CSQLite
         // target is not a product).
         .systemLibrary(name: "BenchSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "RestorationBenchmarks",
-            dependencies: [.product(name: "RestorationArchive", package: "RestorationArchive"), "BenchSQLite"],
+            dependencies: [
+                .product(name: "RestorationArchive", package: "RestorationArchive"), "BenchSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

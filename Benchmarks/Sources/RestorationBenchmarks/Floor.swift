@@ -46,8 +46,13 @@ final class FloorStore {
     }
 
     func saveOne(_ row: Row) {
+        saveSome([row])
+    }
+
+    /// Upserts `rows` in one transaction.
+    func saveSome(_ rows: [Row]) {
         exec("BEGIN IMMEDIATE")
-        write(row)
+        for row in rows { write(row) }
         exec("COMMIT")
     }
 

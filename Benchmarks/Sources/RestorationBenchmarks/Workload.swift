@@ -2,7 +2,7 @@ import Foundation
 import RestorationArchive
 
 /// The state of one screen: about 8 typed values, ~260 bytes encoded.
-struct ScreenState {
+struct ScreenState: Codable {
     var selectedIndex: Int
     var scrollOffset: Double
     var isEditing: Bool

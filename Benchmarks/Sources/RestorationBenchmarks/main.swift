@@ -139,13 +139,52 @@ for n in sizes {
     let ourBlobs = try states.map { try $0.encodeOurs() }
     let floorBlobs = states.map { $0.encodeFloor() }
 
+    // The peers' archives of the same screens.
+    let jsonPeer = FilePeer(path: "\(directory)/json-\(n).json", format: .json)
+    let plistPeer = FilePeer(path: "\(directory)/plist-\(n).plist", format: .plist)
+    let keyedURL = URL(filePath: "\(directory)/keyed-\(n).archive")
+    let grdb = try GRDBPeer(path: "\(directory)/grdb-\(n).sqlite")
+    let grdbPath = "\(directory)/grdb-\(n).sqlite"
+    let peerNodes = Box(
+        zip(paths, states).map { path, state in
+            PeerNode(path: path.description, parent: path.parent?.description, className: "Screen", version: 1, state: state)
+        })
+    let keyedScreens = zip(paths, states).map { path, state in
+        KeyedScreen(path: path.description, parent: path.parent?.description, className: "Screen", state: state)
+    }
+    func grdbNodes() -> [GRDBNode] {
+        zip(paths, states).map { path, state in
+            GRDBNode(
+                path: path.description, parent: path.parent?.description, className: "Screen", version: 1, ord: 0,
+                state: Data(state.encodeFloor()))
+        }
+    }
+    let jsonBlobs = try states.map { try jsonPeer.encode($0) }
+    let plistBlobs = try states.map { try plistPeer.encode($0) }
+    let keyedBlobs = try keyedScreens.map { try NSKeyedArchiver.archivedData(withRootObject: $0, requiringSecureCoding: true) }
+
     results += try measure("codec-encode", n: n, [
         ("ours", { for state in states { _ = try state.encodeOurs() } }),
         ("floor", { for state in states { _ = state.encodeFloor() } }),
+        ("json-file", { let encoder = JSONEncoder(); for state in states { _ = try encoder.encode(state) } }),
+        ("plist-file", {
+            let encoder = PropertyListEncoder()
+            encoder.outputFormat = .binary
+            for state in states { _ = try encoder.encode(state) }
+        }),
+        ("nskeyedarchiver", {
+            for screen in keyedScreens { _ = try NSKeyedArchiver.archivedData(withRootObject: screen, requiringSecureCoding: true) }
+        }),
     ])
     results += try measure("codec-decode", n: n, [
         ("ours", { for blob in ourBlobs { _ = try ScreenState.decodeOurs(blob) } }),
         ("floor", { for blob in floorBlobs { _ = ScreenState.decodeFloor(blob)! } }),
+        ("json-file", { let decoder = JSONDecoder(); for blob in jsonBlobs { _ = try decoder.decode(ScreenState.self, from: blob) } }),
+        ("plist-file", {
+            let decoder = PropertyListDecoder()
+            for blob in plistBlobs { _ = try decoder.decode(ScreenState.self, from: blob) }
+        }),
+        ("nskeyedarchiver", { for blob in keyedBlobs { _ = try KeyedScreen.unarchiveOne(blob) } }),
     ])
 
     // Stores, one per implementation, encoded state included in the save (as an app does).
@@ -161,19 +200,35 @@ for n in sizes {
             FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
         }
     }
+    func saveKeyed() throws { try KeyedScreen.archive(keyedScreens).write(to: keyedURL, options: .atomic) }
     results += try measure("full-save", n: n, [
         ("ours", { try ours.save(try ourNodes(), header: header) }),
         ("floor", { floor.saveAll(floorRows()) }),
+        ("json-file", { try jsonPeer.save(peerNodes.value) }),
+        ("plist-file", { try plistPeer.save(peerNodes.value) }),
+        ("nskeyedarchiver", { try saveKeyed() }),
+        ("grdb", { try grdb.saveAll(grdbNodes()) }),
     ])
     // With --only another operation, full-save did not run: the operations below need a saved archive.
     if try ours.header() == nil { try ours.save(try ourNodes(), header: header) }
     if floor.readAll().isEmpty { floor.saveAll(floorRows()) }
+    if !FileManager.default.fileExists(atPath: jsonPeer.url.path) { try jsonPeer.save(peerNodes.value) }
+    if !FileManager.default.fileExists(atPath: plistPeer.url.path) { try plistPeer.save(peerNodes.value) }
+    if !FileManager.default.fileExists(atPath: keyedURL.path) { try saveKeyed() }
+    if try grdb.readAll().isEmpty { try grdb.saveAll(grdbNodes()) }
     results += try measure("full-restore", n: n, [
         ("ours", {
             let snapshot = try ours.snapshot()!
             for node in snapshot.nodes { _ = try ScreenState.decodeOurs(node.state) }
         }),
         ("floor", { for row in floor.readAll() { _ = ScreenState.decodeFloor(row.state)! } }),
+        ("json-file", { let nodes = try jsonPeer.load(); precondition(nodes.count == n) }),
+        ("plist-file", { let nodes = try plistPeer.load(); precondition(nodes.count == n) }),
+        ("nskeyedarchiver", {
+            let screens = try KeyedScreen.unarchive(try Data(contentsOf: keyedURL))
+            precondition(screens.count == n)
+        }),
+        ("grdb", { for node in try grdb.readAll() { _ = ScreenState.decodeFloor([UInt8](node.state))! } }),
     ])
     // The engine: a tree of restorable screens preserved and restored through `ours`' store.
     // The floor does the same I/O and decoding and builds the same objects by hand.
@@ -213,6 +268,21 @@ for n in sizes {
             precondition(store.launch().count == n)
             leftOpen.append(store)
         }),
+        // The file peers have no store to open and no crash marker: read, decode, rebuild.
+        ("json-file", { let nodes = try jsonPeer.load(); precondition(peerScreens(from: nodes).count == n) }),
+        ("plist-file", { let nodes = try plistPeer.load(); precondition(peerScreens(from: nodes).count == n) }),
+        ("nskeyedarchiver", {
+            let nodes = try KeyedScreen.unarchive(try Data(contentsOf: keyedURL)).map { screen in
+                PeerNode(path: screen.path, parent: screen.parent, className: screen.className, version: 1, state: screen.state)
+            }
+            precondition(peerScreens(from: nodes).count == n)
+        }),
+        ("grdb", {
+            let peer = try GRDBPeer(path: grdbPath)
+            let screens = try peer.launch()
+            precondition(screens.count == n)
+            leftOpen.append(peer)
+        }),
     ])
     // Backgrounding with nothing changed: every screen is encoded and compared, nothing but a
     // header is written (the floor: encode every screen, write one row).
@@ -241,6 +311,76 @@ for n in sizes {
             let path = paths[n / 2]
             floor.saveOne(FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor()))
         }),
+        // The file peers keep the archive in memory, change the node and write the whole file.
+        ("json-file", {
+            peerNodes.value[n / 2].state.selectedIndex = counter.value
+            try jsonPeer.save(peerNodes.value)
+        }),
+        ("plist-file", {
+            peerNodes.value[n / 2].state.selectedIndex = counter.value
+            try plistPeer.save(peerNodes.value)
+        }),
+        ("nskeyedarchiver", {
+            keyedScreens[n / 2].state.selectedIndex = counter.value
+            try saveKeyed()
+        }),
+        ("grdb", {
+            var state = states[n / 2]
+            state.selectedIndex = counter.value
+            let path = paths[n / 2]
+            try grdb.save([
+                GRDBNode(
+                    path: path.description, parent: path.parent?.description, className: "Screen", version: 1, ord: 0,
+                    state: Data(state.encodeFloor()))
+            ])
+        }),
+    ])
+
+    // 1% of the nodes (at least one), spread over the tree, changed and saved.
+    let changed = Array(stride(from: 0, to: n, by: max(1, n / max(1, n / 100))).prefix(max(1, n / 100)))
+    results += try measure("save-1-percent", n: n, [
+        ("ours", {
+            counter.value += 1
+            let nodes = try changed.map { index in
+                var state = states[index]
+                state.selectedIndex = counter.value
+                return ArchivedNode(path: paths[index], className: "Screen", classVersion: 1, state: try state.encodeOurs())
+            }
+            generation.value = try ours.saveChanges(nodes, basedOn: generation.value, header: header).generation
+        }),
+        ("floor", {
+            floor.saveSome(
+                changed.map { index in
+                    var state = states[index]
+                    state.selectedIndex = counter.value
+                    let path = paths[index]
+                    return FloorStore.Row(
+                        path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
+                })
+        }),
+        ("json-file", {
+            for index in changed { peerNodes.value[index].state.selectedIndex = counter.value }
+            try jsonPeer.save(peerNodes.value)
+        }),
+        ("plist-file", {
+            for index in changed { peerNodes.value[index].state.selectedIndex = counter.value }
+            try plistPeer.save(peerNodes.value)
+        }),
+        ("nskeyedarchiver", {
+            for index in changed { keyedScreens[index].state.selectedIndex = counter.value }
+            try saveKeyed()
+        }),
+        ("grdb", {
+            try grdb.save(
+                changed.map { index in
+                    var state = states[index]
+                    state.selectedIndex = counter.value
+                    let path = paths[index]
+                    return GRDBNode(
+                        path: path.description, parent: path.parent?.description, className: "Screen", version: 1, ord: 0,
+                        state: Data(state.encodeFloor()))
+                })
+        }),
     ])
 }
 
@@ -254,11 +394,11 @@ func format(_ ns: UInt64) -> String {
         : ns >= 10_000 ? String(format: "%.1f µs", Double(ns) / 1e3) : "\(ns) ns"
 }
 print("machine: \(description)")
-print("operation                  impl    n        median      min         max         ×floor")
+print("operation                  impl             n        median      min         max         ×floor")
 for result in results {
     print(
         result.operation.padding(toLength: 27, withPad: " ", startingAt: 0)
-            + result.implementation.padding(toLength: 8, withPad: " ", startingAt: 0)
+            + result.implementation.padding(toLength: 17, withPad: " ", startingAt: 0)
             + String(result.n).padding(toLength: 9, withPad: " ", startingAt: 0)
             + format(result.median_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
             + format(result.min_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
