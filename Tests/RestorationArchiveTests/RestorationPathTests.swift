@@ -42,6 +42,26 @@ struct RestorationPathTests {
         #expect(throws: ArchiveStoreError.self) { try path.appending("one-more") }
     }
 
+    /// Stored paths are read with a one-pass fast route when they need no unescaping; it must
+    /// accept exactly what parsing and re-printing accept, with the same identifiers.
+    @Test func storedPathsReadTheSameByEitherRoute() throws {
+        let long = String(repeating: "x", count: RestorationPath.maximumIdentifierLength)
+        let texts = [
+            "Tabs", "Tabs/Menu/Detail", "a", "é/ü/日本", "Tabs/MILK_webview", "with space/x",
+            "", "/", "a/", "/a", "a//b", "a\u{0}b", "a%2Fb", "a%2fb", "a%25", "a%00b", "a%zz", "%",
+            long, long + "x", "a/" + long, "a/" + long + "y",
+            Array(repeating: "p", count: RestorationPath.maximumDepth).joined(separator: "/"),
+            Array(repeating: "p", count: RestorationPath.maximumDepth + 1).joined(separator: "/"),
+        ]
+        for text in texts {
+            let general = (try? RestorationPath(parsing: text)).flatMap { $0.description == text ? $0 : nil }
+            let stored = RestorationPath(canonicalText: text)
+            #expect(stored == general, "\(text.prefix(40))")
+            #expect(stored?.identifiers == general?.identifiers, "\(text.prefix(40))")
+            #expect(stored?.parentDescription.map(String.init) == general?.parent?.description, "\(text.prefix(40))")
+        }
+    }
+
     @Test func parentsAndOrdering() throws {
         let detail = try RestorationPath("Tabs", "Nav/1", "Detail")
         #expect(detail.parent == (try RestorationPath("Tabs", "Nav/1")))

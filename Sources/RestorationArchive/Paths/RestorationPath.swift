@@ -63,8 +63,37 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// writes: upper-case escapes, NUL escaped), as stored paths and blob references are; `nil`
     /// for anything else, so one path never has two stored forms.
     init?(canonicalText text: String) {
+        // The common case in one pass: no escape, no NUL, identifiers within the limits. The
+        // text is then its own canonical form. Anything else takes the general route.
+        if let identifiers = Self.plainIdentifiers(text) {
+            self.init(trusted: identifiers, description: text)
+            return
+        }
         guard let path = try? RestorationPath(parsing: text), path.description == text else { return nil }
         self = path
+    }
+
+    /// The identifiers of `text` when it has no `%` and no NUL (so nothing to unescape),
+    /// no empty identifier, no identifier over the length limit and no more identifiers than
+    /// the depth limit; `nil` otherwise.
+    private static func plainIdentifiers(_ text: String) -> [String]? {
+        var text = text
+        return text.withUTF8 { bytes -> [String]? in
+            var identifiers: [String] = []
+            var start = 0
+            for index in 0...bytes.count {
+                if index < bytes.count {
+                    let byte = bytes[index]
+                    if byte == 0x25 || byte == 0 { return nil }
+                    if byte != 0x2F { continue }
+                }
+                let length = index - start
+                guard length > 0, length <= maximumIdentifierLength, identifiers.count < maximumDepth else { return nil }
+                identifiers.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                start = index + 1
+            }
+            return identifiers
+        }
     }
 
     private init(trusted identifiers: [String], description: String) {
@@ -86,6 +115,12 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         }
         return RestorationPath(
             trusted: Array(identifiers.dropLast()), description: String(description[..<slash]))
+    }
+
+    /// The text form of ``parent``, without making the path; `nil` for a root object.
+    var parentDescription: Substring? {
+        guard identifiers.count > 1, let slash = description.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return description[..<slash]
     }
 
     /// The path of a child object.

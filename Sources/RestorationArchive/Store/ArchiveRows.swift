@@ -7,7 +7,7 @@ enum ArchiveRows {
         var checksum = Checksum(domain: 0x4E4F_4445)  // "NODE"
         checksum.combine(archive.rawValue)
         checksum.combine(node.path.description)
-        checksum.combine(node.parentPath?.description)
+        checksum.combine(node.path.parentDescription)
         checksum.combine(node.className)
         checksum.combine(node.classVersion)
         checksum.combine(node.order)
@@ -272,7 +272,9 @@ enum ArchiveRows {
             order: Int(truncatingIfNeeded: order), state: try statement.bytes(5))
         let checksum = try statement.int64(6)
         let born = Generation(try statement.int64(7))
-        let intact = try statement.optionalString(1) == node.parentPath?.description
+        let storedParent: String? = try statement.optionalString(1)
+        let parent: Substring? = node.path.parentDescription
+        let intact = storedParent?[...] == parent
             && checksum == nodeChecksum(archive: archive, node: node, born: born)
         return (node, checksum, intact)
     }

@@ -43,6 +43,16 @@ struct Checksum {
         }
     }
 
+    /// The same as the `String?` it would be made into.
+    mutating func combine(_ value: Substring?) {
+        if var value {
+            combine(word: 1)
+            value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) }
+        } else {
+            combine(word: 0)
+        }
+    }
+
     mutating func combine(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { combine(lengthPrefixed: $0) }
     }
