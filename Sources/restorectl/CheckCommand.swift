@@ -27,8 +27,13 @@ struct CheckCommand: ParsableCommand {
         }
         if let name = options.archiveName {
             // An archive that is not there is an error; one the damage hides is not.
-            let found = Result { () throws(ArchiveStoreError) -> ArchiveSummary? in try store.summary(of: name) }
-            if case .success(nil) = found { Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 2) }
+            do {
+                if try store.summary(of: name) == nil {
+                    Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 2)
+                }
+            } catch {
+                // The archive list is unreadable: the problems found say why.
+            }
             problems = problems.filter { problem in problem.archive.map { $0 == name } ?? true }
         }
         switch output.format {

@@ -163,6 +163,9 @@ struct InspectionCommandTests {
             let healthy = try run(["check", path])
             #expect(healthy.status == 0, "\(healthy.standardOutput)\(healthy.standardError)")
             #expect(healthy.standardOutput.hasSuffix(": healthy\n"))
+            let unknown = try run(["check", path, "--archive", "scene-9"])
+            #expect(unknown.status == 2 && unknown.standardOutput.isEmpty)
+            #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9'.\n")
             // Damage: one node's state changed behind the store's back, and an orphan row.
             let damage = """
                 import sqlite3; c = sqlite3.connect('\(path)')

@@ -105,12 +105,7 @@ struct BlobReader {
         if indexing { entries.reserveCapacity(count) }
         var previous: Range<Int>? = nil
         for _ in 0..<count {
-            let keyStart = offset
-            let key = try readKeyRange(at: &offset)
-            if let previous, compare(previous, key) >= 0 {
-                throw .malformed(reason: "container keys are not in strictly ascending order", offset: keyStart)
-            }
-            previous = key
+            let key = try readKey(at: &offset, after: &previous)
             if indexing { entries.append((key, offset)) }
             try skipValue(at: &offset, depth: depth)
         }
@@ -164,12 +159,7 @@ struct BlobReader {
         values.reserveCapacity(count)
         var previous: Range<Int>? = nil
         for _ in 0..<count {
-            let keyStart = offset
-            let key = try readKeyRange(at: &offset)
-            if let previous, compare(previous, key) >= 0 {
-                throw .malformed(reason: "container keys are not in strictly ascending order", offset: keyStart)
-            }
-            previous = key
+            let key = try readKey(at: &offset, after: &previous)
             values[string(key)] = try readValue(at: &offset, depth: depth)
         }
         return values
@@ -260,6 +250,18 @@ struct BlobReader {
         return path
     }
 
+    /// A container's next key, which must sort strictly after `previous` (one encoding per
+    /// container); `previous` becomes it.
+    private func readKey(at offset: inout Int, after previous: inout Range<Int>?) throws(StateCodingError) -> Range<Int> {
+        let start = offset
+        let key = try readKeyRange(at: &offset)
+        if let previous, compare(previous, key) >= 0 {
+            throw .malformed(reason: "container keys are not in strictly ascending order", offset: start)
+        }
+        previous = key
+        return key
+    }
+
     /// A key's byte range: a string of at most ``StateEncoder/maximumKeyLength`` bytes.
     func readKeyRange(at offset: inout Int) throws(StateCodingError) -> Range<Int> {
         try readStringRange(
@@ -329,23 +331,7 @@ struct BlobReader {
     }
 
     private func isValidUTF8(_ range: Range<Int>) -> Bool {
-        blob.withUnsafeBufferPointer { buffer in
-            let slice = UnsafeBufferPointer(rebasing: buffer[range])
-            // ASCII, 8 bytes at a time; anything else goes through the standard library.
-            var index = 0
-            let raw = UnsafeRawBufferPointer(slice)
-            while slice.count - index >= 8 {
-                if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
-                    return String(validating: slice, as: UTF8.self) != nil
-                }
-                index += 8
-            }
-            while index < slice.count {
-                if slice[index] >= 0x80 { return String(validating: slice, as: UTF8.self) != nil }
-                index += 1
-            }
-            return true
-        }
+        blob.withUnsafeBufferPointer { UTF8Text.isValid(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     static func unzigzag(_ value: UInt64) -> Int64 {

@@ -112,5 +112,5 @@ public struct LaunchSummary: Hashable, Sendable {
     /// Whether a process with ``processID`` runs now: a launch that ends
     /// ``Ending/inForeground`` and whose process runs is probably still running (or its
     /// process id was given to another process).
-    public var processIsRunning: Bool
+    public var processIsRunning: Bool { ArchiveStore.processIsAlive(processID) }
 }

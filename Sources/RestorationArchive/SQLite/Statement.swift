@@ -126,28 +126,10 @@ final class Statement {
         }
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_text(handle, column) else { return "" }
-        let buffer = UnsafeBufferPointer(start: pointer, count: count)
-        // ASCII needs no validation; `String(validating:)` is not specialized and costs a
-        // metadata lookup per call, so it only sees text that needs it.
-        if Self.isASCII(buffer) { return String(decoding: buffer, as: UTF8.self) }
-        guard let string = String(validating: buffer, as: UTF8.self) else {
+        guard let string = UTF8Text.string(validating: UnsafeBufferPointer(start: pointer, count: count)) else {
             throw ColumnError.invalidUTF8(column: columnName(column))
         }
         return string
-    }
-
-    private static func isASCII(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
-        let raw = UnsafeRawBufferPointer(buffer)
-        var index = 0
-        while raw.count - index >= 8 {
-            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            index += 8
-        }
-        while index < raw.count {
-            if raw[index] >= 0x80 { return false }
-            index += 1
-        }
-        return true
     }
 
     func optionalString(_ column: Int32) throws(ColumnError) -> String? {

@@ -205,13 +205,11 @@ extension ArchiveStore {
                 case .background: .inBackground
                 case .inactive, .active: .inForeground
                 }
-            let processID = try statement.int64(1)
             launches.append(
                 LaunchSummary(
-                    launch: try statement.int64(0), processID: processID,
+                    launch: try statement.int64(0), processID: try statement.int64(1),
                     startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
-                    lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending,
-                    processIsRunning: processIsAlive(processID)))
+                    lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending))
         }
         return launches.reversed()
     }
