@@ -111,6 +111,33 @@ struct StoreDamageTests {
         }
     }
 
+    /// Found by `scripts/torture` (damage): these used to read as "nothing to restore", so a
+    /// launch silently started afresh.
+    @Test func aNewestGenerationWithoutItsHeaderIsDamageNotNothingToRestore() throws {
+        try withSavedStore { path, _ in
+            try tamper(with: path, "DELETE FROM generation")
+            let store = try ArchiveStore(path: path)
+            let damage = ArchiveStoreError.damagedArchive(.main, 1, "the header of its newest generation is missing")
+            #expect(throws: damage) { () throws -> Void in _ = try store.snapshot() }
+            #expect(throws: damage) { () throws -> Void in _ = try store.header() }
+            #expect(try store.check().contains { $0.generation == 1 && $0.problem.contains("newest generation is missing") })
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "1", build: "1"), registry: RestorationRegistry())
+            // The engine reports damage as a failed restoration, never as nothing to restore.
+            #expect(try engine.restore([]).report.outcome == .failed(reason: damage.description))
+        }
+    }
+
+    @Test func generationsOfALostArchiveAreDamageNotANewArchive() throws {
+        try withSavedStore { path, nodes in
+            try tamper(with: path, "PRAGMA foreign_keys = OFF; DELETE FROM archive")
+            let store = try ArchiveStore(path: path)
+            let lost = ArchiveStoreError.damagedStore("the archive table or its name index lost or mixed up archives")
+            #expect(throws: lost) { () throws -> Void in _ = try store.snapshot() }
+            #expect(throws: lost) { () throws -> Void in try store.save(nodes, header: SampleArchives.header) }
+        }
+    }
+
     @Test func aMalformedPageIsADamagedStoreAndCheckListsItAndGoesOn() throws {
         try withSavedStore { path, _ in
             // Zero the page of the node table's root, behind SQLite's back.

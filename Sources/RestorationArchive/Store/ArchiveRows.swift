@@ -47,13 +47,33 @@ enum ArchiveRows {
 
     private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason"
 
+    /// The archive of that name, or `nil` when the store has none.
+    ///
+    /// An archive the name index does not find, or finds wrongly, while the table holds it,
+    /// and generations that belong to no archive, are damage, not an archive that was never
+    /// saved (which a launch would silently start afresh from). The checks cost a scan of
+    /// the few archive and generation rows, and only when the name is not found.
     static func archive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow? {
         let statement = try connection.statement("SELECT \(archiveColumns) FROM archive WHERE name = ?")
         defer { statement.reset() }
         try statement.bind(name.rawValue, at: 1)
-        guard try statement.step() else { return nil }
-        return try archiveRow(statement)
+        if try statement.step() {
+            let row = try archiveRow(statement)
+            guard row.name == name else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
+            return row
+        }
+        let lost = try connection.statement(
+            """
+            SELECT EXISTS (SELECT 1 FROM archive NOT INDEXED WHERE name = ?) \
+            OR EXISTS (SELECT 1 FROM generation WHERE archive_id NOT IN (SELECT id FROM archive NOT INDEXED))
+            """)
+        defer { lost.reset() }
+        try lost.bind(name.rawValue, at: 1)
+        guard try lost.step(), try lost.int64(0) == 0 else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
+        return nil
     }
+
+    private static let lostArchives = "the archive table or its name index lost or mixed up archives"
 
     static func allArchives(in connection: Connection) throws -> [ArchiveRow] {
         let statement = try connection.statement("SELECT \(archiveColumns) FROM archive ORDER BY name")
@@ -140,6 +160,19 @@ enum ArchiveRows {
         guard try statement.step() else { return nil }
         return try generationRow(statement, archive: archive.name)
     }
+
+    /// The header row of the archive's newest generation; `nil` when it has none (never
+    /// saved, or discarded). An archive whose newest generation has no header row is damaged:
+    /// saves, pruning and invalidation never remove the newest one.
+    static func newestGeneration(of archive: ArchiveRow, in connection: Connection) throws -> GenerationRow? {
+        guard archive.discardedAt == nil, archive.generation.rawValue > 0 else { return nil }
+        guard let row = try generation(archive.generation, of: archive, in: connection) else {
+            throw ArchiveStoreError.damagedArchive(archive.name, archive.generation, Self.newestHeaderMissing)
+        }
+        return row
+    }
+
+    static let newestHeaderMissing = "the header of its newest generation is missing"
 
     /// Retained generations, newest first.
     static func generations(of archive: ArchiveRow, in connection: Connection) throws -> [GenerationRow] {

@@ -80,6 +80,12 @@ extension ArchiveStore {
         } catch {
             return [StoreProblem(archive: archive.name, problem: try damage(error, path: path))]
         }
+        if archive.discardedAt == nil, archive.generation.rawValue > 0,
+            !generations.contains(where: { $0.generation == archive.generation })
+        {
+            problems.append(
+                StoreProblem(archive: archive.name, generation: archive.generation, problem: ArchiveRows.newestHeaderMissing))
+        }
         for generation in generations {
             func problem(_ path: RestorationPath?, _ text: String) {
                 problems.append(

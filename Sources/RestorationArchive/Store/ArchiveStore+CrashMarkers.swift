@@ -198,7 +198,7 @@ extension ArchiveStore {
         }
         let generations = try ArchiveRows.generations(of: row, in: connection)
         guard let newest = generations.first(where: { $0.generation == row.generation }) else {
-            return PreparedRestoration(snapshot: nil, refusal: nil, invalidated: invalidated)
+            throw ArchiveStoreError.damagedArchive(row.name, row.generation, ArchiveRows.newestHeaderMissing)
         }
         if newest.invalidatedReason == nil {
             return PreparedRestoration(

@@ -22,9 +22,15 @@ extension ArchiveStore {
                 return nil
             }
             let wanted = generation ?? row.generation
-            guard row.discardedAt == nil, wanted.rawValue > 0,
-                let header = try ArchiveRows.generation(wanted, of: row, in: connection)
-            else {
+            let found =
+                if generation == nil {
+                    try ArchiveRows.newestGeneration(of: row, in: connection)
+                } else if row.discardedAt == nil {
+                    try ArchiveRows.generation(wanted, of: row, in: connection)
+                } else {
+                    ArchiveRows.GenerationRow?.none
+                }
+            guard let header = found else {
                 if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
                 return nil
             }
@@ -75,9 +81,8 @@ extension ArchiveStore {
     /// The header of an archive's newest retained generation, or `nil` when it has none.
     public func header(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> ArchiveHeader? {
         try read { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
-                row.generation.rawValue > 0,
-                let generation = try ArchiveRows.generation(row.generation, of: row, in: connection)
+            guard let row = try ArchiveRows.archive(named: archive, in: connection),
+                let generation = try ArchiveRows.newestGeneration(of: row, in: connection)
             else { return nil }
             return try ArchiveRows.header(generation, archive: row)
         }
