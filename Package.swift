@@ -30,6 +30,7 @@ let package = Package(
                 .embedInCode("v0002_restore_reports.sql"),
                 .embedInCode("v0003_crash_markers.sql"),
                 .embedInCode("v0004_lifecycle_journal.sql"),
+                .embedInCode("v0005_row_checksums.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

@@ -105,6 +105,22 @@ struct MigrationTests {
         }
     }
 
+    @Test func aStoreOfSchemaVersion4IsMigratedAndItsArchivesStillRead() throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 5)
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            do {
+                let connection = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+                try SchemaMigrator(migrations: Array(StoreMigrations.all.prefix(4))).migrate(connection, path: path)
+            }
+            // Opened by this library, it gains the later columns and works as a new store.
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            #expect(try store.snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
+            #expect(try store.archives().map(\.latestGeneration) == [1])
+        }
+    }
+
     @Test func migratorAppliesOnlyPendingMigrationsEachInItsOwnTransaction() throws {
         try withTemporaryStorePath { path in
             let first = StoreMigration(identifier: "a_first", sql: "CREATE TABLE one (x INTEGER) STRICT")

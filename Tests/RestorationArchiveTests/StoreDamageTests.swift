@@ -138,6 +138,43 @@ struct StoreDamageTests {
         }
     }
 
+    /// Also found by the torture suite: these columns were covered by no checksum.
+    @Test(arguments: [
+        ("UPDATE archive SET created_at = created_at + 1", "its archive row does not match its checksum"),
+        ("UPDATE archive SET generation = 0", "its archive row does not match its checksum"),
+        ("UPDATE archive SET discard_reason = 'x'", "its archive row does not match its checksum"),
+        ("UPDATE generation SET invalidated_at = 5, invalidated_reason = 'x'", "its restoration state does not match its checksum"),
+        ("UPDATE generation SET restore_attempts = 3", "its restoration state does not match its checksum"),
+        ("UPDATE generation SET restored_cleanly = 1", "its restoration state does not match its checksum"),
+    ])
+    func changedArchiveRowsAndRestorationStatesAreDetected(sql: String, problem: String) throws {
+        try withSavedStore { path, _ in
+            try tamper(with: path, sql)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let error = #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+            guard case .damagedArchive(.main, _, let reason) = error else {
+                Issue.record("\(String(describing: error)), not damagedArchive")
+                return
+            }
+            #expect(reason == problem)
+        }
+    }
+
+    @Test func rowsWrittenBeforeTheirChecksumsExistedAreReadAndSealedByTheNextWrite() throws {
+        try withSavedStore { path, nodes in
+            // What a store migrated from schema version 4 holds.
+            try tamper(with: path, "UPDATE archive SET checksum = NULL; UPDATE generation SET state_checksum = NULL")
+            let store = try ArchiveStore(path: path)
+            #expect(try store.snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
+            try store.save(nodes, header: SampleArchives.header)
+            try store.discard(reason: "test")
+            try store.save(nodes, header: SampleArchives.header)
+            #expect(try store.snapshot()?.header.generation == 3)
+            try tamper(with: path, "UPDATE archive SET created_at = created_at + 1")
+            #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+        }
+    }
+
     @Test func aMalformedPageIsADamagedStoreAndCheckListsItAndGoesOn() throws {
         try withSavedStore { path, _ in
             // Zero the page of the node table's root, behind SQLite's back.

@@ -56,6 +56,10 @@ final class Statement {
         try check(code)
     }
 
+    func bind(_ value: Int64?, at index: Int32) throws(DatabaseError) {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
     func bind(_ value: String?, at index: Int32) throws(DatabaseError) {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }

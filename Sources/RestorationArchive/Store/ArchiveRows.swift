@@ -34,6 +34,30 @@ enum ArchiveRows {
         return checksum.finalize()
     }
 
+    /// Covers every column of an archive row but its id (nodes and generations find their
+    /// archive by id, and their own checksums cover its name).
+    static func archiveChecksum(_ row: ArchiveRow) -> Int64 {
+        var checksum = Checksum(domain: 0x4152_4348)  // "ARCH"
+        checksum.combine(row.name.rawValue)
+        checksum.combine(row.createdAt)
+        checksum.combine(row.generation.rawValue)
+        checksum.combine(row.discardedAt)
+        checksum.combine(row.discardReason)
+        return checksum.finalize()
+    }
+
+    /// Covers a generation's restoration state, which changes after its save.
+    static func generationStateChecksum(archive: ArchiveName, row: GenerationRow) -> Int64 {
+        var checksum = Checksum(domain: 0x5354_4154)  // "STAT"
+        checksum.combine(archive.rawValue)
+        checksum.combine(row.generation.rawValue)
+        checksum.combine(row.invalidatedAt)
+        checksum.combine(row.invalidatedReason)
+        checksum.combine(row.restoreAttempts)
+        checksum.combine(row.restoredCleanly ? 1 : 0)
+        return checksum.finalize()
+    }
+
     // MARK: Archive rows
 
     struct ArchiveRow {
@@ -45,7 +69,7 @@ enum ArchiveRows {
         var discardReason: String?
     }
 
-    private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason"
+    private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason, checksum"
 
     /// The archive of that name, or `nil` when the store has none.
     ///
@@ -86,12 +110,28 @@ enum ArchiveRows {
     static func createArchive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow {
         let now = Clock.nowMilliseconds()
         let statement = try connection.statement(
-            "INSERT INTO archive (name, created_at, generation) VALUES (?, ?, 0) RETURNING id")
+            "INSERT INTO archive (name, created_at, generation, checksum) VALUES (?, ?, 0, ?) RETURNING id")
         defer { statement.reset() }
+        var row = ArchiveRow(id: 0, name: name, createdAt: now, generation: 0)
         try statement.bind(name.rawValue, at: 1)
         try statement.bind(now, at: 2)
+        try statement.bind(archiveChecksum(row), at: 3)
         guard try statement.step() else { throw ArchiveStoreError.damagedStore("an inserted archive has no id") }
-        return ArchiveRow(id: try statement.int64(0), name: name, createdAt: now, generation: 0)
+        row.id = try statement.int64(0)
+        return row
+    }
+
+    /// Writes an archive row's changed generation and discard, with its checksum.
+    static func update(_ row: ArchiveRow, in connection: Connection) throws {
+        let statement = try connection.statement(
+            "UPDATE archive SET generation = ?, discarded_at = ?, discard_reason = ?, checksum = ? WHERE id = ?")
+        defer { statement.reset() }
+        try statement.bind(row.generation.rawValue, at: 1)
+        try statement.bind(row.discardedAt, at: 2)
+        try statement.bind(row.discardReason, at: 3)
+        try statement.bind(archiveChecksum(row), at: 4)
+        try statement.bind(row.id, at: 5)
+        try statement.run()
     }
 
     private static func archiveRow(_ statement: Statement) throws -> ArchiveRow {
@@ -100,13 +140,18 @@ enum ArchiveRows {
         guard let name = try? ArchiveName(try statement.string(1)) else {
             throw ArchiveStoreError.damagedStore("an archive's name is not a valid archive name")
         }
-        return ArchiveRow(
+        let row = ArchiveRow(
             id: try statement.int64(0),
             name: name,
             createdAt: try statement.int64(2),
             generation: Generation(generation),
             discardedAt: try statement.optionalInt64(4),
             discardReason: try statement.optionalString(5))
+        // NULL: written before v0005.
+        if let checksum = try statement.optionalInt64(6), checksum != archiveChecksum(row) {
+            throw ArchiveStoreError.damagedArchive(name, row.generation, "its archive row does not match its checksum")
+        }
+        return row
     }
 
     // MARK: Generation rows
@@ -146,7 +191,7 @@ enum ArchiveRows {
     private static let generationColumns = """
         generation, store_format, app_version, app_build, platform, idiom, saved_at, save_kind, app_values, \
         node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason, restore_attempts, \
-        restored_cleanly
+        restored_cleanly, state_checksum
         """
 
     static func generation(_ generation: Generation, of archive: ArchiveRow, in connection: Connection) throws
@@ -189,8 +234,8 @@ enum ArchiveRows {
         let statement = try connection.statement(
             """
             INSERT INTO generation (archive_id, generation, store_format, app_version, app_build, platform, idiom, \
-            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum) \
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum, state_checksum) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
@@ -207,7 +252,36 @@ enum ArchiveRows {
         try statement.bind(row.totalBytes, at: 12)
         try statement.bind(row.nodeDigest, at: 13)
         try statement.bind(generationChecksum(archive: archive.name, row: row), at: 14)
+        try statement.bind(generationStateChecksum(archive: archive.name, row: row), at: 15)
         try statement.run()
+    }
+
+    /// Changes a generation's restoration state (invalidation, attempts, clean restoration):
+    /// reads it verified, lets `change` edit it, and writes it back with its checksum.
+    ///
+    /// - Returns: whether the row was written: `false` when there is no such generation or
+    ///   `change` returned `false`.
+    @discardableResult
+    static func changeState(
+        of generation: Generation, archive: ArchiveRow, in connection: Connection,
+        _ change: (inout GenerationRow) -> Bool
+    ) throws -> Bool {
+        guard var row = try Self.generation(generation, of: archive, in: connection), change(&row) else { return false }
+        let statement = try connection.statement(
+            """
+            UPDATE generation SET invalidated_at = ?, invalidated_reason = ?, restore_attempts = ?, \
+            restored_cleanly = ?, state_checksum = ? WHERE archive_id = ? AND generation = ?
+            """)
+        defer { statement.reset() }
+        try statement.bind(row.invalidatedAt, at: 1)
+        try statement.bind(row.invalidatedReason, at: 2)
+        try statement.bind(row.restoreAttempts, at: 3)
+        try statement.bind(row.restoredCleanly ? 1 : 0, at: 4)
+        try statement.bind(generationStateChecksum(archive: archive.name, row: row), at: 5)
+        try statement.bind(archive.id, at: 6)
+        try statement.bind(generation.rawValue, at: 7)
+        try statement.run()
+        return true
     }
 
     private static func generationRow(_ statement: Statement, archive: ArchiveName) throws -> GenerationRow {
@@ -234,6 +308,12 @@ enum ArchiveRows {
             restoredCleanly: try statement.int64(16) != 0)
         guard try statement.int64(12) == generationChecksum(archive: archive, row: row) else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "its header does not match its checksum")
+        }
+        // NULL: written before v0005.
+        if let state = try statement.optionalInt64(17),
+            state != generationStateChecksum(archive: archive, row: row)
+        {
+            throw ArchiveStoreError.damagedArchive(archive, generation, "its restoration state does not match its checksum")
         }
         return row
     }

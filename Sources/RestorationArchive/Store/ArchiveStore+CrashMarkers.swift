@@ -85,12 +85,10 @@ extension ArchiveStore {
             try marker.bind(Int64(getpid()), at: 4)
             try marker.run()
             marker.reset()
-            let attempt = try connection.statement(
-                "UPDATE generation SET restore_attempts = restore_attempts + 1 WHERE archive_id = ? AND generation = ?")
-            defer { attempt.reset() }
-            try attempt.bind(row.id, at: 1)
-            try attempt.bind(generation.rawValue, at: 2)
-            try attempt.run()
+            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
+                state.restoreAttempts += 1
+                return true
+            }
         }
     }
 
@@ -110,12 +108,11 @@ extension ArchiveStore {
             try marker.bind(Int64(getpid()), at: 3)
             try marker.run()
             marker.reset()
-            let good = try connection.statement(
-                "UPDATE generation SET restored_cleanly = 1, restore_attempts = 0 WHERE archive_id = ? AND generation = ?")
-            try good.bind(row.id, at: 1)
-            try good.bind(generation.rawValue, at: 2)
-            try good.run()
-            good.reset()
+            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
+                state.restoredCleanly = true
+                state.restoreAttempts = 0
+                return true
+            }
             try Self.insertReport(blob, of: report, archive: row, connection)
         }
     }
@@ -224,18 +221,13 @@ extension ArchiveStore {
         _ generation: Generation, of archive: ArchiveRows.ArchiveRow, reason: String, launch: Int64?,
         _ connection: Connection
     ) throws -> JournalEntry? {
-        let invalidate = try connection.statement(
-            """
-            UPDATE generation SET invalidated_at = ?, invalidated_reason = ? \
-            WHERE archive_id = ? AND generation = ? AND invalidated_at IS NULL
-            """)
-        defer { invalidate.reset() }
-        try invalidate.bind(Clock.nowMilliseconds(), at: 1)
-        try invalidate.bind(reason, at: 2)
-        try invalidate.bind(archive.id, at: 3)
-        try invalidate.bind(generation.rawValue, at: 4)
-        try invalidate.run()
-        guard connection.changes > 0 else { return nil }
+        let changed = try ArchiveRows.changeState(of: generation, archive: archive, in: connection) { state in
+            guard state.invalidatedAt == nil else { return false }
+            state.invalidatedAt = Clock.nowMilliseconds()
+            state.invalidatedReason = reason
+            return true
+        }
+        guard changed else { return nil }
         return try append(.invalidated(archive.name, generation, reason: reason), launch: launch, connection)
     }
 

@@ -65,12 +65,10 @@ extension ArchiveStore {
         defer { generations.reset() }
         try generations.bind(row.id, at: 1)
         try generations.run()
-        let mark = try connection.statement("UPDATE archive SET discarded_at = ?, discard_reason = ? WHERE id = ?")
-        defer { mark.reset() }
-        try mark.bind(Clock.nowMilliseconds(), at: 1)
-        try mark.bind(reason, at: 2)
-        try mark.bind(row.id, at: 3)
-        try mark.run()
+        var discarded = row
+        discarded.discardedAt = Clock.nowMilliseconds()
+        discarded.discardReason = reason
+        try ArchiveRows.update(discarded, in: connection)
         // A restoration of discarded state that died no longer matters.
         let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
         defer { marker.reset() }

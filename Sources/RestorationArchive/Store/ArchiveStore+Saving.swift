@@ -167,12 +167,11 @@ extension ArchiveStore {
             savedAt: Clock.nowMilliseconds(), saveKind: kind, appValues: appValues, nodeCount: Int64(nodeCount),
             totalBytes: Int64(totalBytes), nodeDigest: digest)
         try ArchiveRows.insert(row, archive: archive, in: connection)
-        let advance = try connection.statement(
-            "UPDATE archive SET generation = ?, discarded_at = NULL, discard_reason = NULL WHERE id = ?")
-        defer { advance.reset() }
-        try advance.bind(generation.rawValue, at: 1)
-        try advance.bind(archive.id, at: 2)
-        try advance.run()
+        var advanced = archive
+        advanced.generation = generation
+        advanced.discardedAt = nil
+        advanced.discardReason = nil
+        try ArchiveRows.update(advanced, in: connection)
     }
 
     /// Deletes the generations that fell out of the retention window, and the node rows no

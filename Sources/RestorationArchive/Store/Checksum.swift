@@ -34,6 +34,15 @@ struct Checksum {
         value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) }
     }
 
+    mutating func combine(_ value: Int64?) {
+        if let value {
+            combine(word: 1)
+            combine(value)
+        } else {
+            combine(word: 0)
+        }
+    }
+
     mutating func combine(_ value: String?) {
         if let value {
             combine(word: 1)
