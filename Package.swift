@@ -56,7 +56,7 @@ let package = Package(
         // Helpers shared by every test target: temporary stores, umask, child processes.
         .target(
             name: "TestSupport",
-            dependencies: ["RestorationArchive"],
+            dependencies: ["RestorationArchive", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -65,6 +65,15 @@ let package = Package(
                 "RestorationArchive", "Examples", "StoreMigrations", "TestSupport", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The torture suite (`scripts/torture`): crashes, full disks, damage and hostile input,
+        // each scenario in real processes against real files. Not a product.
+        .executableTarget(
+            name: "torture",
+            dependencies: [
+                "RestorationArchive", "CSQLite", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Torture"
         ),
         .testTarget(
             name: "restorectlTests",

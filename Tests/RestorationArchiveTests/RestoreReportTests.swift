@@ -1,6 +1,5 @@
 import Logging
 import RestorationArchive
-import Synchronization
 import Testing
 import TestSupport
 
@@ -205,28 +204,6 @@ struct RestoreReportTests {
 }
 
 /// A log handler that keeps every message.
-final class LogSink: LogHandler, Sendable {
-    private let stored = Mutex<[String]>([])
-    var messages: [String] { stored.withLock { $0 } }
-
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        stored.withLock { $0.append(event.message.description) }
-    }
-}
-
 /// A type whose class name cannot be stored.
 final class Nameless: Probe {
     override class var restorationClassName: String { "" }

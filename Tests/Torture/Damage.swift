@@ -1,0 +1,210 @@
+import CSQLite
+import Foundation
+import RestorationArchive
+
+/// 7. Damage: random bytes flipped, zeroed or cut off at random offsets of real stores. No
+/// crash, no hang, no silent change: every read returns exactly what was saved, or a typed
+/// error.
+///
+/// The trials run in batches in child processes (`damage-batch`), so a crash or a hang is
+/// counted against the trial it happened in and the run goes on with the next one.
+enum Damage {
+    static let batch = 250
+
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("damage")
+        let total = scale.trials(quick: 2_000, full: 20_000)
+        var tally: [String: Int] = [:]
+        try Files.withTemporaryDirectory { directory in
+            try makeStores(in: directory, random: &random)
+            let seed = random.next()
+            var next = 0
+            while next < total {
+                let count = min(batch, total - next)
+                let child = try Child(Child.torture, ["child", "damage-batch", directory, String(seed), String(next), String(count)])
+                var reported = next
+                while reported < next + count, let line = child.nextLine(timeout: 120) {
+                    let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+                    guard words.count >= 2, let index = Int(words[0]) else { continue }
+                    reported = index + 1
+                    scenario.trial("trial \(index) (\(words.count > 2 ? words[2] : ""))") { trial in
+                        if words[1] != "ok" { trial.fail(words[1]) }
+                    }
+                    if words[1] == "ok", words.count > 2 { tally[words[2], default: 0] += 1 }
+                }
+                let ending = child.wait(timeout: 5)
+                if reported < next + count {
+                    // The trial in progress crashed or hung.
+                    scenario.trial("trial \(reported)") { trial in
+                        trial.fail(ending.timedOut ? "hung" : "the reading process died (signal \(ending.status))")
+                    }
+                    reported += 1
+                }
+                next = reported
+            }
+        }
+        scenario.remark(tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        return scenario
+    }
+
+    /// Three real stores: one archive; several archives with journal, reports and a discarded
+    /// one; a larger archive with four retained generations.
+    private static func makeStores(in directory: String, random: inout SeededGenerator) throws {
+        do {
+            let store = try ArchiveStore(path: directory + "/store-0.sqlite")
+            var tree = try Content.tree(count: 60, using: &random)
+            let first = try store.save(tree, header: Content.header)
+            let change = try Content.change(tree, using: &random)
+            tree = change.tree
+            try store.saveChanges(change.changed, removing: change.removed, basedOn: first.generation, header: Content.header)
+        }
+        do {
+            let store = try ArchiveStore(path: directory + "/store-1.sqlite")
+            try store.record(.willFinishLaunching)
+            for name in ["main", "scene-2", "scene-3"] {
+                let archive = try ArchiveName(name)
+                for _ in 0..<3 {
+                    try store.save(try Content.tree(count: 30, using: &random), header: Content.header, in: archive)
+                }
+            }
+            try store.discard(try ArchiveName("scene-3"), reason: "the scene was closed")
+            try store.record(.didEnterBackground)
+        }
+        do {
+            let store = try ArchiveStore(path: directory + "/store-2.sqlite", configuration: .init(retainedGenerations: 4))
+            var tree = try Content.tree(count: 300, using: &random)
+            var generation = try store.save(tree, header: Content.header).generation
+            for _ in 0..<4 {
+                let change = try Content.change(tree, using: &random)
+                tree = change.tree
+                generation = try store.saveChanges(
+                    change.changed, removing: change.removed, basedOn: generation, header: Content.header
+                ).generation
+            }
+        }
+    }
+
+    /// What a store held before the damage: per archive, its newest snapshot and every
+    /// retained generation's.
+    struct Expected {
+        var newest: [ArchiveName: ArchiveSnapshot?] = [:]
+        var generations: [ArchiveName: [Generation: ArchiveSnapshot]] = [:]
+
+        init(path: String) throws {
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            for archive in try store.archives() {
+                newest[archive.name] = try store.snapshot(of: archive.name)
+                for summary in archive.generations {
+                    generations[archive.name, default: [:]][summary.generation] =
+                        try store.snapshot(of: archive.name, generation: summary.generation)
+                }
+            }
+        }
+    }
+
+    /// The child: runs trials `first..<first + count`, announcing `INDEX ok KIND` or
+    /// `INDEX PROBLEM` for each.
+    static func batch(_ arguments: [String]) throws {
+        guard arguments.count == 4, let seed = UInt64(arguments[1]), let first = Int(arguments[2]),
+            let count = Int(arguments[3])
+        else { throw ChildError.usage }
+        let directory = arguments[0]
+        let originals = try (0..<3).map { index in
+            let path = "\(directory)/store-\(index).sqlite"
+            return (bytes: Files.read(path) ?? [], expected: try Expected(path: path))
+        }
+        let path = "\(directory)/damaged-\(getpid()).sqlite"
+        defer { for file in Files.storeFiles(path) { Files.remove(file) } }
+        for index in first..<(first + count) {
+            var random = SeededGenerator(seed: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+            let original = originals[index % originals.count]
+            let (bytes, kind) = damage(original.bytes, using: &random)
+            for file in Files.storeFiles(path) { Files.remove(file) }
+            try Files.write(bytes, to: path)
+            if ProcessInfo.processInfo.environment["TORTURE_KEEP"] == String(index) {
+                try Files.write(bytes, to: NSTemporaryDirectory() + "/damaged-\(index).sqlite")
+            }
+            let passesQuickCheck = quickCheck(path)
+            let mode: ArchiveStore.AccessMode = Bool.random(using: &random) ? .readOnly : .readWrite
+            let problem = read(path, mode: mode, expecting: original.expected)
+            let outcome =
+                switch (problem, passesQuickCheck) {
+                case (.some(let problem), _): "\(problem) [\(kind), \(mode), quick_check \(passesQuickCheck ? "passed" : "failed")]"
+                case (nil, true): "ok \(kind),quick_check-passed"
+                case (nil, false): "ok \(kind)"
+                }
+            announce("\(index) \(outcome)")
+        }
+    }
+
+    /// Damages a copy of `bytes`: flips 1 to 8 bytes, zeroes a run of up to 4 KiB, or cuts the
+    /// file short.
+    private static func damage(_ original: [UInt8], using random: inout SeededGenerator) -> ([UInt8], String) {
+        var bytes = original
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0:
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
+            }
+            return (bytes, "flipped")
+        case 1:
+            let start = Int.random(in: 0..<bytes.count, using: &random)
+            let end = min(bytes.count, start + Int.random(in: 1...4096, using: &random))
+            for offset in start..<end { bytes[offset] = 0 }
+            return (bytes, "zeroed")
+        default:
+            // At least a byte: an empty file is what a launch killed right after creating its
+            // store leaves, and opens as a new store (see not-a-store).
+            let length = Int.random(in: 1..<bytes.count, using: &random)
+            let aligned = length / 4096 * 4096
+            return (Array(bytes[..<(aligned > 0 && Bool.random(using: &random) ? aligned : length)]), "truncated")
+        }
+    }
+
+    /// Reads everything the store held through the library. Returns a description of the
+    /// first read that returned something other than what was saved; typed errors are fine.
+    private static func read(_ path: String, mode: ArchiveStore.AccessMode, expecting expected: Expected) -> String? {
+        let store: ArchiveStore
+        do {
+            store = try ArchiveStore(path: path, mode: mode)
+        } catch {
+            return nil
+        }
+        for (name, newest) in expected.newest {
+            do {
+                let snapshot = try store.snapshot(of: name)
+                if snapshot != newest {
+                    return "silent: the newest snapshot of '\(name)' is generation "
+                        + "\(snapshot.map { "\($0.header.generation)" } ?? "none"), "
+                        + "\(snapshot?.nodes.count ?? 0) nodes; saved: generation "
+                        + "\(newest.map { "\($0.header.generation)" } ?? "none"), \(newest?.nodes.count ?? 0) nodes"
+                        + (snapshot?.header != newest?.header ? " (header differs)" : "")
+                        + "; archives: \((try? store.archives())?.map { "\($0.name) \($0.latestGeneration) \($0.state) \($0.generations.map(\.generation))" } ?? [])"
+                }
+            } catch {}
+            for (generation, saved) in expected.generations[name] ?? [:] {
+                do {
+                    let snapshot = try store.snapshot(of: name, generation: generation)
+                    if snapshot != saved { return "silent: '\(name)' generation \(generation) differs" }
+                } catch {}
+            }
+        }
+        _ = try? store.check()
+        _ = try? store.journal()
+        _ = try? store.crashMarkers()
+        return nil
+    }
+
+    /// Whether SQLite's `PRAGMA quick_check` finds nothing wrong.
+    private static func quickCheck(_ path: String) -> Bool {
+        var database: OpaquePointer?
+        defer { sqlite3_close(database) }
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return false }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(database, "PRAGMA quick_check", -1, &statement, nil) == SQLITE_OK,
+            sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0)
+        else { return false }
+        return String(cString: text) == "ok"
+    }
+}

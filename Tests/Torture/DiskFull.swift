@@ -1,0 +1,180 @@
+import CSQLite
+import Foundation
+import RestorationArchive
+
+/// 3. A full disk: at many fill levels, a save that runs out of space fails with a typed
+/// error, leaves the previous archive intact, and the next save after space returns works.
+///
+/// Space runs out two ways: SQLite's `max_page_count` (set on every connection of this
+/// process by an auto-extension, so the library's own connection gets it), and, when this
+/// process may mount one, a small tmpfs filled up by another file.
+enum DiskFull {
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("disk-full")
+        PageLimit.install()
+        var failedSaves = 0
+        for index in 0..<scale.trials(quick: 40, full: 400) {
+            scenario.trial("page limit, trial \(index)") { trial in
+                try Files.withTemporaryDirectory { directory in
+                    failedSaves += try fillByPageLimit(path: directory + "/store.sqlite", trial: &trial, random: &random)
+                }
+            }
+        }
+        scenario.remark("page limit: \(failedSaves) saves refused for want of space")
+        try Files.withTemporaryDirectory { directory in
+            guard Tmpfs.mount(at: directory, bytes: 1 << 20) else {
+                scenario.remark("tmpfs: cannot mount one here (needs root), so only max_page_count was tried")
+                return
+            }
+            defer { Tmpfs.unmount(directory) }
+            var refused = 0
+            for index in 0..<scale.trials(quick: 8, full: 40) {
+                scenario.trial("tmpfs, trial \(index)") { trial in
+                    refused += try fillTmpfs(directory: directory, trial: &trial, random: &random)
+                }
+            }
+            scenario.remark("tmpfs of 1 MiB: \(refused) saves refused for want of space")
+        }
+        return scenario
+    }
+
+    /// Fills a store, limits it to its size plus a little, saves until space runs out, and
+    /// saves again after lifting the limit. Returns how many saves were refused.
+    private static func fillByPageLimit(path: String, trial: inout Trial, random: inout SeededGenerator) throws -> Int {
+        PageLimit.pages = 0
+        var saved: (generation: Generation, digest: UInt64)
+        do {
+            let store = try ArchiveStore(path: path)
+            let tree = try Content.tree(count: Int.random(in: 1...300, using: &random), using: &random)
+            saved = (try store.save(tree, header: Content.header).generation, Content.digest(tree))
+        }
+        // Closing the last connection checkpoints the log: the file's size is the store's.
+        let pages = Int32((Files.read(path)?.count ?? 0) / 4096)
+        PageLimit.pages = pages + Int32.random(in: 0...40, using: &random)
+        defer { PageLimit.pages = 0 }
+
+        let store = try ArchiveStore(path: path)
+        var refused = 0
+        for attempt in 0..<60 {
+            let incremental = attempt % 3 != 0
+            do {
+                let tree = try Content.tree(count: 20 + attempt * 20, using: &random)
+                let result =
+                    if incremental, let current = try store.snapshot() {
+                        try store.saveChanges(
+                            tree.filter { $0.path.depth > 1 }.map { renamed($0) }, basedOn: current.header.generation,
+                            header: Content.header)
+                    } else {
+                        try store.save(tree, header: Content.header)
+                    }
+                saved = (result.generation, try store.snapshot().map { Content.digest($0.nodes) } ?? 0)
+            } catch ArchiveStoreError.database(let error) where error.resultCode == .full {
+                refused += 1
+                try expectIntact(store, saved, trial: &trial)
+                // Still full: another save fails the same way, and changes nothing either.
+                do {
+                    try store.save(try Content.tree(count: 400, using: &random), header: Content.header)
+                    trial.fail("a save of 400 nodes fitted after one of fewer did not")
+                } catch ArchiveStoreError.database(let error) where error.resultCode == .full {
+                    try expectIntact(store, saved, trial: &trial)
+                }
+                break
+            }
+        }
+        trial.expect(refused == 1, "space never ran out")
+        // Space returns: a connection without the limit saves.
+        PageLimit.pages = 0
+        let roomy = try ArchiveStore(path: path)
+        try expectIntact(roomy, saved, trial: &trial)
+        let tree = try Content.tree(count: 50, using: &random)
+        try roomy.save(tree, header: Content.header)
+        trial.expect(try roomy.snapshot().map { Content.digest($0.nodes) } == Content.digest(tree), "the save after space returned differs")
+        return refused
+    }
+
+    /// A save on a 1 MiB tmpfs that another file has nearly filled; space returns when that
+    /// file is deleted, and the same store saves again.
+    private static func fillTmpfs(directory: String, trial: inout Trial, random: inout SeededGenerator) throws -> Int {
+        let path = directory + "/store.sqlite"
+        let filler = directory + "/filler"
+        defer {
+            for file in Files.storeFiles(path) + [filler] { Files.remove(file) }
+        }
+        let store = try ArchiveStore(path: path)
+        let first = try Content.tree(count: Int.random(in: 1...100, using: &random), using: &random)
+        var saved = (try store.save(first, header: Content.header).generation, Content.digest(first))
+        // Leave between 0 and 256 KiB free.
+        var info = statvfs()
+        statvfs(directory, &info)
+        let free = Int(info.f_bavail) * Int(info.f_frsize)
+        let leave = Int.random(in: 0...(256 << 10), using: &random)
+        try Files.write([UInt8](repeating: 0x55, count: max(0, free - leave)), to: filler)
+
+        var refused = 0
+        for attempt in 0..<60 {
+            do {
+                let tree = try Content.tree(count: 50 + attempt * 50, using: &random)
+                saved = (try store.save(tree, header: Content.header).generation, Content.digest(tree))
+            } catch ArchiveStoreError.database(let error) where error.resultCode == .full {
+                refused += 1
+                try expectIntact(store, saved, trial: &trial)
+                break
+            }
+        }
+        trial.expect(refused == 1, "space never ran out")
+        Files.remove(filler)
+        let tree = try Content.tree(count: 80, using: &random)
+        try store.save(tree, header: Content.header)
+        trial.expect(try store.snapshot().map { Content.digest($0.nodes) } == Content.digest(tree), "the save after space returned differs")
+        trial.expect(try store.check().isEmpty, "check finds problems after space returned")
+        return refused
+    }
+
+    private static func expectIntact(
+        _ store: ArchiveStore, _ saved: (generation: Generation, digest: UInt64), trial: inout Trial
+    ) throws {
+        let snapshot = try store.snapshot()
+        trial.expect(snapshot?.header.generation == saved.generation, "the newest generation changed")
+        trial.expect(snapshot.map { Content.digest($0.nodes) } == saved.digest, "the previous archive changed")
+        let problems = try store.check()
+        trial.expect(problems.isEmpty, "check: \(problems)")
+    }
+
+    /// The same node under another name, so that an incremental save adds rather than replaces.
+    private static func renamed(_ node: ArchivedNode) -> ArchivedNode {
+        var node = node
+        node.path = (try? RestorationPath(["Root"] + node.path.identifiers.dropFirst().map { "x" + $0 })) ?? node.path
+        return node
+    }
+}
+
+/// `PRAGMA max_page_count` on every connection this process opens, while `pages` is positive.
+enum PageLimit {
+    nonisolated(unsafe) static var pages: Int32 = 0
+
+    static func install() {
+        let entryPoint:
+            @convention(c) (
+                OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, OpaquePointer?
+            ) -> Int32 = { database, _, _ in
+                if PageLimit.pages > 0 {
+                    sqlite3_exec(database, "PRAGMA max_page_count = \(PageLimit.pages)", nil, nil, nil)
+                }
+                return SQLITE_OK
+            }
+        sqlite3_auto_extension(unsafeBitCast(entryPoint, to: (@convention(c) () -> Void).self))
+    }
+}
+
+/// A small tmpfs, when this process may mount one.
+enum Tmpfs {
+    static func mount(at directory: String, bytes: Int) -> Bool {
+        guard getuid() == 0, let result = try? Child.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", directory])
+        else { return false }
+        return result.status == 0 && !result.signalled
+    }
+
+    static func unmount(_ directory: String) {
+        _ = try? Child.run("/bin/umount", [directory])
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import RestorationArchive
+
+/// 1. SIGKILL during save, per durability setting: no corrupt store, no mixed generation, no
+/// acknowledged save lost.
+///
+/// A child process (this executable, `save-loop`) opens the store as an app does, restores
+/// the newest generation, and then saves changed trees over and over, full and incremental,
+/// announcing each generation's content digest on a pipe before it saves and acknowledging it
+/// after the save returns. The parent kills it at a random moment, then opens the store as the
+/// next launch does and compares it with what the child announced.
+enum SaveKill {
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("save-kill")
+        let perSetting = scale.trials(quick: 200, full: 2_000)
+        for durability in [ArchiveStore.Durability.normal, .full] {
+            var landings = Landings()
+            defer {
+                scenario.remark(
+                    "\(durability): \(perSetting) kills, \(landings.saves) saves acknowledged, \(landings.midSave) kills "
+                        + "between a save's start and its acknowledgement (\(landings.midSaveCommitted) of them committed)")
+            }
+            try Files.withTemporaryDirectory { directory in
+                var history = History()
+                for index in 0..<perSetting {
+                    let path = "\(directory)/store-\(index / 50).sqlite"  // a new store every 50 trials
+                    if index % 50 == 0 { history = History() }
+                    scenario.trial("\(durability) trial \(index)") { trial in
+                        try killOneSave(
+                            path: path, durability: durability, history: &history, landings: &landings, trial: &trial,
+                            random: &random)
+                    }
+                }
+            }
+        }
+        return scenario
+    }
+
+    /// What the children announced for one store: each generation's digest, and the newest
+    /// generation a save acknowledged.
+    struct History {
+        var digests: [Generation: UInt64] = [:]
+        var acknowledged: Generation = 0
+    }
+
+    /// Where the kills landed, to show that they land inside saves.
+    struct Landings {
+        var midSave = 0
+        var midSaveCommitted = 0
+        var saves = 0
+    }
+
+    private static func killOneSave(
+        path: String, durability: ArchiveStore.Durability, history: inout History, landings: inout Landings,
+        trial: inout Trial, random: inout SeededGenerator
+    ) throws {
+        let child = try Child(Child.torture, ["child", "save-loop", path, "\(durability)", "\(random.next())"])
+        // Most kills land while saving; one in ten while the child starts and opens the store.
+        if Int.random(in: 0..<10, using: &random) > 0 {
+            guard child.nextLine() == "ready" else {
+                child.kill()
+                child.wait()
+                trial.fail("the child never got ready: \(child.lines)")
+                return
+            }
+        }
+        usleep(UInt32.random(in: 0...40_000, using: &random))
+        child.kill()
+        var begun: Generation?
+        for line in child.remainingLines() {
+            let words = line.split(separator: " ")
+            if words.count == 3, words[0] == "begin", let generation = Int64(words[1]), let digest = UInt64(words[2]) {
+                history.digests[Generation(generation)] = digest
+                begun = Generation(generation)
+            } else if words.count == 2, words[0] == "ack", let generation = Int64(words[1]) {
+                history.acknowledged = max(history.acknowledged, Generation(generation))
+                begun = nil
+                landings.saves += 1
+            } else if line != "ready" {
+                trial.fail("the child said: \(line)")
+            }
+        }
+        let ending = child.wait()
+        trial.expect(ending.signalled && ending.status == SIGKILL, "the child ended by itself (status \(ending.status))")
+
+        // The next launch.
+        let store = try ArchiveStore(path: path, configuration: .init(durability: durability))
+        let problems = try store.check()
+        trial.expect(problems.isEmpty, "check: \(problems)")
+        let newest = try store.summary(of: .main)?.latestGeneration ?? 0
+        trial.expect(newest >= history.acknowledged, "acknowledged generation \(history.acknowledged) lost; newest \(newest)")
+        for summary in try store.generations() {
+            let snapshot = try store.snapshot(generation: summary.generation)
+            guard let expected = history.digests[summary.generation] else {
+                trial.fail("generation \(summary.generation) was never announced")
+                continue
+            }
+            trial.expect(
+                snapshot.map { Content.digest($0.nodes) } == expected,
+                "generation \(summary.generation) differs from what was saved")
+        }
+        if let begun {
+            landings.midSave += 1
+            if newest == begun { landings.midSaveCommitted += 1 }
+        }
+        // Generations begun but never committed will be numbered again by the next save.
+        history.digests = history.digests.filter { $0.key <= newest }
+        history.acknowledged = newest
+    }
+
+    /// The child: an app that saves until it is killed.
+    static func child(_ arguments: [String]) throws {
+        guard arguments.count == 3, let seed = UInt64(arguments[2]) else { throw ChildError.usage }
+        var random = SeededGenerator(seed: seed)
+        let durability: ArchiveStore.Durability = arguments[1] == "full" ? .full : .normal
+        let store = try ArchiveStore(path: arguments[0], configuration: .init(durability: durability))
+        var tree = try store.snapshot()?.nodes ?? []
+        var generation = try store.summary(of: .main)?.latestGeneration ?? 0
+        announce("ready")
+        while true {
+            let base = generation
+            generation = generation.next
+            if tree.isEmpty || Int.random(in: 0..<4, using: &random) == 0 {
+                tree = try Content.tree(count: Int.random(in: 5...120, using: &random), using: &random)
+                announce("begin \(generation) \(Content.digest(tree))")
+                try store.save(tree, header: Content.header)
+            } else {
+                let change = try Content.change(tree, using: &random)
+                tree = change.tree
+                announce("begin \(generation) \(Content.digest(tree))")
+                try store.saveChanges(change.changed, removing: change.removed, basedOn: base, header: Content.header)
+            }
+            announce("ack \(generation)")
+        }
+    }
+}
+
+enum ChildError: Error {
+    case usage
+}

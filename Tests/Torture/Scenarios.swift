@@ -1,0 +1,36 @@
+/// Every scenario of this executable, in the order they run. (`fuzz-codec` is run by
+/// `scripts/torture` itself: the fuzzer is a separate build.)
+enum Scenarios {
+    struct Entry: Sendable {
+        let name: String
+        let run: @Sendable (Scale, inout SeededGenerator) throws -> Scenario
+    }
+
+    static let all: [Entry] = [
+        Entry(name: "save-kill", run: SaveKill.run),
+        Entry(name: "restore-kill", run: RestoreKill.run),
+        Entry(name: "disk-full", run: DiskFull.run),
+        Entry(name: "busy", run: Busy.run),
+        Entry(name: "read-only", run: ReadOnly.run),
+        Entry(name: "not-a-store", run: NotAStore.run),
+        Entry(name: "damage", run: Damage.run),
+        Entry(name: "hostile-values", run: HostileValues.run),
+        Entry(name: "permissions", run: Permissions.run),
+    ]
+}
+
+/// The child processes scenarios start: `torture child MODE ARGUMENTS...`.
+enum ChildMode {
+    static func run(_ arguments: [String]) throws {
+        guard let mode = arguments.first else { throw ChildError.usage }
+        let rest = Array(arguments.dropFirst())
+        switch mode {
+        case "save-loop": try SaveKill.child(rest)
+        case "hold-lock": try Busy.holdLock(rest)
+        case "save-and-wait": try ReadOnly.saveAndWait(rest)
+        case "damage-batch": try Damage.batch(rest)
+        case "hostile": try HostileValues.child(rest)
+        default: throw ChildError.usage
+        }
+    }
+}
