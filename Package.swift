@@ -8,9 +8,20 @@ let package = Package(
         .library(name: "RestorationArchive", targets: ["RestorationArchive"]),
         .executable(name: "restorectl", targets: ["restorectl"]),
     ],
+    traits: [
+        .trait(
+            name: "Encryption",
+            description: """
+                Seals every node's state on disk with AES-GCM (apple/swift-crypto) under a key the app \
+                provides (ArchiveStore.Configuration.encryptionKey). Off by default: without it, \
+                swift-crypto is not built.
+                """
+        )
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // The system SQLite (apt: libsqlite3-dev). Never vendored.
@@ -31,6 +42,7 @@ let package = Package(
                 .embedInCode("v0003_crash_markers.sql"),
                 .embedInCode("v0004_lifecycle_journal.sql"),
                 .embedInCode("v0005_row_checksums.sql"),
+                .embedInCode("v0006_state_sealing.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).
@@ -40,6 +52,7 @@ let package = Package(
             dependencies: [
                 "CSQLite", "StoreMigrations", "CCRC32C",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Encryption"])),
             ]
         ),
         // The example app of the seed articles as plain Swift objects: used by the tests and

@@ -24,5 +24,6 @@ package enum StoreMigrations {
         StoreMigration("v0003_crash_markers", PackageResources.v0003_crash_markers_sql),
         StoreMigration("v0004_lifecycle_journal", PackageResources.v0004_lifecycle_journal_sql),
         StoreMigration("v0005_row_checksums", PackageResources.v0005_row_checksums_sql),
+        StoreMigration("v0006_state_sealing", PackageResources.v0006_state_sealing_sql),
     ]
 }

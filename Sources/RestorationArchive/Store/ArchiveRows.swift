@@ -335,10 +335,18 @@ enum ArchiveRows {
 
     static let nodeColumns = "path, parent_path, class_name, class_version, sibling_order, state, checksum, born"
 
-    /// Inserts a node born in `generation`; returns its checksum.
-    static func insert(_ node: ArchivedNode, born generation: Generation, archive: ArchiveRow, in connection: Connection)
-        throws -> Int64
-    {
+    /// A node's state size as saved: its stored length, less the seal's bytes when sealed.
+    static let plainLength = "length(state) - CASE WHEN substr(state, 1, 1) = x'E1' THEN \(StateSeal.overhead) ELSE 0 END"
+
+    /// Inserts a node born in `generation`, its state sealed when the store has a `seal`;
+    /// returns its checksum, which covers the state as stored.
+    static func insert(
+        _ node: ArchivedNode, born generation: Generation, archive: ArchiveRow, seal: StateSeal?, in connection: Connection
+    ) throws -> Int64 {
+        var node = node
+        if let seal {
+            node.state = try seal.seal(node.state, archive: archive.name, pathText: node.path.description, born: generation)
+        }
         let checksum = nodeChecksum(archive: archive.name, node: node, born: generation)
         let statement = try connection.statement(
             """
@@ -359,20 +367,22 @@ enum ArchiveRows {
         return checksum
     }
 
-    /// Reads a node row selected with ``nodeColumns`` and verifies its checksum.
-    static func node(_ statement: Statement, archive: ArchiveName, generation: Generation) throws -> (
-        node: ArchivedNode, checksum: Int64
-    ) {
-        let row = try nodeRow(statement, archive: archive, generation: generation)
-        guard row.intact else { throw ArchiveStoreError.damagedNode(archive, row.node.path, generation) }
+    /// Reads a node row selected with ``nodeColumns``, verifies its checksum and opens its seal.
+    static func node(_ statement: Statement, archive: ArchiveName, generation: Generation, seal: StateSeal?) throws
+        -> (node: ArchivedNode, checksum: Int64)
+    {
+        let row = try nodeRow(statement, archive: archive, generation: generation, seal: seal)
+        if let rejection = row.rejection { throw rejection }
         return (row.node, row.checksum)
     }
 
-    /// Reads a node row selected with ``nodeColumns``; `intact` tells whether it matches its
-    /// checksum. A row whose path cannot be read is damage to the whole archive.
-    static func nodeRow(_ statement: Statement, archive: ArchiveName, generation: Generation) throws -> (
-        node: ArchivedNode, checksum: Int64, intact: Bool
-    ) {
+    /// Reads a node row selected with ``nodeColumns``. `rejection` is the error for a row
+    /// that does not match its checksum or whose seal does not open (its state is then left
+    /// as stored). A row whose path cannot be read is damage to the whole archive; a sealed
+    /// state without a `seal` to open it throws ``ArchiveStoreError/encryptionKeyRequired(_:_:)``.
+    static func nodeRow(_ statement: Statement, archive: ArchiveName, generation: Generation, seal: StateSeal?) throws
+        -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?)
+    {
         let pathText = try statement.string(0)
         // Paths are stored in their canonical text form; anything else is damage.
         guard let path = RestorationPath(canonicalText: pathText) else {
@@ -380,7 +390,7 @@ enum ArchiveRows {
         }
         let classVersion = try statement.int64(3)
         let order = try statement.int64(4)
-        let node = ArchivedNode(
+        var node = ArchivedNode(
             path: path, className: try statement.string(2), classVersion: Int(truncatingIfNeeded: classVersion),
             order: Int(truncatingIfNeeded: order), state: try statement.bytes(5))
         let checksum = try statement.int64(6)
@@ -389,6 +399,14 @@ enum ArchiveRows {
         let parent: Substring? = node.path.parentDescription
         let intact = storedParent?[...] == parent
             && checksum == nodeChecksum(archive: archive, node: node, born: born)
-        return (node, checksum, intact)
+        guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
+        if seal != nil || StateSeal.isSealed(node.state) {
+            guard let seal else { throw ArchiveStoreError.encryptionKeyRequired(archive, path) }
+            guard let opened = seal.open(node.state, archive: archive, pathText: pathText, born: born) else {
+                return (node, checksum, ArchiveStoreError.sealRejected(archive, path, generation))
+            }
+            node.state = opened
+        }
+        return (node, checksum, nil)
     }
 }

@@ -32,6 +32,7 @@ extension ArchiveStore {
     /// - Throws: only when the store cannot be read at all.
     public func check() throws(ArchiveStoreError) -> [StoreProblem] {
         let path = self.path
+        let seal = self.seal
         return try read { connection in
             var problems: [StoreProblem] = []
             do {
@@ -56,7 +57,7 @@ extension ArchiveStore {
                 return problems
             }
             for archive in archives {
-                problems += try Self.check(archive, path: path, connection)
+                problems += try Self.check(archive, path: path, seal: seal, connection)
             }
             return problems
         }
@@ -70,7 +71,8 @@ extension ArchiveStore {
         return translated.description
     }
 
-    private static func check(_ archive: ArchiveRows.ArchiveRow, path: String, _ connection: Connection) throws
+    private static func check(_ archive: ArchiveRows.ArchiveRow, path: String, seal: StateSeal?, _ connection: Connection)
+        throws
         -> [StoreProblem]
     {
         var problems: [StoreProblem] = []
@@ -93,7 +95,7 @@ extension ArchiveStore {
             }
             let snapshot: RestorationSnapshot
             do {
-                snapshot = try restorationSnapshot(of: archive, generation: generation, connection)
+                snapshot = try restorationSnapshot(of: archive, generation: generation, seal: seal, connection)
             } catch {
                 problem(nil, try damage(error, path: path))
                 continue
@@ -104,7 +106,7 @@ extension ArchiveStore {
                 if node.path == previous { problem(node.path, "two nodes share this path") }
                 previous = node.path
                 if snapshot.damaged.contains(node.path) {
-                    problem(node.path, "its content does not match its checksum")
+                    problem(node.path, "its content does not match its checksum, or its seal does not open")
                     continue
                 }
                 if let parent = node.parentPath, !paths.contains(parent) {

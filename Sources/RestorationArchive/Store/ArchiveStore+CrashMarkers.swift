@@ -45,16 +45,19 @@ extension ArchiveStore {
         }
         let inProgress = restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
         let launch = currentLaunch.withLock { $0 }
+        let seal = self.seal
         if let prepared = try read({ connection in
             try Self.prepare(
-                archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: false, connection)
+                archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: false, seal: seal,
+                connection)
         }) {
             return prepared
         }
         let prepared = try write { connection in
             guard
                 let prepared = try Self.prepare(
-                    archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: true, connection)
+                    archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: true, seal: seal,
+                    connection)
             else {
                 throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
             }
@@ -156,7 +159,7 @@ extension ArchiveStore {
 
     /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: Bool, launch: Int64?, applying: Bool,
+        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: Bool, launch: Int64?, applying: Bool, seal: StateSeal?,
         _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
@@ -199,14 +202,14 @@ extension ArchiveStore {
         }
         if newest.invalidatedReason == nil {
             return PreparedRestoration(
-                snapshot: try restorationSnapshot(of: row, generation: newest, connection), refusal: nil,
+                snapshot: try restorationSnapshot(of: row, generation: newest, seal: seal, connection), refusal: nil,
                 invalidated: invalidated)
         }
         if policy == .fallBackToKnownGood,
             let good = generations.first(where: { $0.generation < newest.generation && $0.restoredCleanly && $0.invalidatedReason == nil })
         {
             return PreparedRestoration(
-                snapshot: try restorationSnapshot(of: row, generation: good, connection), refusal: nil,
+                snapshot: try restorationSnapshot(of: row, generation: good, seal: seal, connection), refusal: nil,
                 invalidated: invalidated)
         }
         return PreparedRestoration(

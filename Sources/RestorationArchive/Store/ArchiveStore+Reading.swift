@@ -35,7 +35,8 @@ extension ArchiveStore {
                 return nil
             }
             let nodes = try Self.readNodes(
-                of: row, generation: header, isNewest: wanted == row.generation, toleratingDamage: false, connection)
+                of: row, generation: header, isNewest: wanted == row.generation, toleratingDamage: false, seal: seal,
+                connection)
             return ArchiveSnapshot(header: try ArchiveRows.header(header, archive: row), nodes: nodes.nodes)
         }
     }
@@ -70,7 +71,7 @@ extension ArchiveStore {
             try statement.bind(path.description, at: 2)
             try statement.bind(wanted.rawValue, at: 3)
             guard try statement.step() else { return nil }
-            let node = try ArchiveRows.node(statement, archive: archive, generation: wanted).node
+            let node = try ArchiveRows.node(statement, archive: archive, generation: wanted, seal: seal).node
             guard try !statement.step() else {
                 throw ArchiveStoreError.damagedArchive(archive, wanted, "two nodes share the path '\(path)'")
             }
@@ -134,7 +135,7 @@ extension ArchiveStore {
     /// node added, lost or moved fails the whole generation.
     private static func readNodes(
         of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, isNewest: Bool,
-        toleratingDamage: Bool, _ connection: Connection
+        toleratingDamage: Bool, seal: StateSeal?, _ connection: Connection
     ) throws -> (nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
         let columns = ArchiveRows.nodeColumns
         // The newest generation is exactly the current rows (one index); an older one is the
@@ -156,11 +157,9 @@ extension ArchiveStore {
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         while try statement.step() {
-            let row = try ArchiveRows.nodeRow(statement, archive: archive.name, generation: generation.generation)
-            if !row.intact {
-                guard toleratingDamage else {
-                    throw ArchiveStoreError.damagedNode(archive.name, row.node.path, generation.generation)
-                }
+            let row = try ArchiveRows.nodeRow(statement, archive: archive.name, generation: generation.generation, seal: seal)
+            if let rejection = row.rejection {
+                guard toleratingDamage else { throw rejection }
                 damaged.insert(row.node.path)
             }
             digest &+= row.checksum
@@ -190,12 +189,13 @@ extension ArchiveStore {
     /// Reads one generation for restoration, in the caller's transaction. Damage beyond single
     /// nodes (the header, a lost or added node) throws.
     static func restorationSnapshot(
-        of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, _ connection: Connection
+        of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, seal: StateSeal?,
+        _ connection: Connection
     ) throws -> RestorationSnapshot {
         let header = try ArchiveRows.header(generation, archive: archive)
         let read = try readNodes(
             of: archive, generation: generation, isNewest: generation.generation == archive.generation,
-            toleratingDamage: true, connection)
+            toleratingDamage: true, seal: seal, connection)
         return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
     }
 }

@@ -24,6 +24,7 @@ extension ArchiveStore {
         try Self.checkTree(nodes)
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
+        let seal = self.seal
         return try write { connection in
             let row = try ArchiveRows.archive(named: archive, in: connection)
                 ?? ArchiveRows.createArchive(named: archive, in: connection)
@@ -38,7 +39,7 @@ extension ArchiveStore {
             var digest: Int64 = 0
             var totalBytes = 0
             for node in nodes {
-                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, in: connection)
+                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, seal: seal, in: connection)
                 totalBytes += node.state.count
             }
             try Self.finishSave(
@@ -79,6 +80,7 @@ extension ArchiveStore {
         let changed = changed.sorted { $0.path < $1.path }
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
+        let seal = self.seal
         return try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
@@ -98,7 +100,7 @@ extension ArchiveStore {
             let retireSubtree = try connection.statement(
                 """
                 UPDATE node SET died = ?1 WHERE archive_id = ?2 AND died IS NULL \
-                AND (path = ?3 OR (path >= ?4 AND path < ?5)) RETURNING checksum, length(state)
+                AND (path = ?3 OR (path >= ?4 AND path < ?5)) RETURNING checksum, \(ArchiveRows.plainLength)
                 """)
             for path in removed {
                 try retireSubtree.bind(generation.rawValue, at: 1)
@@ -117,7 +119,7 @@ extension ArchiveStore {
             }
 
             let retireOne = try connection.statement(
-                "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND died IS NULL RETURNING checksum, length(state)")
+                "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND died IS NULL RETURNING checksum, \(ArchiveRows.plainLength)")
             let parentExists = try connection.statement(
                 "SELECT 1 FROM node WHERE archive_id = ? AND path = ? AND died IS NULL")
             for node in changed {
@@ -137,7 +139,7 @@ extension ArchiveStore {
                     parentExists.reset()
                     guard found else { throw ArchiveStoreError.missingParent(node.path) }
                 }
-                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, in: connection)
+                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, seal: seal, in: connection)
                 totalBytes += Int64(node.state.count)
                 nodeCount += 1
             }

@@ -69,6 +69,15 @@ public final class ArchiveStore: Sendable {
         /// What a launch does with a generation whose restoration the app did not survive;
         /// ``CrashPolicy/discard`` by default.
         public var crashPolicy: CrashPolicy
+        #if Encryption
+        /// The key that seals every node's state on disk, as UIKit encrypts its restoration
+        /// archives; `nil` (the default) stores states as they are. Paths, class names,
+        /// headers and the journal are not sealed. Set it when the store is created: states
+        /// saved without it are refused (``ArchiveStoreError/sealRejected(_:_:_:)``) once a
+        /// key is set, and a store opened with a key other than its first refuses to open
+        /// (``ArchiveStoreError/wrongEncryptionKey``).
+        public var encryptionKey: StateEncryptionKey?
+        #endif
 
         public init(
             retainedGenerations: Int = 2, busyTimeout: Duration = .seconds(5), durability: Durability = .normal,
@@ -90,6 +99,8 @@ public final class ArchiveStore: Sendable {
 
     /// Where diagnostics go: opens, migrations, saves, discards (never stored values).
     let logger: Logger?
+    /// Seals and opens node states when the store has an encryption key.
+    let seal: StateSeal?
     // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
     private let connection: Mutex<Connection>
     /// The launch this store's lifecycle events belong to (the journal id of its first
@@ -128,11 +139,20 @@ public final class ArchiveStore: Sendable {
         self.mode = mode
         self.configuration = configuration
         self.logger = logger
+        #if Encryption
+        let seal = configuration.encryptionKey.map { StateSeal(key: $0.key) }
+        #else
+        let seal: StateSeal? = nil
+        #endif
+        self.seal = seal
         let opened = try Self.translatingErrors(path: path) {
-            switch mode {
-            case .readWrite: try Self.openForWriting(path: path, configuration: configuration, logger: logger)
-            case .readOnly: try Self.openForReading(path: path, configuration: configuration)
-            }
+            let connection =
+                switch mode {
+                case .readWrite: try Self.openForWriting(path: path, configuration: configuration, logger: logger)
+                case .readOnly: try Self.openForReading(path: path, configuration: configuration)
+                }
+            if let seal { try Self.checkKey(seal, connection, writing: mode == .readWrite) }
+            return connection
         }
         self.connection = Mutex(opened)
         logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
@@ -222,6 +242,29 @@ public final class ArchiveStore: Sendable {
         case .compatible:
             return connection
         }
+    }
+
+    /// Verifies the key against the store's key check, which the first read-write open with a
+    /// key writes.
+    private static func checkKey(_ seal: StateSeal, _ connection: Connection, writing: Bool) throws {
+        let read = try connection.statement("SELECT key_check FROM state_sealing WHERE id = 1")
+        defer { read.reset() }
+        var found = try read.step()
+        if !found, writing {
+            read.reset()
+            let check = try seal.keyCheck()
+            try connection.transaction(.immediate) {
+                // Another process may have written its own check since: the first one stays.
+                let insert = try connection.statement("INSERT OR IGNORE INTO state_sealing (id, key_check) VALUES (1, ?)")
+                defer { insert.reset() }
+                try insert.bind(bytes: check, at: 1)
+                try insert.run()
+            }
+            found = try read.step()
+        }
+        // A read-only open of a store never opened with a key has nothing to check against.
+        guard found else { return }
+        guard seal.matchesKeyCheck(try read.bytes(0)) else { throw ArchiveStoreError.wrongEncryptionKey }
     }
 
     private static func milliseconds(_ duration: Duration) -> Int32 {

@@ -30,6 +30,11 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
+    /// The store's node states are sealed under another encryption key.
+    case wrongEncryptionKey
+    /// A node's state is sealed, and the store was opened without an encryption key (or by a
+    /// library built without the Encryption trait).
+    case encryptionKeyRequired(ArchiveName, RestorationPath)
     /// A file-system call failed.
     case fileSystem(operation: String, path: String, errno: Int32)
     /// The default location cannot be determined (`$HOME` unset) or the app identifier is unusable.
@@ -70,6 +75,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case damagedNode(ArchiveName, RestorationPath, Generation)
     /// An archive's header or its set of nodes does not match its checksums.
     case damagedArchive(ArchiveName, Generation, String)
+    /// A node's sealed state does not open under the store's encryption key: it was changed,
+    /// moved from another node, archive or generation, or written unsealed.
+    case sealRejected(ArchiveName, RestorationPath, Generation)
     /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
     /// or SQLite finds the file malformed (`SQLITE_CORRUPT`): the file was damaged.
     case damagedStore(String)
@@ -82,7 +90,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// Whether the error says the file is damaged (rather than busy, missing, read-only, …).
     var isDamage: Bool {
         switch self {
-        case .damagedNode, .damagedArchive, .damagedStore: true
+        case .damagedNode, .damagedArchive, .damagedStore, .sealRejected: true
         default: false
         }
     }
@@ -105,6 +113,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
                 + "it must be opened read-write once (by the app) to recover it."
         case .readOnly:
             "The store is open read-only."
+        case .wrongEncryptionKey:
+            "The store's states are sealed under another encryption key."
+        case .encryptionKeyRequired(let name, let path):
+            "The state of the node at '\(path)' in archive '\(name)' is sealed; open the store with its encryption key."
         case .fileSystem(let operation, let path, let errno):
             "\(operation) failed for '\(path)': \(String(cString: strerror(errno))) (errno \(errno))."
         case .invalidLocation(let reason):
@@ -135,6 +147,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
             "The node at '\(path)' in archive '\(name)' (generation \(generation)) is damaged: its checksum does not match."
         case .damagedArchive(let name, let generation, let reason):
             "Archive '\(name)' generation \(generation) is damaged: \(reason)."
+        case .sealRejected(let name, let path, let generation):
+            "The sealed state of the node at '\(path)' in archive '\(name)' (generation \(generation)) does not open "
+                + "under the store's key: it was changed, moved from another node or generation, or written unsealed."
         case .damagedStore(let reason):
             "The store is damaged: \(reason)."
         case .database(let error):

@@ -34,6 +34,9 @@ public struct ArchivedNode: Hashable, Sendable {
 
     func validate() throws(ArchiveStoreError) {
         if let problem = Self.problem(withClassName: className) { throw .invalidNode(path, problem) }
+        if StateSeal.isSealed(state) {
+            throw .invalidNode(path, "its state starts with byte 0xE1, which marks sealed states")
+        }
     }
 
     /// What is wrong with a class name, or `nil` when it can be stored.

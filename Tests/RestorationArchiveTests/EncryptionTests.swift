@@ -1,0 +1,171 @@
+#if Encryption
+import Foundation
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+/// Encryption at rest (the Encryption trait): `swift test --traits Encryption`.
+@Suite("Sealed states: AES-GCM bound to archive, path and generation")
+struct EncryptionTests {
+    private let key = StateEncryptionKey.generate()
+    private let secret = "the user's unsent message"
+
+    private func configuration(_ key: StateEncryptionKey?, retained: Int = 2) -> ArchiveStore.Configuration {
+        var configuration = ArchiveStore.Configuration(retainedGenerations: retained)
+        configuration.encryptionKey = key
+        return configuration
+    }
+
+    /// A blob holding `text`, as a screen's coder writes it.
+    private func blob(_ text: String) throws -> [UInt8] {
+        let coder = StateEncoder()
+        try coder.encode(text, forKey: "draft")
+        return try coder.encodedBlob()
+    }
+
+    private func nodes(_ text: String) throws -> [ArchivedNode] {
+        [
+            ArchivedNode(path: try RestorationPath("Root"), className: "Screen", state: try blob(text)),
+            ArchivedNode(path: try RestorationPath("Root", "A"), className: "Screen", state: try blob(text + " A")),
+            ArchivedNode(path: try RestorationPath("Root", "B"), className: "Screen", state: try blob(text + " B")),
+        ]
+    }
+
+    /// Rewrites a node row's stored state and its checksum, as someone who can write the file
+    /// and knows the (non-cryptographic) checksum would: only the seal stands in the way.
+    private func replace(_ path: String, node: String, born: Generation, with stored: [UInt8]) throws {
+        let archived = ArchivedNode(
+            path: try RestorationPath(parsing: node), className: "Screen", state: stored)
+        let checksum = ArchiveRows.nodeChecksum(archive: .main, node: archived, born: born)
+        let hex = stored.map { String(format: "%02X", $0) }.joined()
+        try tamper(with: path, "UPDATE node SET state = X'\(hex)', checksum = \(checksum) WHERE path = '\(node)' AND born = \(born)")
+    }
+
+    private func storedState(_ path: String, node: String, born: Generation) throws -> [UInt8] {
+        let connection = try Connection(filename: path, flags: 1 /* SQLITE_OPEN_READONLY */)
+        let statement = try connection.statement("SELECT state FROM node WHERE path = ? AND born = ?")
+        try statement.bind(node, at: 1)
+        try statement.bind(born.rawValue, at: 2)
+        #expect(try statement.step())
+        return try withExtendedLifetime(connection) { try statement.bytes(0) }
+    }
+
+    @Test func sealedStatesRoundTripAndNoPlaintextReachesTheFile() throws {
+        try withTemporaryStorePath { path in
+            let saved = try nodes(secret)
+            do {
+                let store = try ArchiveStore(path: path, configuration: configuration(key))
+                try store.save(saved, header: SampleArchives.header)
+                #expect(try store.snapshot()?.nodes == saved)
+                #expect(try store.node(at: saved[1].path) == saved[1])
+                #expect(try store.check().isEmpty)
+                let summary = try #require(try store.archives().first)
+                #expect(summary.header?.totalBytes == saved.map(\.state.count).reduce(0, +))
+                // An incremental save retires a sealed row and keeps the sizes right.
+                var changed = saved[2]
+                changed.state = try blob(secret + " changed")
+                try store.saveChanges([changed], removing: [saved[1].path], basedOn: 1, header: SampleArchives.header)
+                #expect(try store.snapshot()?.nodes == [saved[0], changed])
+                #expect(try store.check().isEmpty)
+            }
+            for file in [path, path + "-wal"] {
+                #expect(fileBytes(file)?.contains(bytes: Array(secret.utf8)) != true, "plaintext in \(file)")
+            }
+            #expect(fileBytes(path)?.isEmpty == false)
+        }
+    }
+
+    @Test func aStateMovedToAnotherNodeIsRejected() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
+            try replace(path, node: "Root/B", born: 1, with: try storedState(path, node: "Root/A", born: 1))
+            let store = try ArchiveStore(path: path, configuration: configuration(key))
+            let b = try RestorationPath("Root", "B")
+            #expect(throws: ArchiveStoreError.sealRejected(.main, b, 1)) { () throws -> Void in _ = try store.snapshot() }
+            #expect(throws: ArchiveStoreError.sealRejected(.main, b, 1)) { () throws -> Void in _ = try store.node(at: b) }
+            #expect(try store.node(at: RestorationPath("Root", "A"))?.state == (try blob(secret + " A")))
+            // The row's new checksum no longer adds up to the generation's digest, too.
+            #expect(try !store.check().isEmpty)
+        }
+    }
+
+    @Test func aStateReplayedFromAnotherGenerationIsRejected() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path, configuration: configuration(key))
+            try store.save(try nodes(secret), header: SampleArchives.header)
+            try store.save(try nodes(secret + " again"), header: SampleArchives.header)
+            // Generation 1's sealed root, put back into generation 2's row.
+            try replace(path, node: "Root", born: 2, with: try storedState(path, node: "Root", born: 1))
+            #expect(throws: ArchiveStoreError.sealRejected(.main, try RestorationPath("Root"), 2)) {
+                () throws -> Void in _ = try store.snapshot()
+            }
+            #expect(try store.snapshot(generation: 1)?.nodes == (try nodes(secret)))
+        }
+    }
+
+    @Test(arguments: ["flip", "truncate", "unsealed"])
+    func aChangedSealedStateIsRejected(change: String) throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
+            var stored = try storedState(path, node: "Root/A", born: 1)
+            switch change {
+            case "flip": stored[stored.count / 2] ^= 0x04
+            case "truncate": stored.removeLast(5)
+            default: stored = try blob(secret)
+            }
+            try replace(path, node: "Root/A", born: 1, with: stored)
+            let store = try ArchiveStore(path: path, configuration: configuration(key))
+            #expect(throws: ArchiveStoreError.sealRejected(.main, try RestorationPath("Root", "A"), 1)) {
+                () throws -> Void in _ = try store.snapshot()
+            }
+        }
+    }
+
+    @Test func aWrongKeyIsRefusedWhenTheStoreOpens() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
+            let before = fileBytes(path)
+            for mode in [ArchiveStore.AccessMode.readWrite, .readOnly] {
+                #expect(throws: ArchiveStoreError.wrongEncryptionKey) {
+                    try ArchiveStore(path: path, mode: mode, configuration: configuration(.generate()))
+                }
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func withoutTheKeyHeadersReadAndStatesAreRefused() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try store.header()?.nodeCount == 3)
+            #expect(throws: ArchiveStoreError.encryptionKeyRequired(.main, try RestorationPath("Root"))) {
+                () throws -> Void in _ = try store.snapshot()
+            }
+        }
+    }
+
+    @Test func statesSavedBeforeAKeyWasSetAreRefusedUnderIt() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try nodes(secret), header: SampleArchives.header)
+            let store = try ArchiveStore(path: path, configuration: configuration(key))
+            #expect(throws: ArchiveStoreError.sealRejected(.main, try RestorationPath("Root"), 1)) {
+                () throws -> Void in _ = try store.snapshot()
+            }
+            // Saving anew seals everything.
+            try store.save(try nodes(secret), header: SampleArchives.header)
+            #expect(try store.snapshot()?.nodes == (try nodes(secret)))
+        }
+    }
+
+    @Test func aKeyIs32Bytes() throws {
+        #expect(throws: ArchiveStoreError.invalidConfiguration("an encryption key must be 32 bytes")) {
+            try StateEncryptionKey(bytes: [UInt8](repeating: 1, count: 31))
+        }
+        let bytes = [UInt8](repeating: 7, count: 32)
+        #expect(try StateEncryptionKey(bytes: bytes).bytes == bytes)
+        #expect(try StateEncryptionKey(bytes: bytes) == StateEncryptionKey(bytes: bytes))
+        #expect(StateEncryptionKey.generate() != StateEncryptionKey.generate())
+    }
+}
+#endif
