@@ -292,6 +292,21 @@ struct StoreInputTests {
         }
     }
 
+    /// 0xE1 marks sealed states (Store/StateSeal.swift); a raw state may not pose as one.
+    @Test func aStateStartingWithTheSealMarkerIsRefused() throws {
+        try withTemporaryStore { store in
+            let path = try RestorationPath("A")
+            let node = ArchivedNode(path: path, className: "A", state: [0xE1, 1, 2])
+            #expect(throws: ArchiveStoreError.invalidNode(path, "its state starts with byte 0xE1, which marks sealed states")) {
+                try store.save([node], header: SampleArchives.header)
+            }
+            #expect(throws: ArchiveStoreError.invalidNode(path, "its state starts with byte 0xE1, which marks sealed states")) {
+                try store.saveChanges([node], basedOn: 0, header: SampleArchives.header)
+            }
+            try store.save([ArchivedNode(path: path, className: "A", state: [1, 0xE1])], header: SampleArchives.header)
+        }
+    }
+
     @Test func aStorePathUnderARegularFileIsAFileSystemError() throws {
         try withTemporaryDirectory { directory in
             let file = directory + "/plain-file"
