@@ -139,6 +139,8 @@ struct EncryptionTests {
             try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
             let store = try ArchiveStore(path: path, mode: .readOnly)
             #expect(try store.header()?.nodeCount == 3)
+            // Checked by their checksums, without opening them.
+            #expect(try store.check().isEmpty)
             #expect(throws: ArchiveStoreError.encryptionKeyRequired(.main, try RestorationPath("Root"))) {
                 () throws -> Void in _ = try store.snapshot()
             }

@@ -379,10 +379,12 @@ enum ArchiveRows {
     /// Reads a node row selected with ``nodeColumns``. `rejection` is the error for a row
     /// that does not match its checksum or whose seal does not open (its state is then left
     /// as stored). A row whose path cannot be read is damage to the whole archive; a sealed
-    /// state without a `seal` to open it throws ``ArchiveStoreError/encryptionKeyRequired(_:_:)``.
-    static func nodeRow(_ statement: Statement, archive: ArchiveName, generation: Generation, seal: StateSeal?) throws
-        -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?)
-    {
+    /// state without a `seal` to open it throws ``ArchiveStoreError/encryptionKeyRequired(_:_:)``,
+    /// unless `leavingSealed` (checking without the key), which returns it as stored.
+    static func nodeRow(
+        _ statement: Statement, archive: ArchiveName, generation: Generation, seal: StateSeal?,
+        leavingSealed: Bool = false
+    ) throws -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?) {
         let pathText = try statement.string(0)
         // Paths are stored in their canonical text form; anything else is damage.
         guard let path = RestorationPath(canonicalText: pathText) else {
@@ -401,7 +403,10 @@ enum ArchiveRows {
             && checksum == nodeChecksum(archive: archive, node: node, born: born)
         guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
         if seal != nil || StateSeal.isSealed(node.state) {
-            guard let seal else { throw ArchiveStoreError.encryptionKeyRequired(archive, path) }
+            guard let seal else {
+                if leavingSealed { return (node, checksum, nil) }
+                throw ArchiveStoreError.encryptionKeyRequired(archive, path)
+            }
             guard let opened = seal.open(node.state, archive: archive, pathText: pathText, born: born) else {
                 return (node, checksum, ArchiveStoreError.sealRejected(archive, path, generation))
             }

@@ -135,7 +135,7 @@ extension ArchiveStore {
     /// node added, lost or moved fails the whole generation.
     private static func readNodes(
         of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, isNewest: Bool,
-        toleratingDamage: Bool, seal: StateSeal?, _ connection: Connection
+        toleratingDamage: Bool, seal: StateSeal?, leavingSealed: Bool = false, _ connection: Connection
     ) throws -> (nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
         let columns = ArchiveRows.nodeColumns
         // The newest generation is exactly the current rows (one index); an older one is the
@@ -157,13 +157,16 @@ extension ArchiveStore {
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         while try statement.step() {
-            let row = try ArchiveRows.nodeRow(statement, archive: archive.name, generation: generation.generation, seal: seal)
+            let row = try ArchiveRows.nodeRow(
+                statement, archive: archive.name, generation: generation.generation, seal: seal, leavingSealed: leavingSealed)
             if let rejection = row.rejection {
                 guard toleratingDamage else { throw rejection }
                 damaged.insert(row.node.path)
             }
             digest &+= row.checksum
-            totalBytes += Int64(row.node.state.count)
+            // A state left sealed (checking without the key) counts as the plaintext it seals.
+            let leftSealed = seal == nil && StateSeal.isSealed(row.node.state)
+            totalBytes += Int64(row.node.state.count - (leftSealed ? StateSeal.overhead : 0))
             nodes.append(row.node)
         }
         // A damaged node's size may have changed with its content; its checksum already says so.
@@ -187,15 +190,16 @@ extension ArchiveStore {
     }
 
     /// Reads one generation for restoration, in the caller's transaction. Damage beyond single
-    /// nodes (the header, a lost or added node) throws.
+    /// nodes (the header, a lost or added node) throws. With `leavingSealed`, sealed states
+    /// come back as stored when there is no `seal` (``check()`` without the key).
     static func restorationSnapshot(
         of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, seal: StateSeal?,
-        _ connection: Connection
+        leavingSealed: Bool = false, _ connection: Connection
     ) throws -> RestorationSnapshot {
         let header = try ArchiveRows.header(generation, archive: archive)
         let read = try readNodes(
             of: archive, generation: generation, isNewest: generation.generation == archive.generation,
-            toleratingDamage: true, seal: seal, connection)
+            toleratingDamage: true, seal: seal, leavingSealed: leavingSealed, connection)
         return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
     }
 }

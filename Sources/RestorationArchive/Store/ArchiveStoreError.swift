@@ -87,8 +87,11 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// SQLite reported an error: busy past the timeout, disk full, I/O error, …
     case database(DatabaseError)
 
-    /// Whether the error says the file is damaged (rather than busy, missing, read-only, …).
-    var isDamage: Bool {
+    /// Whether the error says the store's file is damaged (a node, an archive, the file
+    /// itself, or a sealed state that does not open), rather than busy, missing, read-only, …
+    /// An app may discard such a store and start afresh; the other errors are worth a retry or
+    /// a report.
+    public var isDamage: Bool {
         switch self {
         case .damagedNode, .damagedArchive, .damagedStore, .sealRejected: true
         default: false

@@ -12,7 +12,10 @@ public struct ArchivedNode: Hashable, Sendable {
     public var classVersion: Int
     /// Its position among its siblings (ordered containers such as navigation stacks).
     public var order: Int
-    /// The encoded state, as the keyed coder wrote it. Opaque to the store.
+    /// The encoded state, as the keyed coder wrote it. Opaque to the store, except that it
+    /// may not start with byte 0xE1, which marks sealed states (the keyed coder's blobs start
+    /// with their format version, 1); a save refuses such a node with
+    /// ``ArchiveStoreError/invalidNode(_:_:)``.
     public var state: [UInt8]
 
     /// - Parameters:
