@@ -37,7 +37,8 @@ public struct RestoreReport: Hashable, Sendable, Codable {
         case decodeFailed(String)
         /// Its parent was not restored, so it has nowhere to go.
         case parentNotRestored
-        /// Its stored state does not match its checksum: the store was damaged.
+        /// Its stored state does not match its checksum (the store was damaged), or its sealed
+        /// state does not open under the store's key (it was changed, moved or replayed).
         case checksumMismatch
         /// Its state is larger than the engine's per-node budget.
         case overBudget(bytes: Int, budget: Int)
@@ -50,7 +51,7 @@ public struct RestoreReport: Hashable, Sendable, Codable {
             case .versionTooNew(let supported): "its class version is newer than \(supported), the newest this app knows"
             case .decodeFailed(let message): "decoding failed: \(message)"
             case .parentNotRestored: "its parent was not restored"
-            case .checksumMismatch: "its state does not match its checksum"
+            case .checksumMismatch: "its state does not match its checksum or seal"
             case .overBudget(let bytes, let budget): "its state is \(bytes) bytes, over the budget of \(budget)"
             }
         }
