@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 4. Another process holds the write lock longer, then shorter, than the busy timeout: the
 /// save fails with a typed busy error within the timeout plus 20%, or succeeds once the lock
@@ -12,7 +13,7 @@ enum Busy {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("busy")
         var longest = 0.0
-        try Files.withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
             try ArchiveStore(path: path).save(try Content.tree(count: 30, using: &random), header: Content.header)
             for index in 0..<scale.trials(quick: 12, full: 60) {

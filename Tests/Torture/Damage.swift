@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 7. Damage: random bytes flipped, zeroed or cut off at random offsets of real stores. No
 /// crash, no hang, no silent change: every read returns exactly what was saved, or a typed
@@ -15,7 +16,7 @@ enum Damage {
         let scenario = Scenario("damage")
         let total = scale.trials(quick: 2_000, full: 20_000)
         var tally: [String: Int] = [:]
-        try Files.withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             try makeStores(in: directory, random: &random)
             let seed = random.next()
             var next = 0
@@ -111,7 +112,7 @@ enum Damage {
         let directory = arguments[0]
         let originals = try (0..<3).map { index in
             let path = "\(directory)/store-\(index).sqlite"
-            return (bytes: Files.read(path) ?? [], expected: try Expected(path: path))
+            return (bytes: fileBytes(path) ?? [], expected: try Expected(path: path))
         }
         let path = "\(directory)/damaged-\(getpid()).sqlite"
         defer { for file in Files.storeFiles(path) { Files.remove(file) } }

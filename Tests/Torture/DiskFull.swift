@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 3. A full disk: at many fill levels, a save that runs out of space fails with a typed
 /// error, leaves the previous archive intact, and the next save after space returns works.
@@ -15,13 +16,13 @@ enum DiskFull {
         var failedSaves = 0
         for index in 0..<scale.trials(quick: 40, full: 400) {
             scenario.trial("page limit, trial \(index)") { trial in
-                try Files.withTemporaryDirectory { directory in
+                try withTemporaryDirectory { directory in
                     failedSaves += try fillByPageLimit(path: directory + "/store.sqlite", trial: &trial, random: &random)
                 }
             }
         }
         scenario.remark("page limit: \(failedSaves) saves refused for want of space")
-        try Files.withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             guard Tmpfs.mount(at: directory, bytes: 1 << 20) else {
                 scenario.remark("tmpfs: cannot mount one here (needs root), so only max_page_count was tried")
                 return
@@ -49,7 +50,7 @@ enum DiskFull {
             saved = (try store.save(tree, header: Content.header).generation, Content.digest(tree))
         }
         // Closing the last connection checkpoints the log: the file's size is the store's.
-        let pages = Int32((Files.read(path)?.count ?? 0) / 4096)
+        let pages = Int32((fileBytes(path)?.count ?? 0) / 4096)
         PageLimit.pages = pages + Int32.random(in: 0...40, using: &random)
         defer { PageLimit.pages = 0 }
 

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 6. Files that are not archive stores: an empty file, random bytes, a JPEG, a truncated
 /// store, another program's SQLite database, a directory. Each open is a typed error and
@@ -13,10 +14,10 @@ enum NotAStore {
         let scenario = Scenario("not-a-store")
         var damaged = 0
         var openedTruncated = 0
-        try Files.withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             let real = directory + "/real.sqlite"
             try ArchiveStore(path: real).save(try Content.tree(count: 200, using: &random), header: Content.header)
-            guard let realBytes = Files.read(real) else { throw ChildError.usage }
+            guard let realBytes = fileBytes(real) else { throw ChildError.usage }
             let saved = try ArchiveStore(path: real, mode: .readOnly).snapshot()
             for index in 0..<scale.trials(quick: 60, full: 600) {
                 let kind = kinds[index % kinds.count]
@@ -24,7 +25,7 @@ enum NotAStore {
                 scenario.trial("\(kind), \(mode)") { trial in
                     let path = "\(directory)/\(index).sqlite"
                     try make(kind, at: path, from: realBytes, random: &random)
-                    let before = Files.read(path)
+                    let before = fileBytes(path)
                     do {
                         let store = try ArchiveStore(path: path, mode: mode)
                         if kind == "truncated" {
@@ -44,8 +45,8 @@ enum NotAStore {
                         trial.fail("\(error), not notAStore")
                     }
                     if kind != "empty" || mode == .readOnly {
-                        trial.expect(Files.read(path) == before, "the file changed")
-                        trial.expect(!Files.exists(path + "-wal") && !Files.exists(path + "-shm"), "side files were created")
+                        trial.expect(fileBytes(path) == before, "the file changed")
+                        trial.expect(!fileExists(path + "-wal") && !fileExists(path + "-shm"), "side files were created")
                     }
                 }
             }

@@ -10,7 +10,7 @@ import TestSupport
 enum Permissions {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("permissions")
-        try Files.withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             for mask: mode_t in [0o000, 0o022, 0o077] {
                 scenario.trial("umask \(String(mask, radix: 8))") { trial in
                     try modes(under: mask, directory: "\(directory)/umask-\(mask)", trial: &trial, random: &random)
@@ -40,10 +40,10 @@ enum Permissions {
         try store.save(try Content.tree(count: 20, using: &random), header: Content.header)
         // While the store is open its -wal and -shm exist too.
         for folder in [directory, directory + "/a", directory + "/a/b"] {
-            trial.expect(Files.mode(folder) == 0o700, "\(folder) is \(String(Files.mode(folder) ?? 0, radix: 8))")
+            trial.expect(fileMode(folder) == 0o700, "\(folder) is \(String(fileMode(folder) ?? 0, radix: 8))")
         }
         for file in [path, path + "-wal", path + "-shm"] {
-            trial.expect(Files.mode(file) == 0o600, "\(file) is \(Files.mode(file).map { String($0, radix: 8) } ?? "missing")")
+            trial.expect(fileMode(file) == 0o600, "\(file) is \(fileMode(file).map { String($0, radix: 8) } ?? "missing")")
         }
     }
 
@@ -52,7 +52,7 @@ enum Permissions {
         let target = directory + "/target.sqlite"
         let path = directory + "/store.sqlite"
         if !dangling { try ArchiveStore(path: target).save([], header: Content.header) }
-        let before = Files.read(target)
+        let before = fileBytes(target)
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
         for mode in [ArchiveStore.AccessMode.readWrite, .readOnly] {
             do {
@@ -63,8 +63,8 @@ enum Permissions {
                 trial.fail("\(mode): \(error), not symbolicLinkAtStorePath")
             }
         }
-        trial.expect(Files.read(target) == before, "the link's target changed or was created")
-        trial.expect(!Files.exists(path + "-wal") && !Files.exists(target + "-wal"), "a -wal was created")
+        trial.expect(fileBytes(target) == before, "the link's target changed or was created")
+        trial.expect(!fileExists(path + "-wal") && !fileExists(target + "-wal"), "a -wal was created")
     }
 
     /// A secret in node states and header values, through the engine and the store, in
@@ -111,16 +111,16 @@ enum Permissions {
                 }
             }
             trial.expect(
-                Files.storeFiles(path).compactMap(Files.read).contains { $0.contains(bytes: Array(secret.utf8)) },
+                Files.storeFiles(path).compactMap(fileBytes).contains { $0.contains(bytes: Array(secret.utf8)) },
                 "the secret was never written: the test proves nothing")
             try store.discardAll(reason: "the user quit")
             // While the store is still open, and after it is closed.
             for file in Files.storeFiles(path) {
-                trial.expect(Files.read(file)?.contains(bytes: Array(secret.utf8)) != true, "the secret remains in \(file) after the discard")
+                trial.expect(fileBytes(file)?.contains(bytes: Array(secret.utf8)) != true, "the secret remains in \(file) after the discard")
             }
         }
         for file in Files.storeFiles(path) {
-            trial.expect(Files.read(file)?.contains(bytes: Array(secret.utf8)) != true, "the secret remains in \(file) after closing")
+            trial.expect(fileBytes(file)?.contains(bytes: Array(secret.utf8)) != true, "the secret remains in \(file) after closing")
         }
         trial.expect(!sink.messages.isEmpty, "nothing was logged: the test proves nothing")
         trial.expect(errors.count >= 6, "too few errors to judge: \(errors)")

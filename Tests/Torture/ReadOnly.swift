@@ -1,5 +1,6 @@
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 5. Read-only access: a store opened read-only refuses every write with a typed error and
 /// changes no file, whether or not an app has it open; a `-wal` without its `-shm` (an app
@@ -10,7 +11,7 @@ enum ReadOnly {
         let scenario = Scenario("read-only")
         for index in 0..<scale.trials(quick: 20, full: 200) {
             scenario.trial("trial \(index)") { trial in
-                try Files.withTemporaryDirectory { directory in
+                try withTemporaryDirectory { directory in
                     let path = directory + "/store.sqlite"
                     switch index % 3 {
                     case 0: try refusesWrites(path: path, appRunning: false, trial: &trial, random: &random)
@@ -43,7 +44,7 @@ enum ReadOnly {
             app?.kill()
             app?.wait()
         }
-        let before = Files.storeFiles(path).map(Files.read)
+        let before = Files.storeFiles(path).map(fileBytes)
         let store = try ArchiveStore(path: path, mode: .readOnly)
         let snapshot = try store.snapshot()
         trial.expect(snapshot != nil, "nothing to read")
@@ -64,7 +65,7 @@ enum ReadOnly {
             }
         }
         trial.expect(try store.check().isEmpty, "check finds problems")
-        trial.expect(Files.storeFiles(path).map(Files.read) == before, "a file changed")
+        trial.expect(Files.storeFiles(path).map(fileBytes) == before, "a file changed")
     }
 
     private static func logWithoutIndex(path: String, trial: inout Trial, random: inout SeededGenerator) throws {
@@ -78,8 +79,8 @@ enum ReadOnly {
         app.kill()
         app.wait()
         Files.remove(path + "-shm")
-        trial.expect(Files.exists(path + "-wal"), "the killed app left no -wal")
-        let before = Files.storeFiles(path).map(Files.read)
+        trial.expect(fileExists(path + "-wal"), "the killed app left no -wal")
+        let before = Files.storeFiles(path).map(fileBytes)
         do {
             _ = try ArchiveStore(path: path, mode: .readOnly)
             trial.fail("a read-only open of a -wal without -shm succeeded")
@@ -87,7 +88,7 @@ enum ReadOnly {
         } catch {
             trial.fail("\(error), not writeAheadLogNeedsRecovery")
         }
-        trial.expect(Files.storeFiles(path).map(Files.read) == before, "a file changed")
+        trial.expect(Files.storeFiles(path).map(fileBytes) == before, "a file changed")
         let recovered = try ArchiveStore(path: path)
         trial.expect(try recovered.snapshot().map { Content.digest($0.nodes) } == digest, "the acknowledged save was lost")
     }

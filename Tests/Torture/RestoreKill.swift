@@ -1,5 +1,6 @@
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 2. SIGKILL during restore at a random node: the next launch applies the crash policy and
 /// nothing loops.
@@ -20,7 +21,7 @@ enum RestoreKill {
         for index in 0..<scale.trials(quick: 52, full: 500) {
             let policy = policies[index % policies.count]
             scenario.trial("trial \(index), policy \(policy.name)") { trial in
-                try Files.withTemporaryDirectory { directory in
+                try withTemporaryDirectory { directory in
                     deaths += try killRestorations(
                         path: directory + "/store.sqlite", policy: policy.name, allowedDeaths: policy.allowedDeaths,
                         trial: &trial)

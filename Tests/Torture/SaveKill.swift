@@ -1,5 +1,6 @@
 import Foundation
 import RestorationArchive
+import TestSupport
 
 /// 1. SIGKILL during save, per durability setting: no corrupt store, no mixed generation, no
 /// acknowledged save lost.
@@ -20,7 +21,7 @@ enum SaveKill {
                     "\(durability): \(perSetting) kills, \(landings.saves) saves acknowledged, \(landings.midSave) kills "
                         + "between a save's start and its acknowledgement (\(landings.midSaveCommitted) of them committed)")
             }
-            try Files.withTemporaryDirectory { directory in
+            try withTemporaryDirectory { directory in
                 var history = History()
                 for index in 0..<perSetting {
                     let path = "\(directory)/store-\(index / 50).sqlite"  // a new store every 50 trials
