@@ -30,6 +30,10 @@ enum ReadOnly {
     {
         let tree = try Content.tree(count: Int.random(in: 1...80, using: &random), using: &random)
         var app: Child?
+        defer {
+            app?.kill()
+            app?.wait()
+        }
         if appRunning {
             // An app with the store open in another process: its -wal and -shm exist.
             app = try Child(Child.torture, ["child", "save-and-wait", path, String(random.next())])
@@ -39,10 +43,6 @@ enum ReadOnly {
             }
         } else {
             try ArchiveStore(path: path).save(tree, header: Content.header)
-        }
-        defer {
-            app?.kill()
-            app?.wait()
         }
         let before = Files.storeFiles(path).map(fileBytes)
         let store = try ArchiveStore(path: path, mode: .readOnly)
