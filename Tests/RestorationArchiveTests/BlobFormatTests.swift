@@ -1,19 +1,7 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RestorationArchive
-
-/// A deterministic generator (SplitMix64), so a failing mutation can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Content (version byte and root body) framed with its CRC-32C, as a valid writer would.
 func sealed(_ content: [UInt8]) -> [UInt8] {

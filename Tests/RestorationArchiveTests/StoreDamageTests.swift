@@ -118,6 +118,8 @@ struct StoreDamageTests {
             try tamper(with: path, "DELETE FROM generation")
             let store = try ArchiveStore(path: path)
             let damage = ArchiveStoreError.damagedArchive(.main, 1, "the header of its newest generation is missing")
+            #expect(damage.isDamage)
+            #expect(!ArchiveStoreError.readOnly.isDamage && !ArchiveStoreError.archiveNotFound(.main).isDamage)
             #expect(throws: damage) { () throws -> Void in _ = try store.snapshot() }
             #expect(throws: damage) { () throws -> Void in _ = try store.header() }
             #expect(try store.check().contains { $0.generation == 1 && $0.problem.contains("newest generation is missing") })

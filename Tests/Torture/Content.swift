@@ -1,4 +1,5 @@
 import RestorationArchive
+import TestSupport
 
 /// Archives with random shapes and state, and a digest that names their content.
 enum Content {

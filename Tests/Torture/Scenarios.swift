@@ -1,3 +1,5 @@
+import TestSupport
+
 /// Every scenario of this executable, in the order they run. (`fuzz-codec` is run by
 /// `scripts/torture` itself: the fuzzer is a separate build.)
 enum Scenarios {

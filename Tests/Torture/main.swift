@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 // The torture suite: scenarios that do to the store what crashes, full disks, other processes,
 // damaged files and hostile apps do, each reported as `NAME: N trials, F failures`.

@@ -34,32 +34,23 @@ struct Checksum {
         value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) }
     }
 
+    // An optional field is its presence (0 or 1) and then its value, so that `nil` and a
+    // value never combine alike.
+
     mutating func combine(_ value: Int64?) {
-        if let value {
-            combine(word: 1)
-            combine(value)
-        } else {
-            combine(word: 0)
-        }
+        combine(word: value == nil ? 0 : 1)
+        if let value { combine(value) }
     }
 
     mutating func combine(_ value: String?) {
-        if let value {
-            combine(word: 1)
-            combine(value)
-        } else {
-            combine(word: 0)
-        }
+        combine(word: value == nil ? 0 : 1)
+        if let value { combine(value) }
     }
 
     /// The same as the `String?` it would be made into.
     mutating func combine(_ value: Substring?) {
-        if var value {
-            combine(word: 1)
-            value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) }
-        } else {
-            combine(word: 0)
-        }
+        combine(word: value == nil ? 0 : 1)
+        if var value { value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) } }
     }
 
     mutating func combine(_ bytes: [UInt8]) {
