@@ -28,6 +28,37 @@ struct BlobFormatTests {
         }
     }
 
+    @Test func theWordWiseChecksAgreeWithByteWiseOnesAtEveryLengthAndPosition() {
+        // The ASCII check reads words, the last overlapping; key order compares 8 bytes at a time.
+        for length in 0...40 {
+            let ascii = (0..<length).map { UInt8(0x20 + $0) }
+            ascii.withUnsafeBytes { #expect(UTF8Text.isASCII($0)) }
+            for position in 0..<length {
+                var text = ascii
+                text[position] = 0x80
+                text.withUnsafeBytes { #expect(!UTF8Text.isASCII($0), "length \(length), position \(position)") }
+                for other in [0x00, 0x7F, 0xFF] as [UInt8] {
+                    var changed = ascii
+                    changed[position] = other
+                    let expected = ascii.lexicographicallyPrecedes(changed) ? -1 : ascii == changed ? 0 : 1
+                    let order = ascii.withUnsafeBytes { a in
+                        changed.withUnsafeBytes { b in BlobScanner.order(a, 0, a.count, b, 0, b.count) }
+                    }
+                    #expect(order.signum() == expected, "length \(length), position \(position), byte \(other)")
+                }
+            }
+            // A prefix sorts first.
+            let prefix = ascii.withUnsafeBytes { a in BlobScanner.order(a, 0, a.count, a, 0, max(0, a.count - 1)) }
+            #expect(length == 0 ? prefix == 0 : prefix > 0)
+        }
+    }
+
+    @Test func everyByteReadsAsTheTagOfThatRawValue() {
+        for byte in UInt8.min...UInt8.max {
+            #expect(BlobFormat.Tag(byte) == BlobFormat.Tag(rawValue: byte), "byte \(byte)")
+        }
+    }
+
     @Test func theLayoutIsAsSpecified() throws {
         let encoder = StateEncoder()
         try encoder.encode(-2, forKey: "a")

@@ -250,6 +250,31 @@ struct CodingRoundTripTests {
         #expect(try level.decode(String.self, forKey: "leaf") == "bottom")
     }
 
+    /// A container's entries are kept inline up to 8, in an array above, and looked up by
+    /// binary search above 16: every key is found at each size, and no other.
+    @Test(arguments: [0, 1, 7, 8, 9, 16, 17, 40])
+    func everyKeyIsFoundWhateverTheNumberOfKeys(count: Int) throws {
+        // Keys of several lengths sharing prefixes, so that lookups compare bytes, not only lengths.
+        let keys = (0..<count).map { "k\($0 % 3 == 0 ? "ey" : "")\($0)" }
+        let coder = try roundTrip { c in
+            for (index, key) in keys.enumerated() { try c.encode(index, forKey: key) }
+            try c.encodeNested(forKey: "nested") { nested in
+                for (index, key) in keys.enumerated() { try nested.encode(-index, forKey: key) }
+            }
+        }
+        let nested = try coder.decodeNested(forKey: "nested")
+        for (index, key) in keys.enumerated() {
+            #expect(try coder.decode(Int.self, forKey: key) == index)
+            #expect(try nested.decode(Int.self, forKey: key) == -index)
+        }
+        #expect(Set(coder.keys) == Set(keys + ["nested"]))
+        #expect(nested.keys == keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        for missing in ["", "k", "key", "k\(count)", "key\(count)x", "nestedx"] {
+            #expect(!coder.contains(missing), "\(missing)")
+            #expect(!nested.contains(missing), "\(missing)")
+        }
+    }
+
     @Test func nestingPastTheLimitIsRefusedWhenEncoding() throws {
         let encoder = StateEncoder()
         func nest(_ coder: StateEncoder, _ remaining: Int) throws {

@@ -23,6 +23,15 @@ enum BlobFormat {
         case map = 0x0D  // varint count, (key, value) pairs with strictly ascending keys
         case reference = 0x0E  // varint length, UTF-8 text form of a restoration path
 
+        /// The tag a byte stands for, if any: `init(rawValue:)` without its call (the decoder
+        /// reads one per value). The cases are declared in the order of their raw values, from
+        /// 0 without gaps, so a case's in-memory value is its raw value; a test holds this.
+        @inline(__always)
+        init?(_ byte: UInt8) {
+            guard byte <= Self.reference.rawValue else { return nil }
+            self = unsafeBitCast(byte, to: Self.self)
+        }
+
         var name: String {
             switch self {
             case .null: "null"

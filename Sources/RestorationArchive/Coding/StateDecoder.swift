@@ -19,16 +19,16 @@ public import Foundation
 /// ```
 public struct StateDecoder: Sendable {
     private let reader: BlobReader
-    /// Key ranges and value offsets of this container, in ascending key order.
-    private let entries: [(key: Range<Int>, value: Int)]
+    /// This container's entries, in ascending key order.
+    private let entries: BlobEntryIndex
     private let depth: Int
 
     /// Checks a whole blob and prepares its root container for reading.
     /// - Throws: ``StateCodingError`` for any malformed, damaged, newer or oversized blob.
     public init(blob: [UInt8], limits: DecodingLimits = .default) throws(StateCodingError) {
         var reader = try BlobReader(blob: blob, limits: limits)
-        var entries: [(key: Range<Int>, value: Int)] = []
-        _ = try reader.readRootContainer(indexing: &entries)
+        var entries = BlobEntryIndex()
+        try reader.readRootContainer(indexing: &entries)
         self.reader = reader
         self.entries = entries
         self.depth = 1
@@ -38,23 +38,11 @@ public struct StateDecoder: Sendable {
     private init(reader: BlobReader, body: Int, depth: Int) {
         self.reader = reader
         self.depth = depth
-        var offset = body
-        var entries: [(key: Range<Int>, value: Int)] = []
-        // Checked content: these reads cannot fail, and the loops are bounded by the blob.
-        if let count = try? reader.readCount(at: &offset, minimumElementSize: 2) {
-            entries.reserveCapacity(count)
-            for _ in 0..<count {
-                guard let key = try? reader.readKeyRange(at: &offset) else { break }
-                let value = offset
-                guard (try? reader.skipValue(at: &offset, depth: depth)) != nil else { break }
-                entries.append((key, value))
-            }
-        }
-        self.entries = entries
+        self.entries = reader.withScanner { $0.entries(ofBody: body, depth: depth) }
     }
 
     /// The keys of this container, in the blob's (ascending) order.
-    public var keys: [String] { entries.map { reader.string($0.key) } }
+    public var keys: [String] { entries.all.map { reader.string($0.keyRange) } }
 
     /// Whether the container holds a value for `key`.
     public func contains(_ key: String) -> Bool { offset(of: key) != nil }
@@ -68,12 +56,11 @@ public struct StateDecoder: Sendable {
     // MARK: Typed values
 
     public func decode(_: Bool.Type, forKey key: String) throws(StateCodingError) -> Bool {
-        let (tag, _) = try tagged(key)
-        switch tag {
-        case .true: return true
-        case .false: return false
-        default: return try value(forKey: key).bool(key: key)
+        let stored = try read(key) { (_, tag, _) throws(StateCodingError) -> Bool? in
+            tag == .true ? true : tag == .false ? false : nil
         }
+        if let stored { return stored }
+        return try value(forKey: key).bool(key: key)
     }
     public func decode(_: Int.Type, forKey key: String) throws(StateCodingError) -> Int {
         try integer(Int.self, forKey: key)
@@ -109,28 +96,36 @@ public struct StateDecoder: Sendable {
         try value(forKey: key).float(key: key)
     }
     public func decode(_: Double.Type, forKey key: String) throws(StateCodingError) -> Double {
-        var (tag, body) = try tagged(key)
-        guard tag == .double else { return try value(forKey: key).double(key: key) }
-        return Double(bitPattern: try reader.readFixed(UInt64.self, at: &body))
+        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> Double? in
+            tag == .double ? Double(bitPattern: try scanner.readFixed(UInt64.self, at: &body)) : nil
+        }
+        if let stored { return stored }
+        return try value(forKey: key).double(key: key)
     }
     public func decode(_: String.Type, forKey key: String) throws(StateCodingError) -> String {
-        var (tag, body) = try tagged(key)
-        guard tag == .string else { return try value(forKey: key).string(key: key) }
-        return reader.string(try reader.readStringRange(at: &body))
+        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> String? in
+            tag == .string ? scanner.string(try scanner.readStringRange(at: &body)) : nil
+        }
+        if let stored { return stored }
+        return try value(forKey: key).string(key: key)
     }
     /// Decodes bytes.
     public func decode(_: [UInt8].Type, forKey key: String) throws(StateCodingError) -> [UInt8] {
-        var (tag, body) = try tagged(key)
-        guard tag == .bytes else { return try value(forKey: key).bytes(key: key) }
-        return try reader.readBytes(at: &body)
+        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> [UInt8]? in
+            tag == .bytes ? try scanner.readBytes(at: &body) : nil
+        }
+        if let stored { return stored }
+        return try value(forKey: key).bytes(key: key)
     }
     public func decode(_: Data.Type, forKey key: String) throws(StateCodingError) -> Data {
         Data(try decode([UInt8].self, forKey: key))
     }
     public func decode(_: Date.Type, forKey key: String) throws(StateCodingError) -> Date {
-        var (tag, body) = try tagged(key)
-        guard tag == .date else { return try value(forKey: key).date(key: key) }
-        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.readFixed(UInt64.self, at: &body)))
+        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> Date? in
+            tag == .date ? try scanner.readDate(at: &body) : nil
+        }
+        if let stored { return stored }
+        return try value(forKey: key).date(key: key)
     }
     public func decode(_: UUID.Type, forKey key: String) throws(StateCodingError) -> UUID {
         try value(forKey: key).uuid(key: key)
@@ -201,7 +196,7 @@ public struct StateDecoder: Sendable {
     public func decodeNested(forKey key: String) throws(StateCodingError) -> StateDecoder {
         guard let offset = offset(of: key) else { throw .keyNotFound(key: key) }
         var cursor = offset
-        let tag = try reader.readTag(at: &cursor)
+        let tag = try reader.withScanner { (scanner) throws(StateCodingError) in try scanner.readTag(at: &cursor) }
         guard tag == .map else { throw .typeMismatch(key: key, expected: "container", found: tag.name) }
         return StateDecoder(reader: reader, body: cursor, depth: depth + 1)
     }
@@ -214,54 +209,46 @@ public struct StateDecoder: Sendable {
 
     // MARK: Lookup
 
-    /// The tag of the value for `key`, and the offset of what follows the tag. The typed
-    /// reads above take the common case (the stored type is the one asked for) from there,
-    /// and leave every other case (conversions, mismatches) to ``StateValue``'s.
+    /// Looks `key` up and hands its tag, and the offset of what follows the tag, to `read`.
+    /// The typed reads above take the common case (the stored type is the one asked for) this
+    /// way; `read` returns nil for every other case (conversions, mismatches), which
+    /// ``StateValue``'s conversions then handle.
     @inline(__always)
-    private func tagged(_ key: String) throws(StateCodingError) -> (tag: BlobFormat.Tag, body: Int) {
-        guard let offset = offset(of: key) else { throw .keyNotFound(key: key) }
-        var body = offset
-        let tag = try reader.readTag(at: &body)
-        return (tag, body)
+    private func read<Value>(
+        _ key: String, _ read: (BlobScanner, BlobFormat.Tag, inout Int) throws(StateCodingError) -> Value?
+    ) throws(StateCodingError) -> Value? {
+        try reader.withScanner { (scanner) throws(StateCodingError) -> Value? in
+            guard let offset = Self.offset(of: key, in: entries, scanner) else { throw .keyNotFound(key: key) }
+            var body = offset
+            let tag = try scanner.readTag(at: &body)
+            return try read(scanner, tag, &body)
+        }
     }
 
     private func integer<T: FixedWidthInteger>(_: T.Type, forKey key: String) throws(StateCodingError) -> T {
-        var (tag, body) = try tagged(key)
-        let exact: T?
-        switch tag {
-        case .int: exact = T(exactly: BlobReader.unzigzag(try reader.readVarint(at: &body)))
-        case .uint: exact = T(exactly: try reader.readVarint(at: &body))
-        default: return try value(forKey: key).integer(T.self, key: key)
+        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> T?? in
+            switch tag {
+            case .int: .some(T(exactly: BlobScanner.unzigzag(try scanner.readVarint(at: &body))))
+            case .uint: .some(T(exactly: try scanner.readVarint(at: &body)))
+            default: nil
+            }
         }
-        guard let exact else { throw .integerOutOfRange(key: key, type: "\(T.self)") }
-        return exact
+        guard let stored else { return try value(forKey: key).integer(T.self, key: key) }
+        guard let stored else { throw .integerOutOfRange(key: key, type: "\(T.self)") }
+        return stored
     }
 
     private func offset(of key: String) -> Int? {
-        var key = key
-        return key.withUTF8 { wanted -> Int? in
-            reader.blob.withUnsafeBytes { blob -> Int? in
-                let wanted = UnsafeRawBufferPointer(wanted)
-                if entries.count <= 16 {
-                    // Few keys: compare lengths first, then bytes.
-                    for entry in entries where entry.key.count == wanted.count {
-                        if BlobReader.compare(UnsafeRawBufferPointer(rebasing: blob[entry.key]), wanted) == 0 {
-                            return entry.value
-                        }
-                    }
-                    return nil
-                }
-                // Entries are sorted: binary search on the key bytes.
-                var low = 0
-                var high = entries.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    let order = BlobReader.compare(UnsafeRawBufferPointer(rebasing: blob[entries[middle].key]), wanted)
-                    if order == 0 { return entries[middle].value }
-                    if order < 0 { low = middle + 1 } else { high = middle }
-                }
-                return nil
-            }
+        reader.withScanner { Self.offset(of: key, in: entries, $0) }
+    }
+
+    @inline(__always)
+    private static func offset(of key: String, in entries: BlobEntryIndex, _ scanner: BlobScanner) -> Int? {
+        let blob = UnsafeRawBufferPointer(scanner.bytes)
+        // Native and small strings lend their UTF-8 without a copy; others are copied once.
+        if let found = key.utf8.withContiguousStorageIfAvailable({ entries.value(of: UnsafeRawBufferPointer($0), in: blob) }) {
+            return found
         }
+        return Array(key.utf8).withUnsafeBytes { entries.value(of: $0, in: blob) }
     }
 }

@@ -53,11 +53,7 @@ public enum StateValue: Hashable, Sendable {
         -> [String: StateValue]
     {
         // One pass: building the tree checks everything a validation pass would.
-        let reader = try BlobReader(blob: blob, limits: limits)
-        var offset = 1
-        let root = try reader.readMapBody(at: &offset, depth: 1)
-        guard offset == reader.end else { throw .trailingBytes(offset: offset) }
-        return root
+        try BlobReader(blob: blob, limits: limits).readRootTree()
     }
 
     /// Encodes a root container into a blob (what ``StateEncoder`` writes for the same values).

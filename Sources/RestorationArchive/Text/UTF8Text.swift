@@ -2,21 +2,32 @@
 /// which needs no validation; the standard library's `String(validating:)` is not
 /// specialized (it looks up generic metadata on every call), so only other text reaches it.
 enum UTF8Text {
-    /// Whether every byte is ASCII, checked 8 bytes at a time.
+    /// Whether every byte is ASCII: the bytes ORed together a word at a time, the last word
+    /// overlapping the one before it (most text here is keys and short strings, for which a
+    /// byte-at-a-time tail would cost more than the words).
+    @inline(__always)
     static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var index = 0
-        while bytes.count - index >= 8 {
-            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            index += 8
+        let count = bytes.count
+        if count >= 8 {
+            var bits: UInt64 = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            var index = 0
+            while count - index > 8 {
+                bits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            return bits & 0x8080_8080_8080_8080 == 0
         }
-        while index < bytes.count {
-            if bytes[index] >= 0x80 { return false }
-            index += 1
+        if count >= 4 {
+            let bits = bytes.loadUnaligned(as: UInt32.self) | bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            return bits & 0x8080_8080 == 0
         }
-        return true
+        var bits: UInt8 = 0
+        for index in 0..<count { bits |= bytes[index] }
+        return bits & 0x80 == 0
     }
 
     /// Whether the bytes are valid UTF-8.
+    @inline(__always)
     static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         isASCII(UnsafeRawBufferPointer(bytes)) || String(validating: bytes, as: UTF8.self) != nil
     }
