@@ -42,27 +42,30 @@ struct BlobWriter {
 
     @inline(__always)
     mutating func appendFixed32(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     @inline(__always)
     mutating func appendFixed64(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
+    }
+
+    /// Appends raw bytes. Through a typed buffer: appending an `UnsafeRawBufferPointer`
+    /// itself copies byte by byte, a typed buffer is one `memcpy`.
+    @inline(__always)
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
+        raw.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
     }
 
     @inline(__always)
     mutating func appendLengthPrefixed(_ string: String) {
-        var string = string
-        string.withUTF8 { utf8 in
-            appendVarint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
-        }
+        UTF8Text.withBytes(of: string) { appendLengthPrefixed($0) }
     }
 
     @inline(__always)
     mutating func appendLengthPrefixed(_ raw: UnsafeRawBufferPointer) {
         appendVarint(UInt64(raw.count))
-        bytes.append(contentsOf: raw)
+        append(raw)
     }
 
     // MARK: Tagged values
@@ -114,7 +117,7 @@ struct BlobWriter {
 
     mutating func write(_ value: UUID) {
         tag(.uuid)
-        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.uuid) { append($0) }
     }
 
     mutating func write(_ value: URL) {

@@ -244,11 +244,6 @@ public struct StateDecoder: Sendable {
 
     @inline(__always)
     private static func offset(of key: String, in entries: BlobEntryIndex, _ scanner: BlobScanner) -> Int? {
-        let blob = UnsafeRawBufferPointer(scanner.bytes)
-        // Native and small strings lend their UTF-8 without a copy; others are copied once.
-        if let found = key.utf8.withContiguousStorageIfAvailable({ entries.value(of: UnsafeRawBufferPointer($0), in: blob) }) {
-            return found
-        }
-        return Array(key.utf8).withUnsafeBytes { entries.value(of: $0, in: blob) }
+        UTF8Text.withBytes(of: key) { entries.value(of: $0, in: UnsafeRawBufferPointer(scanner.bytes)) }
     }
 }

@@ -3,13 +3,6 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The keyed coder a restorable object writes its state into.
 ///
@@ -36,30 +29,22 @@ public final class StateEncoder {
     /// The longest key accepted, in UTF-8 bytes.
     public static let maximumKeyLength = 1024
 
+    /// One encoded key and its value, both in `values`: the key length-prefixed as the blob
+    /// has it, then the value, so that writing the blob copies each entry in one piece.
     private struct Entry {
-        var key: String
+        /// The entry's bytes in `values`: the key's length, the key, the value.
+        var bytes: Range<Int>
+        /// The key's own bytes in `values`.
+        var key: Range<Int>
         /// The key's first 8 bytes, big-endian and zero-padded: comparing two prefixes orders
-        /// most keys without looking at their bytes again.
+        /// most keys without looking at their bytes.
         var prefix: UInt64
-        var range: Range<Int>
 
-        init(key: String, range: Range<Int>) {
-            self.key = key
-            self.range = range
-            var key = key
-            self.prefix = key.withUTF8 { bytes in
-                var prefix: UInt64 = 0
-                for index in 0..<min(8, bytes.count) {
-                    prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index))
-                }
-                return prefix
-            }
-        }
-
-        /// Strictly before `other` in the blob's (memcmp) order.
-        func precedes(_ other: Entry) -> Bool {
+        /// Strictly before `other` in the blob's (memcmp) order; `values` holds both keys.
+        @inline(__always)
+        func precedes(_ other: Entry, in values: UnsafeRawBufferPointer) -> Bool {
             if prefix != other.prefix { return prefix < other.prefix }
-            return StateEncoder.precedes(key, other.key)
+            return BlobScanner.order(values, key.lowerBound, key.count, values, other.key.lowerBound, other.key.count) < 0
         }
     }
 
@@ -195,33 +180,27 @@ public final class StateEncoder {
     // MARK: Result
 
     /// The keys encoded so far, in the blob's order.
-    public var keys: [String] { withSortedEntries { order in order.map { entries[$0].key } } }
+    public var keys: [String] {
+        withSortedEntries { order, values in
+            order.map { String(decoding: UnsafeRawBufferPointer(rebasing: values[entries[$0].key]), as: UTF8.self) }
+        }
+    }
 
     /// The blob: format version, the entries sorted by key, and a CRC-32C.
     public func encodedBlob() throws(StateCodingError) -> [UInt8] {
-        let blob: [UInt8]? = withSortedEntries { order in
+        let entries = entries
+        let blob: [UInt8]? = withSortedEntries { order, values in
             // The exact size, so the blob is one allocation filled by direct copies.
             var size = 1 + Self.varintSize(order.count) + 4
-            for index in order {
-                let keyLength = entries[index].key.utf8.count
-                size += Self.varintSize(keyLength) + keyLength + entries[index].range.count
-            }
+            for index in order { size += entries[index].bytes.count }
             guard size <= DecodingLimits.default.maximumBlobSize else { return nil }
             return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
                 var offset = 0
                 buffer[offset] = BlobFormat.version
                 offset += 1
                 offset = Self.putVarint(UInt64(order.count), into: buffer, at: offset)
-                values.bytes.withUnsafeBufferPointer { values in
-                    for index in order {
-                        var key = entries[index].key
-                        key.withUTF8 { utf8 in
-                            offset = Self.putVarint(UInt64(utf8.count), into: buffer, at: offset)
-                            offset = Self.copy(UnsafeRawBufferPointer(utf8), into: buffer, at: offset)
-                        }
-                        let value = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(values)[entries[index].range])
-                        offset = Self.copy(value, into: buffer, at: offset)
-                    }
+                for index in order {
+                    offset = Self.copy(UnsafeRawBufferPointer(rebasing: values[entries[index].bytes]), into: buffer, at: offset)
                 }
                 let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<offset]))
                 for shift in stride(from: 0, to: 32, by: 8) {
@@ -281,80 +260,119 @@ public final class StateEncoder {
 
     /// The rule for the keys an object names: not empty, and not reserved.
     private func checkKey(_ key: String) throws(StateCodingError) {
-        guard !key.isEmpty else { throw .invalidKey("a key must not be empty") }
-        try Self.checkKeyLength(key)
-        // Bytes, not String.hasPrefix (which compares by Unicode canonical equivalence); most
-        // keys are told apart by their first byte.
-        if !allowsReservedKeys && key.utf8.first == UInt8(ascii: "r")
-            && key.utf8.starts(with: Self.reservedKeyPrefix.utf8)
-        {
-            throw .reservedKey(key)
+        let allowsReservedKeys = allowsReservedKeys
+        if let problem = UTF8Text.withBytes(of: key, { Self.keyProblem($0, allowsReservedKeys: allowsReservedKeys) }) {
+            throw problem.error(key)
+        }
+    }
+
+    /// What is wrong with a key an object names, if anything.
+    private enum KeyProblem {
+        case empty, tooLong, reserved
+
+        func error(_ key: String) -> StateCodingError {
+            switch self {
+            case .empty: .invalidKey("a key must not be empty")
+            case .tooLong: .invalidKey("a key must be at most \(maximumKeyLength) bytes of UTF-8")
+            case .reserved: .reservedKey(key)
+            }
         }
     }
 
     @inline(__always)
+    private static func keyProblem(_ key: UnsafeRawBufferPointer, allowsReservedKeys: Bool) -> KeyProblem? {
+        if key.isEmpty { return .empty }
+        if key.count > maximumKeyLength { return .tooLong }
+        // Bytes, not String.hasPrefix (which compares by Unicode canonical equivalence); most
+        // keys are told apart by their first byte.
+        if !allowsReservedKeys && key.count >= reservedKeyPrefixBytes.count && key[0] == UInt8(ascii: "r")
+            && reservedKeyPrefixBytes.withUnsafeBytes({ BlobScanner.order(key, 0, $0.count, $0, 0, $0.count) }) == 0
+        {
+            return .reserved
+        }
+        return nil
+    }
+
+    private static let reservedKeyPrefixBytes = Array(reservedKeyPrefix.utf8)
+
+    /// Checks the key, writes it and the value `write` writes to `values`, and records them.
+    @inline(__always)
     private func record(_ key: String, _ write: (inout BlobWriter) throws(StateCodingError) -> Void)
         throws(StateCodingError)
     {
-        try checkKey(key)
         let start = values.bytes.count
-        try write(&values)
-        entries.append(Entry(key: key, range: start..<values.bytes.count))
+        let allowsReservedKeys = allowsReservedKeys
+        let written: (key: Range<Int>, prefix: UInt64)? = UTF8Text.withBytes(of: key) { bytes in
+            guard Self.keyProblem(bytes, allowsReservedKeys: allowsReservedKeys) == nil else { return nil }
+            values.appendLengthPrefixed(bytes)
+            var prefix: UInt64 = 0
+            if bytes.count >= 8 {
+                prefix = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+            } else {
+                for index in 0..<bytes.count { prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index)) }
+            }
+            return (values.bytes.count - bytes.count..<values.bytes.count, prefix)
+        }
+        guard let written else {
+            try checkKey(key)  // throws the key's problem
+            return
+        }
+        do {
+            try write(&values)
+        } catch {
+            values.bytes.removeSubrange(start...)
+            throw error
+        }
+        entries.append(Entry(bytes: start..<values.bytes.count, key: written.key, prefix: written.prefix))
     }
 
-    /// Calls `body` with the indices of the entries in key order, the last of equal keys kept.
-    /// The indices live on the stack: no allocation for the usual few keys.
-    private func withSortedEntries<Result>(_ body: (UnsafeBufferPointer<Int>) -> Result) -> Result {
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: max(entries.count, 1)) { order in
-            var count = 0
-            for index in entries.indices {
-                // Insertion sort: stable, and linear when keys arrive in order.
-                var position = count
-                while position > 0 && entries[index].precedes(entries[order[position - 1]]) {
-                    order[position] = order[position - 1]
-                    position -= 1
+    /// Calls `body` with the indices of the entries in key order (the last of equal keys kept)
+    /// and the bytes of `values`. The indices live on the stack: no allocation for the usual
+    /// few keys.
+    private func withSortedEntries<Result>(_ body: (UnsafeBufferPointer<Int>, UnsafeRawBufferPointer) -> Result) -> Result {
+        let entries = entries
+        return values.bytes.withUnsafeBytes { values in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: max(entries.count, 1)) { order in
+                var count = 0
+                for index in entries.indices {
+                    // Insertion sort: stable, and linear when keys arrive in order.
+                    var position = count
+                    while position > 0 && entries[index].precedes(entries[order[position - 1]], in: values) {
+                        order[position] = order[position - 1]
+                        position -= 1
+                    }
+                    order[position] = index
+                    count += 1
                 }
-                order[position] = index
-                count += 1
-            }
-            // Equal keys are adjacent, in encoding order: keep the last of each run.
-            var unique = 0
-            for slot in 0..<count {
-                if unique > 0 && entries[order[unique - 1]].key == entries[order[slot]].key {
-                    order[unique - 1] = order[slot]
-                } else {
-                    order[unique] = order[slot]
-                    unique += 1
+                // Equal keys are adjacent, in encoding order: keep the last of each run (sorted,
+                // so the previous entry is equal unless it precedes this one).
+                var unique = 0
+                for slot in 0..<count {
+                    if unique > 0 && !entries[order[unique - 1]].precedes(entries[order[slot]], in: values) {
+                        order[unique - 1] = order[slot]
+                    } else {
+                        order[unique] = order[slot]
+                        unique += 1
+                    }
                 }
+                return body(UnsafeBufferPointer(rebasing: order[0..<unique]), values)
             }
-            return body(UnsafeBufferPointer(rebasing: order[0..<unique]))
         }
     }
 
     /// Whether `a` sorts strictly before `b` by their UTF-8 bytes (memcmp order).
     static func precedes(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let common = min(x.count, y.count)
-                if common > 0, let xBase = x.baseAddress, let yBase = y.baseAddress {
-                    let order = memcmp(xBase, yBase, common)
-                    if order != 0 { return order < 0 }
-                }
-                return x.count < y.count
-            }
+        UTF8Text.withBytes(of: a) { x in
+            UTF8Text.withBytes(of: b) { y in BlobScanner.order(x, 0, x.count, y, 0, y.count) < 0 }
         }
     }
 
     private func writeBody(into writer: inout BlobWriter) {
-        withSortedEntries { order in
+        let entries = entries
+        withSortedEntries { order, values in
             writer.appendVarint(UInt64(order.count))
-            values.bytes.withUnsafeBufferPointer { buffer in
-                for index in order {
-                    writer.appendLengthPrefixed(entries[index].key)
-                    writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[entries[index].range]))
-                }
+            for index in order {
+                writer.append(UnsafeRawBufferPointer(rebasing: values[entries[index].bytes]))
             }
         }
     }

@@ -37,4 +37,16 @@ enum UTF8Text {
         isASCII(UnsafeRawBufferPointer(bytes))
             ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
     }
+
+    /// Calls `body` with the UTF-8 bytes of `string`. Native and small strings lend their own
+    /// storage; `var copy = string; copy.withUTF8 { … }` would retain and release the string
+    /// around the call, which costs more than reading a short key. Other strings (bridged
+    /// ones) are copied once.
+    @inline(__always)
+    static func withBytes<Result>(of string: some StringProtocol, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        if let result = string.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        return Array(string.utf8).withUnsafeBytes(body)
+    }
 }
