@@ -306,7 +306,17 @@ struct CodingRoundTripTests {
         }
         #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: "") }
         #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: String(repeating: "k", count: 1025)) }
+        #expect(throws: StateCodingError.invalidKey("a key must be at most 1024 bytes of UTF-8")) {
+            try encoder.encode(1, forKey: "é" + String(repeating: "k", count: 1023))  // 1,025 bytes, 1,024 characters
+        }
+        // A value that fails part-way (a dictionary key too long) leaves nothing behind.
+        #expect(throws: StateCodingError.self) {
+            try encoder.encode(["a": 1, String(repeating: "k", count: 1025): 2], forKey: "dictionary")
+        }
         #expect(encoder.keys.isEmpty)
+        try encoder.encode(7, forKey: "kept")
+        let blob = try encoder.encodedBlob()
+        #expect(blob == sealed([0x01, 0x01, 0x04] + Array("kept".utf8) + [0x03, 0x0E]))
         let engine = StateEncoder.forEngine()
         try engine.encode(1, forKey: "restoration.children")
         #expect(engine.keys == ["restoration.children"])
