@@ -44,14 +44,11 @@ final class Statement {
     }
 
     func bind(_ value: String, at index: Int32) throws(DatabaseError) {
-        var value = value
-        let code = value.withUTF8 { utf8 in
-            utf8.withMemoryRebound(to: CChar.self) { text in
-                // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
-                sqlite3_bind_text64(
-                    handle, index, text.baseAddress ?? UnsafePointer(bitPattern: 1), UInt64(text.count),
-                    restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
-            }
+        let code = UTF8Text.withBytes(of: value) { utf8 in
+            // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
+            sqlite3_bind_text64(
+                handle, index, utf8.baseAddress?.assumingMemoryBound(to: CChar.self) ?? UnsafePointer(bitPattern: 1),
+                UInt64(utf8.count), restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
         }
         try check(code)
     }

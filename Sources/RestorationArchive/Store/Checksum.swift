@@ -30,8 +30,7 @@ struct Checksum {
     }
 
     mutating func combine(_ value: String) {
-        var value = value
-        value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) }
+        UTF8Text.withBytes(of: value) { combine(lengthPrefixed: $0) }
     }
 
     // An optional field is its presence (0 or 1) and then its value, so that `nil` and a
@@ -50,7 +49,7 @@ struct Checksum {
     /// The same as the `String?` it would be made into.
     mutating func combine(_ value: Substring?) {
         combine(word: value == nil ? 0 : 1)
-        if var value { value.withUTF8 { combine(lengthPrefixed: UnsafeRawBufferPointer($0)) } }
+        if let value { UTF8Text.withBytes(of: value) { combine(lengthPrefixed: $0) } }
     }
 
     mutating func combine(_ bytes: [UInt8]) {
