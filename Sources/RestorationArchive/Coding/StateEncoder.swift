@@ -267,7 +267,7 @@ public final class StateEncoder {
     }
 
     /// What is wrong with a key an object names, if anything.
-    private enum KeyProblem {
+    private enum KeyProblem: Error {
         case empty, tooLong, reserved
 
         func error(_ key: String) -> StateCodingError {
@@ -302,8 +302,8 @@ public final class StateEncoder {
     {
         let start = values.bytes.count
         let allowsReservedKeys = allowsReservedKeys
-        let written: (key: Range<Int>, prefix: UInt64)? = UTF8Text.withBytes(of: key) { bytes in
-            guard Self.keyProblem(bytes, allowsReservedKeys: allowsReservedKeys) == nil else { return nil }
+        let written = UTF8Text.withBytes(of: key) { bytes -> Result<(key: Range<Int>, prefix: UInt64), KeyProblem> in
+            if let problem = Self.keyProblem(bytes, allowsReservedKeys: allowsReservedKeys) { return .failure(problem) }
             values.appendLengthPrefixed(bytes)
             var prefix: UInt64 = 0
             if bytes.count >= 8 {
@@ -311,11 +311,12 @@ public final class StateEncoder {
             } else {
                 for index in 0..<bytes.count { prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index)) }
             }
-            return (values.bytes.count - bytes.count..<values.bytes.count, prefix)
+            return .success((values.bytes.count - bytes.count..<values.bytes.count, prefix))
         }
-        guard let written else {
-            try checkKey(key)  // throws the key's problem
-            return
+        let stored: (key: Range<Int>, prefix: UInt64)
+        switch written {
+        case .failure(let problem): throw problem.error(key)
+        case .success(let success): stored = success
         }
         do {
             try write(&values)
@@ -323,7 +324,7 @@ public final class StateEncoder {
             values.bytes.removeSubrange(start...)
             throw error
         }
-        entries.append(Entry(bytes: start..<values.bytes.count, key: written.key, prefix: written.prefix))
+        entries.append(Entry(bytes: start..<values.bytes.count, key: stored.key, prefix: stored.prefix))
     }
 
     /// Calls `body` with the indices of the entries in key order (the last of equal keys kept)
