@@ -42,7 +42,7 @@ final class RestorationProgress: Sendable {
     let archive: ArchiveName
     let generation: Generation
     let logger: Logger?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(store: ArchiveStore, archive: ArchiveName, generation: Generation, logger: Logger?) {
         self.store = store

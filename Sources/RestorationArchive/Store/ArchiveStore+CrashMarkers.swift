@@ -6,13 +6,12 @@ import Musl
 import Darwin
 #endif
 import Logging
-import Synchronization
 
 /// The archives whose restoration is in progress in this process, by store path and name: a
 /// marker with this process's id is a restoration still running only if it is listed here
 /// (otherwise it was left by an earlier process that had the same id, as in a container
 /// where the app is always process 1).
-private let restorationsInProgress = Mutex<Set<String>>([])
+private let restorationsInProgress = Locked<Set<String>>([])
 
 extension ArchiveStore {
     /// What a launch may restore, once the crash policy has dealt with what an earlier

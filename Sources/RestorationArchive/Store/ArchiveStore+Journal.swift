@@ -6,7 +6,6 @@ import Musl
 import Darwin
 #endif
 import Logging
-import Synchronization
 
 /// The lifecycle journal (R15): the app's lifecycle events and the store's own events
 /// (invalidations, discards), newest ``ArchiveStore/retainedJournalEntries`` kept.

@@ -1,6 +1,5 @@
 internal import CSQLite
 public import Logging
-import Synchronization
 
 /// A store of restoration archives: one SQLite file holding one archive per scene or
 /// window (``ArchiveName/main`` by default), each with its recent generations.
@@ -102,10 +101,10 @@ public final class ArchiveStore: Sendable {
     /// Seals and opens node states when the store has an encryption key.
     let seal: StateSeal?
     // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
-    private let connection: Mutex<Connection>
+    private let connection: Locked<Connection>
     /// The launch this store's lifecycle events belong to (the journal id of its first
     /// entry); `nil` until it records one. Changed only while the connection is held.
-    let currentLaunch = Mutex<Int64?>(nil)
+    let currentLaunch = Locked<Int64?>(nil)
 
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
     ///
@@ -154,7 +153,7 @@ public final class ArchiveStore: Sendable {
             if let seal { try Self.checkKey(seal, connection, writing: mode == .readWrite) }
             return connection
         }
-        self.connection = Mutex(opened)
+        self.connection = Locked(opened)
         logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
     }
 
