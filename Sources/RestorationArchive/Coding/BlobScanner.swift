@@ -33,23 +33,36 @@ struct BlobScanner {
         try checkDepth(depth, offset: offset)
         let count = try readCount(at: &offset, minimumElementSize: 2)
         if indexing { entries.reserve(count) }
-        var previousKey = 0
-        var previousLength = -1
+        var previous = KeyBytes()
         for _ in 0..<count {
-            let start = offset
-            let length = try readLength(at: &offset, limit: maximumKeyLength, name: "key length")
-            let key = offset
-            offset += length
-            if !isChecked && !isValidUTF8(key, length) { throw .invalidUTF8(offset: key) }
-            if previousLength >= 0 && order(previousKey, previousLength, key, length) >= 0 {
-                throw .malformed(reason: "container keys are not in strictly ascending order", offset: start)
-            }
-            previousKey = key
-            previousLength = length
-            if indexing { entries.append(BlobEntry(key: key, keyLength: length)) }
+            let key = try readKey(at: &offset, after: &previous)
+            if indexing { entries.append(BlobEntry(key: key.start, keyLength: key.length)) }
             try skipValue(at: &offset, depth: depth)
         }
         return count
+    }
+
+    /// Where a key's bytes are; as a container's previous key, `length` -1 for none yet.
+    /// Plain integers: an optional range costs the check pass measurably.
+    struct KeyBytes {
+        var start = 0
+        var length = -1
+    }
+
+    /// A container's next key, which must sort strictly after `previous` (one encoding per
+    /// container); `previous` becomes it.
+    @inline(__always)
+    private func readKey(at offset: inout Int, after previous: inout KeyBytes) throws(StateCodingError) -> KeyBytes {
+        let start = offset
+        let length = try readLength(at: &offset, limit: maximumKeyLength, name: "key length")
+        let key = offset
+        offset += length
+        if !isChecked && !isValidUTF8(key, length) { throw .invalidUTF8(offset: key) }
+        if previous.length >= 0 && order(previous.start, previous.length, key, length) >= 0 {
+            throw .malformed(reason: "container keys are not in strictly ascending order", offset: start)
+        }
+        previous = KeyBytes(start: key, length: length)
+        return previous
     }
 
     /// Skips a value, checking it completely (or, once checked, only its bounds). URLs,
@@ -137,15 +150,10 @@ struct BlobScanner {
         let count = try readCount(at: &offset, minimumElementSize: 2)
         var values: [String: StateValue] = [:]
         values.reserveCapacity(count)
-        var previous: Range<Int>? = nil
+        var previous = KeyBytes()
         for _ in 0..<count {
-            let start = offset
-            let key = try readStringRange(at: &offset, limit: maximumKeyLength, name: "key length")
-            if let previous, order(previous.lowerBound, previous.count, key.lowerBound, key.count) >= 0 {
-                throw .malformed(reason: "container keys are not in strictly ascending order", offset: start)
-            }
-            previous = key
-            values[string(key)] = try readValue(at: &offset, depth: depth)
+            let key = try readKey(at: &offset, after: &previous)
+            values[string(key.start..<key.start + key.length)] = try readValue(at: &offset, depth: depth)
         }
         return values
     }

@@ -253,9 +253,7 @@ public final class StateEncoder {
 
     /// The format's rule for every key, dictionaries' included: at most 1,024 bytes.
     static func checkKeyLength(_ key: String) throws(StateCodingError) {
-        guard key.utf8.count <= maximumKeyLength else {
-            throw .invalidKey("a key must be at most \(maximumKeyLength) bytes of UTF-8")
-        }
+        guard key.utf8.count <= maximumKeyLength else { throw KeyProblem.tooLong.error(key) }
     }
 
     /// The rule for the keys an object names: not empty, and not reserved.
