@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RestorationArchive
+import TestSupport
 
 /// Seed 002's model types, with nested enums and arrays.
 struct MenuItem: Codable, Hashable {
@@ -320,6 +321,47 @@ struct CodingRoundTripTests {
         let engine = StateEncoder.forEngine()
         try engine.encode(1, forKey: "restoration.children")
         #expect(engine.keys == ["restoration.children"])
+    }
+
+    @Test func theReservedPrefixIsComparedByItsBytes() throws {
+        let prefix = Array(StateEncoder.reservedKeyPrefix.utf8)
+        #expect(prefix.count == 12)
+        #expect(prefix.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } == StateEncoder.reservedKeyHead)
+        #expect(
+            prefix.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) }
+                == StateEncoder.reservedKeyTail)
+        for key in ["restoration.", "restoration.x", "restoration.état"] {
+            #expect(throws: StateCodingError.reservedKey(key)) { try StateEncoder().encode(1, forKey: key) }
+        }
+        let allowed = ["restoration", "restorationX", "restoration_x", "Restoration.x", "restoratioN.x", "xrestoration.", "é"]
+        let encoder = StateEncoder()
+        for key in allowed { try encoder.encode(1, forKey: key) }
+        #expect(Set(encoder.keys) == Set(allowed))
+    }
+
+    /// The coder keeps up to 8 entries inline and more in an array, and finds each entry's end
+    /// from where the next begins: keys in any order, repeated, of lengths whose prefix takes
+    /// one or two bytes, with a failed value among them, give the blob the tree gives.
+    @Test(arguments: [1, 8, 9, 30])
+    func shuffledRepeatedKeysGiveTheSameBlobAsTheTree(count: Int) throws {
+        var generator = SeededGenerator(seed: UInt64(count))
+        let keys = (0..<count).map { index in
+            String(repeating: "k", count: index % 4 == 0 ? 130 + index : 1 + index % 9) + "\(index)"
+        }
+        var expected: [String: StateValue] = [:]
+        let encoder = StateEncoder()
+        for round in 0..<2 {
+            for key in keys.shuffled(using: &generator) {
+                let value = "\(key.count)-\(round)"
+                try encoder.encode(value, forKey: key)
+                expected[key] = .string(value)
+                #expect(throws: StateCodingError.self) {
+                    try encoder.encode(["a": 1, String(repeating: "x", count: 1025): 2], forKey: key + "!")
+                }
+            }
+        }
+        #expect(try encoder.encodedBlob() == StateValue.encode(expected))
+        #expect(encoder.keys == keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 
     @Test func encodingIsDeterministicWhateverTheOrder() throws {

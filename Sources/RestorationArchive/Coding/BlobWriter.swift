@@ -4,57 +4,127 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Appends values in the blob format.
-struct BlobWriter {
-    var bytes: [UInt8] = []
+/// Appends values in the blob format, into memory it owns.
+///
+/// The bytes live in one allocation that grows by doubling. Every append checks the room it
+/// needs once and then stores directly: an `[UInt8]` would check its uniqueness and capacity
+/// on every byte of a varint and call a generic `append(contentsOf:)` for every key.
+/// Non-copyable, so its memory has exactly one owner, freed when the writer goes.
+struct BlobWriter: ~Copyable {
+    private var base: UnsafeMutableRawPointer
+    private var capacity: Int
+    /// The number of bytes written.
+    private(set) var count = 0
 
-    init(capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+    init(capacity: Int = 512) {
+        self.capacity = Swift.max(capacity, 16)
+        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 1)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    /// Lends the bytes written so far.
+    @inline(__always)
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// Forgets every byte written after the first `count` (a value that failed part-way).
+    mutating func truncate(to count: Int) {
+        precondition(count >= 0 && count <= self.count, "truncating past the written bytes")
+        self.count = count
+    }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if capacity - count < extra { grow(toFit: extra) }
+    }
+
+    @inline(never)
+    private mutating func grow(toFit extra: Int) {
+        var newCapacity = capacity
+        while newCapacity - count < extra { newCapacity *= 2 }
+        let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 1)
+        newBase.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
     }
 
     // MARK: Blob frame
 
     mutating func startBlob() {
-        bytes.append(BlobFormat.version)
+        append(byte: BlobFormat.version)
     }
 
     /// Appends the CRC-32C of everything written, and returns the blob.
-    mutating func finishBlob() throws(StateCodingError) -> [UInt8] {
-        guard bytes.count + 4 <= DecodingLimits.default.maximumBlobSize else {
+    consuming func finishBlob() throws(StateCodingError) -> [UInt8] {
+        guard count + 4 <= DecodingLimits.default.maximumBlobSize else {
             throw .unencodable(key: "", reason: "the blob would exceed \(DecodingLimits.default.maximumBlobSize) bytes")
         }
-        let crc = CRC32C.checksum(bytes, count: bytes.count)
-        appendFixed32(crc)
-        return bytes
+        appendFixed32(CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: count)))
+        return withUnsafeBytes { Array($0) }
     }
 
     // MARK: Primitives
 
     @inline(__always)
-    mutating func appendVarint(_ value: UInt64) {
-        var value = value
+    mutating func append(byte: UInt8) {
+        reserve(1)
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    /// How many bytes `value` takes as a varint.
+    @inline(__always)
+    static func varintSize(_ value: Int) -> Int {
+        var value = UInt64(value)
+        var size = 1
         while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
+            size += 1
         }
-        bytes.append(UInt8(value))
+        return size
+    }
+
+    @inline(__always)
+    mutating func appendVarint(_ value: UInt64) {
+        reserve(10)
+        var value = value
+        var offset = count
+        while value >= 0x80 {
+            base.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: offset, as: UInt8.self)
+            value >>= 7
+            offset += 1
+        }
+        base.storeBytes(of: UInt8(value), toByteOffset: offset, as: UInt8.self)
+        count = offset + 1
     }
 
     @inline(__always)
     mutating func appendFixed32(_ value: UInt32) {
-        withUnsafeBytes(of: value.littleEndian) { append($0) }
+        reserve(4)
+        base.storeBytes(of: value.littleEndian, toByteOffset: count, as: UInt32.self)
+        count += 4
     }
 
     @inline(__always)
     mutating func appendFixed64(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { append($0) }
+        reserve(8)
+        base.storeBytes(of: value.littleEndian, toByteOffset: count, as: UInt64.self)
+        count += 8
     }
 
-    /// Appends raw bytes. Through a typed buffer: appending an `UnsafeRawBufferPointer`
-    /// itself copies byte by byte, a typed buffer is one `memcpy`.
+    /// Appends raw bytes.
     @inline(__always)
     mutating func append(_ raw: UnsafeRawBufferPointer) {
-        raw.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        guard let source = raw.baseAddress, raw.count > 0 else { return }
+        reserve(raw.count)
+        (base + count).copyMemory(from: source, byteCount: raw.count)
+        count += raw.count
     }
 
     @inline(__always)
@@ -70,7 +140,7 @@ struct BlobWriter {
 
     // MARK: Tagged values
 
-    @inline(__always) mutating func tag(_ tag: BlobFormat.Tag) { bytes.append(tag.rawValue) }
+    @inline(__always) mutating func tag(_ tag: BlobFormat.Tag) { append(byte: tag.rawValue) }
 
     mutating func writeNull() { tag(.null) }
     mutating func write(_ value: Bool) { tag(value ? .true : .false) }
@@ -117,7 +187,7 @@ struct BlobWriter {
 
     mutating func write(_ value: UUID) {
         tag(.uuid)
-        withUnsafeBytes(of: value.uuid) { append($0) }
+        Swift.withUnsafeBytes(of: value.uuid) { append($0) }
     }
 
     mutating func write(_ value: URL) {

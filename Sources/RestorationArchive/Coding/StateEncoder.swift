@@ -29,29 +29,43 @@ public final class StateEncoder {
     /// The longest key accepted, in UTF-8 bytes.
     public static let maximumKeyLength = 1024
 
-    /// One encoded key and its value, both in `values`: the key length-prefixed as the blob
-    /// has it, then the value, so that writing the blob copies each entry in one piece.
-    private struct Entry {
-        /// The entry's bytes in `values`: the key's length, the key, the value.
-        var bytes: Range<Int>
-        /// The key's own bytes in `values`.
-        var key: Range<Int>
+    /// An entry in the blob's order, while sorting: its bytes in `values` (the key's length,
+    /// the key, the value), its key, and the key's first 8 bytes as a number.
+    private struct SortedEntry {
         /// The key's first 8 bytes, big-endian and zero-padded: comparing two prefixes orders
         /// most keys without looking at their bytes.
         var prefix: UInt64
+        var key: BlobEntry
+        var bytes: Range<Int>
+
+        init(key: BlobEntry, bytes: Range<Int>, in values: UnsafeRawBufferPointer) {
+            self.key = key
+            self.bytes = bytes
+            if key.keyLength >= 8 {
+                prefix = UInt64(bigEndian: values.loadUnaligned(fromByteOffset: key.key, as: UInt64.self))
+            } else {
+                prefix = 0
+                for index in 0..<key.keyLength {
+                    prefix |= UInt64(values[key.key + index]) << (56 - 8 * UInt64(index))
+                }
+            }
+        }
 
         /// Strictly before `other` in the blob's (memcmp) order; `values` holds both keys.
         @inline(__always)
-        func precedes(_ other: Entry, in values: UnsafeRawBufferPointer) -> Bool {
+        func precedes(_ other: SortedEntry, in values: UnsafeRawBufferPointer) -> Bool {
             if prefix != other.prefix { return prefix < other.prefix }
-            return BlobScanner.order(values, key.lowerBound, key.count, values, other.key.lowerBound, other.key.count) < 0
+            return BlobScanner.order(values, key.key, key.keyLength, values, other.key.key, other.key.keyLength) < 0
         }
     }
 
     // Only this object's own methods touch these, one call at a time (the class is not
     // Sendable), so the dynamic exclusivity checks Swift would run on every access are skipped.
+    /// Every entry in encoding order, each its key's length, its key and its value. An
+    /// entry ends where the next one starts: a value that fails part-way is taken back whole.
     @exclusivity(unchecked) private var values = BlobWriter()
-    @exclusivity(unchecked) private var entries: [Entry] = []
+    /// Where each entry's key is in `values`, in encoding order.
+    @exclusivity(unchecked) private var entries = BlobEntryIndex()
     private let depth: Int
     private let allowsReservedKeys: Bool
 
@@ -63,7 +77,6 @@ public final class StateEncoder {
     init(depth: Int, allowsReservedKeys: Bool) {
         self.depth = depth
         self.allowsReservedKeys = allowsReservedKeys
-        entries.reserveCapacity(8)
     }
 
     /// An encoder for the restoration engine itself, which may write reserved keys.
@@ -181,26 +194,25 @@ public final class StateEncoder {
 
     /// The keys encoded so far, in the blob's order.
     public var keys: [String] {
-        withSortedEntries { order, values in
-            order.map { String(decoding: UnsafeRawBufferPointer(rebasing: values[entries[$0].key]), as: UTF8.self) }
+        withSortedEntries { sorted, values in
+            sorted.map { String(decoding: UnsafeRawBufferPointer(rebasing: values[$0.key.keyRange]), as: UTF8.self) }
         }
     }
 
     /// The blob: format version, the entries sorted by key, and a CRC-32C.
     public func encodedBlob() throws(StateCodingError) -> [UInt8] {
-        let entries = entries
-        let blob: [UInt8]? = withSortedEntries { order, values in
+        let blob: [UInt8]? = withSortedEntries { sorted, values in
             // The exact size, so the blob is one allocation filled by direct copies.
-            var size = 1 + Self.varintSize(order.count) + 4
-            for index in order { size += entries[index].bytes.count }
+            var size = 1 + BlobWriter.varintSize(sorted.count) + 4
+            for entry in sorted { size += entry.bytes.count }
             guard size <= DecodingLimits.default.maximumBlobSize else { return nil }
             return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
                 var offset = 0
                 buffer[offset] = BlobFormat.version
                 offset += 1
-                offset = Self.putVarint(UInt64(order.count), into: buffer, at: offset)
-                for index in order {
-                    offset = Self.copy(UnsafeRawBufferPointer(rebasing: values[entries[index].bytes]), into: buffer, at: offset)
+                offset = Self.putVarint(UInt64(sorted.count), into: buffer, at: offset)
+                for entry in sorted {
+                    offset = Self.copy(UnsafeRawBufferPointer(rebasing: values[entry.bytes]), into: buffer, at: offset)
                 }
                 let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<offset]))
                 for shift in stride(from: 0, to: 32, by: 8) {
@@ -214,16 +226,6 @@ public final class StateEncoder {
             throw .unencodable(key: "", reason: "the blob would exceed \(DecodingLimits.default.maximumBlobSize) bytes")
         }
         return blob
-    }
-
-    private static func varintSize(_ value: Int) -> Int {
-        var value = UInt64(value)
-        var size = 1
-        while value >= 0x80 {
-            value >>= 7
-            size += 1
-        }
-        return size
     }
 
     private static func putVarint(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
@@ -281,80 +283,85 @@ public final class StateEncoder {
     private static func keyProblem(_ key: UnsafeRawBufferPointer, allowsReservedKeys: Bool) -> KeyProblem? {
         if key.isEmpty { return .empty }
         if key.count > maximumKeyLength { return .tooLong }
-        // Bytes, not String.hasPrefix (which compares by Unicode canonical equivalence); most
-        // keys are told apart by their first byte.
-        if !allowsReservedKeys && key.count >= reservedKeyPrefixBytes.count && key[0] == UInt8(ascii: "r")
-            && reservedKeyPrefixBytes.withUnsafeBytes({ BlobScanner.order(key, 0, $0.count, $0, 0, $0.count) }) == 0
+        // Bytes, not String.hasPrefix (which compares by Unicode canonical equivalence): the
+        // prefix's 12 bytes as two words.
+        if !allowsReservedKeys && key.count >= 12
+            && UInt64(littleEndian: key.loadUnaligned(as: UInt64.self)) == reservedKeyHead
+            && UInt32(littleEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) == reservedKeyTail
         {
             return .reserved
         }
         return nil
     }
 
-    private static let reservedKeyPrefixBytes = Array(reservedKeyPrefix.utf8)
+    /// ``reservedKeyPrefix``, "restoration.", as its first 8 bytes and its last 4, each read
+    /// little-endian ("restorat" and "ion."; a test pins them to the string).
+    static let reservedKeyHead: UInt64 = 0x7461_726f_7473_6572
+    static let reservedKeyTail: UInt32 = 0x2e6e_6f69
 
     /// Checks the key, writes it and the value `write` writes to `values`, and records them.
     @inline(__always)
     private func record(_ key: String, _ write: (inout BlobWriter) throws(StateCodingError) -> Void)
         throws(StateCodingError)
     {
-        let start = values.bytes.count
+        let start = values.count
         let allowsReservedKeys = allowsReservedKeys
-        let written = UTF8Text.withBytes(of: key) { bytes -> Result<(key: Range<Int>, prefix: UInt64), KeyProblem> in
+        let written = UTF8Text.withBytes(of: key) { bytes -> Result<BlobEntry, KeyProblem> in
             if let problem = Self.keyProblem(bytes, allowsReservedKeys: allowsReservedKeys) { return .failure(problem) }
             values.appendLengthPrefixed(bytes)
-            var prefix: UInt64 = 0
-            if bytes.count >= 8 {
-                prefix = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
-            } else {
-                for index in 0..<bytes.count { prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index)) }
-            }
-            return .success((values.bytes.count - bytes.count..<values.bytes.count, prefix))
+            return .success(BlobEntry(key: values.count - bytes.count, keyLength: bytes.count))
         }
-        let stored: (key: Range<Int>, prefix: UInt64)
+        let entry: BlobEntry
         switch written {
         case .failure(let problem): throw problem.error(key)
-        case .success(let success): stored = success
+        case .success(let success): entry = success
         }
         do {
             try write(&values)
         } catch {
-            values.bytes.removeSubrange(start...)
+            values.truncate(to: start)
             throw error
         }
-        entries.append(Entry(bytes: start..<values.bytes.count, key: stored.key, prefix: stored.prefix))
+        entries.append(entry)
     }
 
-    /// Calls `body` with the indices of the entries in key order (the last of equal keys kept)
-    /// and the bytes of `values`. The indices live on the stack: no allocation for the usual
-    /// few keys.
-    private func withSortedEntries<Result>(_ body: (UnsafeBufferPointer<Int>, UnsafeRawBufferPointer) -> Result) -> Result {
+    /// Calls `body` with the entries in key order (the last of equal keys kept) and the bytes
+    /// of `values`. The sorted entries live on the stack: no allocation for the usual few keys.
+    private func withSortedEntries<Result>(
+        _ body: (UnsafeBufferPointer<SortedEntry>, UnsafeRawBufferPointer) -> Result
+    ) -> Result {
         let entries = entries
-        return values.bytes.withUnsafeBytes { values in
-            withUnsafeTemporaryAllocation(of: Int.self, capacity: max(entries.count, 1)) { order in
+        return values.withUnsafeBytes { values in
+            withUnsafeTemporaryAllocation(of: SortedEntry.self, capacity: max(entries.count, 1)) { sorted in
+                // An entry's bytes start at its key's length and end where the next one starts.
+                func start(_ index: Int) -> Int {
+                    guard index < entries.count else { return values.count }
+                    return entries[index].key - BlobWriter.varintSize(entries[index].keyLength)
+                }
                 var count = 0
-                for index in entries.indices {
+                for index in 0..<entries.count {
+                    let entry = SortedEntry(key: entries[index], bytes: start(index)..<start(index + 1), in: values)
                     // Insertion sort: stable, and linear when keys arrive in order.
                     var position = count
-                    while position > 0 && entries[index].precedes(entries[order[position - 1]], in: values) {
-                        order[position] = order[position - 1]
+                    while position > 0 && entry.precedes(sorted[position - 1], in: values) {
+                        sorted[position] = sorted[position - 1]
                         position -= 1
                     }
-                    order[position] = index
+                    sorted[position] = entry  // SortedEntry is trivial: no deinitialization needed
                     count += 1
                 }
                 // Equal keys are adjacent, in encoding order: keep the last of each run (sorted,
                 // so the previous entry is equal unless it precedes this one).
                 var unique = 0
                 for slot in 0..<count {
-                    if unique > 0 && !entries[order[unique - 1]].precedes(entries[order[slot]], in: values) {
-                        order[unique - 1] = order[slot]
+                    if unique > 0 && !sorted[unique - 1].precedes(sorted[slot], in: values) {
+                        sorted[unique - 1] = sorted[slot]
                     } else {
-                        order[unique] = order[slot]
+                        sorted[unique] = sorted[slot]
                         unique += 1
                     }
                 }
-                return body(UnsafeBufferPointer(rebasing: order[0..<unique]), values)
+                return body(UnsafeBufferPointer(rebasing: sorted[0..<unique]), values)
             }
         }
     }
@@ -367,11 +374,10 @@ public final class StateEncoder {
     }
 
     private func writeBody(into writer: inout BlobWriter) {
-        let entries = entries
-        withSortedEntries { order, values in
-            writer.appendVarint(UInt64(order.count))
-            for index in order {
-                writer.append(UnsafeRawBufferPointer(rebasing: values[entries[index].bytes]))
+        withSortedEntries { sorted, values in
+            writer.appendVarint(UInt64(sorted.count))
+            for entry in sorted {
+                writer.append(UnsafeRawBufferPointer(rebasing: values[entry.bytes]))
             }
         }
     }
