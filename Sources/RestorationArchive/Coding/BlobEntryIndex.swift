@@ -39,11 +39,11 @@ struct BlobEntryIndex: Sendable {
     mutating func append(_ entry: BlobEntry) {
         if isInline && count == Self.inlineCapacity { spill(capacity: count + 1) }
         if isInline {
-            withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: entry, toByteOffset: count * 8, as: BlobEntry.self) }
+            withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: entry, toByteOffset: count &* 8, as: BlobEntry.self) }
         } else {
             overflow.append(entry)
         }
-        count += 1
+        count &+= 1
     }
 
     /// Moves the entries to the array.
@@ -57,7 +57,7 @@ struct BlobEntryIndex: Sendable {
     subscript(index: Int) -> BlobEntry {
         precondition(index >= 0 && index < count)
         guard isInline else { return overflow[index] }
-        return withUnsafeBytes(of: inline) { $0.load(fromByteOffset: index * 8, as: BlobEntry.self) }
+        return withUnsafeBytes(of: inline) { $0.load(fromByteOffset: index &* 8, as: BlobEntry.self) }
     }
 
     /// The entries in order.
@@ -71,7 +71,7 @@ struct BlobEntryIndex: Sendable {
         return withUnsafeBytes(of: inline) { inline -> Int? in
             // Few keys: compare lengths first, then bytes.
             for index in 0..<count {
-                let entry = inline.load(fromByteOffset: index * 8, as: BlobEntry.self)
+                let entry = inline.load(fromByteOffset: index &* 8, as: BlobEntry.self)
                 if entry.keyLength == wanted.count
                     && BlobScanner.order(blob, entry.key, entry.keyLength, wanted, 0, wanted.count) == 0
                 {

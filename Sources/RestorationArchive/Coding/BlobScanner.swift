@@ -10,6 +10,9 @@ import Foundation
 /// Every read checks its bounds against ``end`` (and lengths and counts against the limits)
 /// before it touches or allocates anything, so nothing here can trap on any input. The buffer's
 /// subscript is unchecked in release builds: these explicit checks are the ones that count.
+/// Offsets advance with `&+=` only after such a check has shown the result is at most
+/// ``end`` (and measure the room left with `end &- offset`, never negative): the overflow
+/// checks of plain `+=` and `-` could never fire.
 struct BlobScanner {
     /// The whole blob, frame included.
     let bytes: UnsafeBufferPointer<UInt8>
@@ -56,7 +59,7 @@ struct BlobScanner {
         let start = offset
         let length = try readLength(at: &offset, limit: maximumKeyLength, name: "key length")
         let key = offset
-        offset += length
+        offset &+= length
         if !isChecked && !isValidUTF8(key, length) { throw .invalidUTF8(offset: key) }
         if previous.length >= 0 && order(previous.start, previous.length, key, length) >= 0 {
             throw .malformed(reason: "container keys are not in strictly ascending order", offset: start)
@@ -78,7 +81,7 @@ struct BlobScanner {
         case .double, .date: try skip(8, at: &offset)
         case .uuid: try skip(16, at: &offset)
         case .string: _ = try readStringRange(at: &offset)
-        case .bytes: offset += try readLength(at: &offset, limit: limits.maximumBytesLength, name: "bytes length")
+        case .bytes: offset &+= try readLength(at: &offset, limit: limits.maximumBytesLength, name: "bytes length")
         case .url, .reference, .array, .map: try skipComposite(tag, at: &offset, start: start, depth: depth)
         }
     }
@@ -165,7 +168,7 @@ struct BlobScanner {
         guard offset < end else { throw .truncated(offset: offset) }
         let byte = bytes[offset]
         guard let tag = BlobFormat.Tag(byte) else { throw .invalidTag(byte, offset: offset) }
-        offset += 1
+        offset &+= 1
         return tag
     }
 
@@ -175,7 +178,7 @@ struct BlobScanner {
         guard offset < end else { throw .truncated(offset: offset) }
         let first = bytes[offset]
         guard first >= 0x80 else {
-            offset += 1
+            offset &+= 1
             return UInt64(first)
         }
         return try readLongVarint(at: &offset)
@@ -190,7 +193,7 @@ struct BlobScanner {
         for shift in stride(from: UInt64(7), through: 63, by: 7) {
             guard index < end else { throw .truncated(offset: index) }
             let byte = bytes[index]
-            index += 1
+            index &+= 1
             if shift == 63 && byte > 1 { break }
             result |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 {
@@ -208,9 +211,9 @@ struct BlobScanner {
         throws(StateCodingError) -> Value
     {
         let size = MemoryLayout<Value>.size
-        guard size <= end - offset else { throw .truncated(offset: offset) }
+        guard size <= end &- offset else { throw .truncated(offset: offset) }
         let value = UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset, as: Value.self)
-        offset += size
+        offset &+= size
         return Value(littleEndian: value)
     }
 
@@ -223,13 +226,13 @@ struct BlobScanner {
     @inline(__always)
     func readBytes(at offset: inout Int) throws(StateCodingError) -> [UInt8] {
         let length = try readLength(at: &offset, limit: limits.maximumBytesLength, name: "bytes length")
-        defer { offset += length }
+        defer { offset &+= length }
         return Array(UnsafeBufferPointer(rebasing: bytes[offset..<offset + length]))
     }
 
     func readUUID(at offset: inout Int) throws(StateCodingError) -> UUID {
-        guard 16 <= end - offset else { throw .truncated(offset: offset) }
-        defer { offset += 16 }
+        guard 16 <= end &- offset else { throw .truncated(offset: offset) }
+        defer { offset &+= 16 }
         let b = bytes
         let s = offset
         return UUID(
@@ -266,7 +269,7 @@ struct BlobScanner {
     {
         let length = try readLength(at: &offset, limit: limit ?? limits.maximumStringLength, name: name)
         let start = offset
-        offset += length
+        offset &+= length
         guard isChecked || isValidUTF8(start, length) else { throw .invalidUTF8(offset: start) }
         return start..<offset
     }
@@ -277,7 +280,7 @@ struct BlobScanner {
         let start = offset
         let length = try readVarint(at: &offset)
         guard length <= UInt64(limit) else { throw .limitExceeded(limit: "\(name) (\(limit))", offset: start) }
-        guard length <= UInt64(end - offset) else { throw .truncated(offset: start) }
+        guard length <= UInt64(end &- offset) else { throw .truncated(offset: start) }
         return Int(length)
     }
 
@@ -289,14 +292,14 @@ struct BlobScanner {
         guard count <= UInt64(limits.maximumElementCount) else {
             throw .limitExceeded(limit: "element count (\(limits.maximumElementCount))", offset: start)
         }
-        guard count <= UInt64((end - offset) / minimumElementSize) else { throw .truncated(offset: start) }
+        guard count <= UInt64((end &- offset) / minimumElementSize) else { throw .truncated(offset: start) }
         return Int(count)
     }
 
     @inline(__always)
     func skip(_ count: Int, at offset: inout Int) throws(StateCodingError) {
-        guard count <= end - offset else { throw .truncated(offset: offset) }
-        offset += count
+        guard count <= end &- offset else { throw .truncated(offset: offset) }
+        offset &+= count
     }
 
     @inline(__always)
@@ -332,27 +335,28 @@ struct BlobScanner {
     static func order(
         _ x: UnsafeRawBufferPointer, _ a: Int, _ aLength: Int, _ y: UnsafeRawBufferPointer, _ b: Int, _ bLength: Int
     ) -> Int {
+        // The callers pass ranges inside their buffers, so these offsets cannot overflow.
         let common = min(aLength, bLength)
         if common >= 8 {
             var index = 0
             while true {
-                let p = UInt64(bigEndian: x.loadUnaligned(fromByteOffset: a + index, as: UInt64.self))
-                let q = UInt64(bigEndian: y.loadUnaligned(fromByteOffset: b + index, as: UInt64.self))
+                let p = UInt64(bigEndian: x.loadUnaligned(fromByteOffset: a &+ index, as: UInt64.self))
+                let q = UInt64(bigEndian: y.loadUnaligned(fromByteOffset: b &+ index, as: UInt64.self))
                 if p != q { return p < q ? -1 : 1 }
-                if index == common - 8 { break }
-                index = min(index + 8, common - 8)
+                if index == common &- 8 { break }
+                index = min(index &+ 8, common &- 8)
             }
         } else if common >= 4 {
-            let last = common - 4
+            let last = common &- 4
             let p = UInt64(UInt32(bigEndian: x.loadUnaligned(fromByteOffset: a, as: UInt32.self))) << 32
-                | UInt64(UInt32(bigEndian: x.loadUnaligned(fromByteOffset: a + last, as: UInt32.self)))
+                | UInt64(UInt32(bigEndian: x.loadUnaligned(fromByteOffset: a &+ last, as: UInt32.self)))
             let q = UInt64(UInt32(bigEndian: y.loadUnaligned(fromByteOffset: b, as: UInt32.self))) << 32
-                | UInt64(UInt32(bigEndian: y.loadUnaligned(fromByteOffset: b + last, as: UInt32.self)))
+                | UInt64(UInt32(bigEndian: y.loadUnaligned(fromByteOffset: b &+ last, as: UInt32.self)))
             if p != q { return p < q ? -1 : 1 }
         } else {
             for index in 0..<common {
-                let p = x[a + index]
-                let q = y[b + index]
+                let p = x[a &+ index]
+                let q = y[b &+ index]
                 if p != q { return p < q ? -1 : 1 }
             }
         }

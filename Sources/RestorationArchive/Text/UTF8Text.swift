@@ -11,9 +11,9 @@ enum UTF8Text {
         if count >= 8 {
             var bits: UInt64 = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
             var index = 0
-            while count - index > 8 {
+            while count &- index > 8 {  // index < count: no overflow
                 bits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                index += 8
+                index &+= 8
             }
             return bits & 0x8080_8080_8080_8080 == 0
         }
