@@ -73,7 +73,12 @@ func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]
     if let only = options.only, only != operation { return [] }
     var samples = Array(repeating: [UInt64](), count: cases.count)
     for repetition in 0...repetitions(n) {
-        for (index, (_, run)) in cases.enumerated() {
+        // Each repetition starts one implementation later, so that each runs equally often
+        // first (after the previous repetition's slowest peer has evicted the caches) and
+        // after each other one (whose shared code, malloc and String, it then finds warm).
+        for step in cases.indices {
+            let index = (repetition + step) % cases.count
+            let run = cases[index].1
             let start = now()
             try run()
             let elapsed = now() - start
