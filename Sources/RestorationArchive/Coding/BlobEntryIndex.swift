@@ -18,7 +18,11 @@ struct BlobEntry {
     var keyRange: Range<Int> { key..<key + keyLength }
 }
 
-/// The entries of one container, in the blob's (ascending key) order.
+/// The entries of one container, in the order they were appended.
+///
+/// The decoder appends them in the blob's order (ascending keys), which ``value(of:in:)``
+/// relies on: it binary-searches the entries that spilled to the array. The encoder appends
+/// them in encoding order and sorts them itself; it never looks a key up here.
 ///
 /// Up to ``inlineCapacity`` entries are kept inline: an object's state is usually a handful of
 /// keys, and allocating an array for them would cost more than all of its lookups.

@@ -16,9 +16,10 @@ struct BlobWriter: ~Copyable {
     /// The number of bytes written.
     private(set) var count = 0
 
-    init(capacity: Int = 512) {
-        self.capacity = Swift.max(capacity, 16)
-        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 1)
+    /// An empty writer with room for a typical state (an 8-value state is about 280 bytes).
+    init() {
+        capacity = 512
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
     }
 
     deinit {

@@ -59,10 +59,12 @@ public final class StateEncoder {
         }
     }
 
-    // Only this object's own methods touch these, one call at a time (the class is not
-    // Sendable), so the dynamic exclusivity checks Swift would run on every access are skipped.
     /// Every entry in encoding order, each its key's length, its key and its value. An
     /// entry ends where the next one starts: a value that fails part-way is taken back whole.
+    ///
+    /// Only this object's own methods touch `values` and `entries`, one call at a time (the
+    /// class is not Sendable), so the dynamic exclusivity checks Swift would run on every
+    /// access are skipped.
     @exclusivity(unchecked) private var values = BlobWriter()
     /// Where each entry's key is in `values`, in encoding order.
     @exclusivity(unchecked) private var entries = BlobEntryIndex()
