@@ -214,6 +214,29 @@ struct StoreSavingTests {
         }
     }
 
+    /// Pruning finds retired rows by their key as stored: a path that damage turned into
+    /// invalid UTF-8 is still deleted, and the save goes through.
+    @Test func aRetiredRowWithADamagedPathIsStillPruned() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let nodes = try SampleArchives.tree(count: 5)
+            var base = try store.save(nodes, header: header).generation
+            var node = nodes[3]
+            node.state = [1]
+            base = try store.saveChanges([node], basedOn: base, header: header).generation
+            // Generation 2 retired the old row of nodes[3]; give it a path of invalid UTF-8.
+            try tamper(with: path, "UPDATE node SET path = CAST(x'41FF' AS TEXT) WHERE died IS NOT NULL")
+            let damaged = "SELECT count(*) FROM node WHERE path = CAST(x'41FF' AS TEXT)"
+            #expect(try store.withConnection { try $0.pragmaInteger(damaged) } == 1)
+
+            node.state = [2]
+            let result = try store.saveChanges([node], basedOn: base, header: header)
+            #expect(result.prunedGenerations == [1])
+            #expect(try store.withConnection { try $0.pragmaInteger(damaged) } == 0)
+            #expect(try store.snapshot()?.nodes.first { $0.path == node.path }?.state == [2])
+        }
+    }
+
     @Test func archivesAreIndependent() throws {
         try withTemporaryStore { store in
             let left = try ArchiveName("scene-left")

@@ -71,6 +71,17 @@ final class Statement {
         try check(code)
     }
 
+    /// Binds text exactly as ``textBytes(_:)`` read it, unvalidated: a key handed back to
+    /// SQLite finds its row even when damage left the text invalid.
+    func bind(textBytes: [UInt8], at index: Int32) throws(DatabaseError) {
+        let code = textBytes.withUnsafeBytes { raw in
+            sqlite3_bind_text64(
+                handle, index, raw.baseAddress?.assumingMemoryBound(to: CChar.self) ?? UnsafePointer(bitPattern: 1),
+                UInt64(raw.count), restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
+        }
+        try check(code)
+    }
+
     func bindNull(at index: Int32) throws(DatabaseError) {
         try check(sqlite3_bind_null(handle, index))
     }
@@ -135,6 +146,17 @@ final class Statement {
 
     func optionalString(_ column: Int32) throws(ColumnError) -> String? {
         isNull(column) ? nil : try string(column)
+    }
+
+    /// A text column's bytes as stored, not validated: for keys that go back to SQLite
+    /// (``bind(textBytes:at:)``), never for values shown or decoded.
+    func textBytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else {
+            throw ColumnError.unexpectedType(column: columnName(column), expected: "text")
+        }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_text(handle, column) else { return [] }
+        return [UInt8](UnsafeBufferPointer(start: pointer, count: count))
     }
 
     /// A blob column, copied out.

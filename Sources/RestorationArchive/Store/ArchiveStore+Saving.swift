@@ -118,20 +118,36 @@ extension ArchiveStore {
                 retireSubtree.reset()
             }
 
+            // Read, then retire by primary key: `UPDATE … RETURNING` would build a temporary
+            // table for its one row, which cost more than the second statement.
+            let current = try connection.statement(
+                "SELECT born, checksum, \(ArchiveRows.plainLength) FROM node WHERE archive_id = ? AND path = ? AND died IS NULL")
             let retireOne = try connection.statement(
-                "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND died IS NULL RETURNING checksum, \(ArchiveRows.plainLength)")
+                "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND born = ?")
             let parentExists = try connection.statement(
                 "SELECT 1 FROM node WHERE archive_id = ? AND path = ? AND died IS NULL")
             for node in changed {
-                try retireOne.bind(generation.rawValue, at: 1)
-                try retireOne.bind(row.id, at: 2)
-                try retireOne.bind(node.path.description, at: 3)
-                if try retireOne.step() {
-                    digest &-= try retireOne.int64(0)
-                    totalBytes -= try retireOne.int64(1)
-                    nodeCount -= 1
+                let path = node.path.description
+                var born: Int64?
+                do {
+                    defer { current.reset() }
+                    try current.bind(row.id, at: 1)
+                    try current.bind(path, at: 2)
+                    if try current.step() {
+                        born = try current.int64(0)
+                        digest &-= try current.int64(1)
+                        totalBytes -= try current.int64(2)
+                        nodeCount -= 1
+                    }
                 }
-                retireOne.reset()
+                if let born {
+                    defer { retireOne.reset() }
+                    try retireOne.bind(generation.rawValue, at: 1)
+                    try retireOne.bind(row.id, at: 2)
+                    try retireOne.bind(path, at: 3)
+                    try retireOne.bind(born, at: 4)
+                    try retireOne.run()
+                }
                 if let parent = node.parentPath {
                     try parentExists.bind(row.id, at: 1)
                     try parentExists.bind(parent.description, at: 2)
@@ -178,27 +194,52 @@ extension ArchiveStore {
 
     /// Deletes the generations that fell out of the retention window, and the node rows no
     /// retained generation holds any more.
+    ///
+    /// Rows are listed first and deleted one by one by primary key: with foreign keys on, a
+    /// `DELETE` of a range collects its rows in a temporary table first, and building one
+    /// cost more on every save than the whole prune now does.
     private static func prune(
         archive: ArchiveRows.ArchiveRow, newest: Generation, retained: Int, connection: Connection
     ) throws -> [Generation] {
         let oldestKept = newest.rawValue - Int64(retained) + 1
         guard oldestKept > 1 else { return [] }
-        let generations = try connection.statement(
-            "DELETE FROM generation WHERE archive_id = ? AND generation < ? RETURNING generation")
-        try generations.bind(archive.id, at: 1)
-        try generations.bind(oldestKept, at: 2)
         var pruned: [Generation] = []
-        while try generations.step() { pruned.append(Generation(try generations.int64(0))) }
-        generations.reset()
+        do {
+            let expired = try connection.statement(
+                "SELECT generation FROM generation WHERE archive_id = ? AND generation < ? ORDER BY generation")
+            defer { expired.reset() }
+            try expired.bind(archive.id, at: 1)
+            try expired.bind(oldestKept, at: 2)
+            while try expired.step() { pruned.append(Generation(try expired.int64(0))) }
+        }
+        let deleteGeneration = try connection.statement("DELETE FROM generation WHERE archive_id = ? AND generation = ?")
+        for generation in pruned {
+            defer { deleteGeneration.reset() }
+            try deleteGeneration.bind(archive.id, at: 1)
+            try deleteGeneration.bind(generation.rawValue, at: 2)
+            try deleteGeneration.run()
+        }
         // A row retired by generation d is last part of d - 1: no retained generation holds it
-        // once d <= oldestKept.
-        let nodes = try connection.statement(
-            "DELETE FROM node WHERE archive_id = ? AND died IS NOT NULL AND died <= ?")
-        defer { nodes.reset() }
-        try nodes.bind(archive.id, at: 1)
-        try nodes.bind(oldestKept, at: 2)
-        try nodes.run()
-        return pruned.sorted()
+        // once d <= oldestKept. Its path is kept as the bytes stored, so that a path damaged
+        // into invalid UTF-8 is still found and pruned.
+        var rows: [(path: [UInt8], born: Int64)] = []
+        do {
+            let retired = try connection.statement(
+                "SELECT path, born FROM node WHERE archive_id = ? AND died IS NOT NULL AND died <= ?")
+            defer { retired.reset() }
+            try retired.bind(archive.id, at: 1)
+            try retired.bind(oldestKept, at: 2)
+            while try retired.step() { rows.append((try retired.textBytes(0), try retired.int64(1))) }
+        }
+        let deleteNode = try connection.statement("DELETE FROM node WHERE archive_id = ? AND path = ? AND born = ?")
+        for row in rows {
+            defer { deleteNode.reset() }
+            try deleteNode.bind(archive.id, at: 1)
+            try deleteNode.bind(textBytes: row.path, at: 2)
+            try deleteNode.bind(row.born, at: 3)
+            try deleteNode.run()
+        }
+        return pruned
     }
 
     // MARK: Checks before writing
