@@ -70,6 +70,8 @@ enum ArchiveRows {
     }
 
     private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason, checksum"
+    /// Built once: every save reads the archive row, and interpolating it cost more than its lookup.
+    private static let archiveByName = "SELECT \(archiveColumns) FROM archive WHERE name = ?"
 
     /// The archive of that name, or `nil` when the store has none.
     ///
@@ -78,7 +80,7 @@ enum ArchiveRows {
     /// saved (which a launch would silently start afresh from). The checks cost a scan of
     /// the few archive and generation rows, and only when the name is not found.
     static func archive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow? {
-        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive WHERE name = ?")
+        let statement = try connection.statement(archiveByName)
         defer { statement.reset() }
         try statement.bind(name.rawValue, at: 1)
         if try statement.step() {
@@ -193,12 +195,14 @@ enum ArchiveRows {
         node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason, restore_attempts, \
         restored_cleanly, state_checksum
         """
+    /// Built once, like ``archiveByName``: every save and launch reads a generation's row.
+    private static let generationByNumber =
+        "SELECT \(generationColumns) FROM generation WHERE archive_id = ? AND generation = ?"
 
     static func generation(_ generation: Generation, of archive: ArchiveRow, in connection: Connection) throws
         -> GenerationRow?
     {
-        let statement = try connection.statement(
-            "SELECT \(generationColumns) FROM generation WHERE archive_id = ? AND generation = ?")
+        let statement = try connection.statement(generationByNumber)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.rawValue, at: 2)

@@ -120,8 +120,7 @@ extension ArchiveStore {
 
             // Read, then retire by primary key: `UPDATE … RETURNING` would build a temporary
             // table for its one row, which cost more than the second statement.
-            let current = try connection.statement(
-                "SELECT born, checksum, \(ArchiveRows.plainLength) FROM node WHERE archive_id = ? AND path = ? AND died IS NULL")
+            let current = try connection.statement(Self.currentNodeSize)
             let retireOne = try connection.statement(
                 "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND born = ?")
             let parentExists = try connection.statement(
@@ -171,6 +170,10 @@ extension ArchiveStore {
                 nodeCount: Int(nodeCount), prunedGenerations: pruned)
         }
     }
+
+    /// The current row of a path: when it was born, its checksum and its state's size.
+    private static let currentNodeSize =
+        "SELECT born, checksum, \(ArchiveRows.plainLength) FROM node WHERE archive_id = ? AND path = ? AND died IS NULL"
 
     // MARK: Steps shared by both saves
 
