@@ -151,18 +151,19 @@ final class Statement {
     /// A text column's bytes as stored, not validated: for keys that go back to SQLite
     /// (``bind(textBytes:at:)``), never for values shown or decoded.
     func textBytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
-        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else {
-            throw ColumnError.unexpectedType(column: columnName(column), expected: "text")
-        }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let pointer = sqlite3_column_text(handle, column) else { return [] }
-        return [UInt8](UnsafeBufferPointer(start: pointer, count: count))
+        try copiedBytes(column, type: SQLITE_TEXT, expected: "text")
     }
 
     /// A blob column, copied out.
     func bytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
-        guard sqlite3_column_type(handle, column) == SQLITE_BLOB else {
-            throw ColumnError.unexpectedType(column: columnName(column), expected: "blob")
+        try copiedBytes(column, type: SQLITE_BLOB, expected: "blob")
+    }
+
+    /// A column of storage class `type`, its bytes copied out as stored (`sqlite3_column_blob`
+    /// converts nothing, text included).
+    private func copiedBytes(_ column: Int32, type: Int32, expected: String) throws(ColumnError) -> [UInt8] {
+        guard sqlite3_column_type(handle, column) == type else {
+            throw ColumnError.unexpectedType(column: columnName(column), expected: expected)
         }
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
