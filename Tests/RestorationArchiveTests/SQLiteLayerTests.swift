@@ -38,6 +38,23 @@ struct SQLiteLayerTests {
         }
     }
 
+    /// The cache hashes only a text's length and its first and last 16 bytes: texts that
+    /// share all of those still get statements of their own, and a text built at run time
+    /// finds the statement of an equal literal.
+    @Test func statementsWithTheSameEndsAndLengthAreNotConfused() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            let one = try connection.statement("SELECT 1111111111111111, 1 AS x,  2222222222222222")
+            let two = try connection.statement("SELECT 1111111111111111, 2 AS x,  2222222222222222")
+            #expect(one !== two)
+            #expect(try one.step() && two.step())
+            #expect(try one.int64(1) == 1)
+            #expect(try two.int64(1) == 2)
+            let built = "SELECT 1111111111111111, \(1) AS x,  2222222222222222"
+            #expect(try connection.statement(built) === one)
+        }
+    }
+
     @Test func transactionRollsBackWhenBodyThrows() throws {
         struct Failure: Error {}
         try withTemporaryDirectory { directory in
