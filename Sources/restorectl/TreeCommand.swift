@@ -40,7 +40,7 @@ struct TreeCommand: ParsableCommand {
         out += " (\(snapshot.nodes.count) nodes, \(snapshot.header.totalBytes) bytes)\n"
         // Nodes come sorted by path, so each parent precedes its children.
         for node in snapshot.nodes {
-            let depth = node.path.identifiers.count
+            let depth = node.path.depth
             out += String(repeating: "  ", count: depth)
             out += "\(TerminalText.escaped(node.path.identifier))  \(TerminalText.escaped(node.className)) v\(node.classVersion)"
             out += ", \(node.state.count) bytes\n"

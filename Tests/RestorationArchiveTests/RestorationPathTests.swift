@@ -83,6 +83,38 @@ struct RestorationPathTests {
         }
     }
 
+    /// A path keeps only its text form: everything asked of it must answer as its identifiers
+    /// would, whatever they hold (slashes, escapes, NUL, non-ASCII).
+    @Test func theTextFormAnswersAsTheIdentifiersWould() throws {
+        var generator = SeededGenerator(seed: 0x9A7B)
+        let pieces = ["a", "Tabs", "/", "%", "%2F", "\0", "é", "日本", "-", "0"]
+        func identifier() -> String {
+            (0..<Int.random(in: 1...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+        }
+        for _ in 0..<500 {
+            let identifiers = (0..<Int.random(in: 1...6, using: &generator)).map { _ in identifier() }
+            let path = try RestorationPath(identifiers)
+            #expect(path.identifiers == identifiers)
+            #expect(path.identifier == identifiers.last)
+            #expect(path.depth == identifiers.count)
+            #expect(path.parent == (identifiers.count > 1 ? try RestorationPath(Array(identifiers.dropLast())) : nil))
+            #expect(path.parent?.depth == (identifiers.count > 1 ? identifiers.count - 1 : nil))
+            #expect(try RestorationPath(parsing: path.description).depth == identifiers.count)
+            #expect(RestorationPath(canonicalText: path.description)?.depth == identifiers.count)
+            var built = try RestorationPath(identifiers[0])
+            for next in identifiers.dropFirst() { built = try built.appending(next) }
+            #expect(built == path && built.depth == path.depth)
+            for count in 1...identifiers.count {
+                #expect(path.isDescendant(of: try RestorationPath(Array(identifiers.prefix(count)))))
+                // The same identifiers but the last one longer, or one more: never an ancestor.
+                var longer = Array(identifiers.prefix(count))
+                longer[count - 1] += "x"
+                #expect(!path.isDescendant(of: try RestorationPath(longer)))
+                #expect(!path.isDescendant(of: try RestorationPath(identifiers + ["x"])))
+            }
+        }
+    }
+
     @Test func archiveNames() throws {
         #expect(ArchiveName.main.rawValue == "main")
         #expect(try ArchiveName("scene-E621E1F8").rawValue == "scene-E621E1F8")

@@ -17,10 +17,14 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// The deepest path accepted, in identifiers.
     public static let maximumDepth = 256
 
-    /// The identifiers, root first. Never empty.
-    public let identifiers: [String]
     /// The escaped text form, which is also the stored form.
     public let description: String
+    /// The number of identifiers: 1 for a root object.
+    public let depth: Int
+
+    // A path is kept as its text form only: a restore reads thousands of paths, and splitting
+    // each into an array of identifiers was a fifth of reading a node row. The identifiers are
+    // made when asked for.
 
     /// A path from identifiers, root first.
     /// - Throws: ``ArchiveStoreError/invalidRestorationPath(_:)`` when there is no identifier,
@@ -29,18 +33,14 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         guard !identifiers.isEmpty else {
             throw .invalidRestorationPath("a restoration path needs at least one identifier")
         }
-        guard identifiers.count <= Self.maximumDepth else {
-            throw .invalidRestorationPath(
-                "a restoration path is limited to \(Self.maximumDepth) identifiers, this one has \(identifiers.count)")
-        }
+        guard identifiers.count <= Self.maximumDepth else { throw Self.tooDeep(identifiers.count) }
         var text = ""
         for (index, identifier) in identifiers.enumerated() {
             try Self.validate(identifier)
             if index > 0 { text.append("/") }
             Self.appendEscaped(identifier, to: &text)
         }
-        self.identifiers = identifiers
-        self.description = text
+        self.init(trusted: text, depth: identifiers.count)
     }
 
     /// A path from identifiers, root first.
@@ -65,75 +65,98 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     init?(canonicalText text: String) {
         // The common case in one pass: no escape, no NUL, identifiers within the limits. The
         // text is then its own canonical form. Anything else takes the general route.
-        if let identifiers = Self.plainIdentifiers(text) {
-            self.init(trusted: identifiers, description: text)
+        if let depth = Self.plainDepth(text) {
+            self.init(trusted: text, depth: depth)
             return
         }
         guard let path = try? RestorationPath(parsing: text), path.description == text else { return nil }
         self = path
     }
 
-    /// The identifiers of `text` when it has no `%` and no NUL (so nothing to unescape),
-    /// no empty identifier, no identifier over the length limit and no more identifiers than
-    /// the depth limit; `nil` otherwise.
-    private static func plainIdentifiers(_ text: String) -> [String]? {
-        var text = text
-        return text.withUTF8 { bytes -> [String]? in
-            var identifiers: [String] = []
-            var start = 0
-            for index in 0...bytes.count {
-                if index < bytes.count {
-                    let byte = bytes[index]
-                    if byte == 0x25 || byte == 0 { return nil }
-                    if byte != 0x2F { continue }
-                }
-                let length = index - start
-                guard length > 0, length <= maximumIdentifierLength, identifiers.count < maximumDepth else { return nil }
-                identifiers.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+    /// The number of identifiers of `text` when it has no `%` and no NUL (so nothing to
+    /// unescape), no empty identifier, no identifier over the length limit and no more
+    /// identifiers than the depth limit; `nil` otherwise.
+    private static func plainDepth(_ text: String) -> Int? {
+        UTF8Text.withBytes(of: text) { bytes -> Int? in
+            var depth = 1
+            var start = 0  // where the current identifier starts
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                if byte > 0x2F { continue }  // above "/": letters and digits, the common case
+                if byte == 0x25 || byte == 0 { return nil }
+                guard byte == 0x2F else { continue }
+                guard index > start, index - start <= maximumIdentifierLength, depth < maximumDepth else { return nil }
+                depth += 1
                 start = index + 1
             }
-            return identifiers
+            let last = bytes.count - start
+            guard last > 0, last <= maximumIdentifierLength else { return nil }
+            return depth
         }
     }
 
-    private init(trusted identifiers: [String], description: String) {
-        self.identifiers = identifiers
+    /// A path whose text is already canonical and holds `depth` identifiers.
+    private init(trusted description: String, depth: Int) {
         self.description = description
+        self.depth = depth
+    }
+
+    /// The identifiers, root first. Never empty.
+    public var identifiers: [String] {
+        description.split(separator: "/", omittingEmptySubsequences: false).map(Self.canonicalIdentifier)
     }
 
     /// The last identifier.
-    public var identifier: String { identifiers[identifiers.count - 1] }
-
-    /// The number of identifiers: 1 for a root object.
-    public var depth: Int { identifiers.count }
+    public var identifier: String {
+        Self.canonicalIdentifier(lastSlash.map { description[description.utf8.index(after: $0)...] } ?? description[...])
+    }
 
     /// The path of the parent object, or `nil` for a root object.
     public var parent: RestorationPath? {
-        // Identifiers are joined by "/" and escape their own, so the last one starts after it.
-        guard identifiers.count > 1, let slash = description.utf8.lastIndex(of: UInt8(ascii: "/")) else {
-            return nil
-        }
-        return RestorationPath(
-            trusted: Array(identifiers.dropLast()), description: String(description[..<slash]))
+        parentDescription.map { RestorationPath(trusted: String($0), depth: depth - 1) }
     }
 
     /// The text form of ``parent``, without making the path; `nil` for a root object.
     var parentDescription: Substring? {
-        guard identifiers.count > 1, let slash = description.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        guard let slash = lastSlash else { return nil }
         return description[..<slash]
+    }
+
+    /// Where the last `/` of the text form is: identifiers are joined by `/` and escape their
+    /// own, so the last identifier starts after it.
+    private var lastSlash: String.Index? {
+        let offset = UTF8Text.withBytes(of: description) { bytes -> Int? in
+            var index = bytes.count
+            while index > 0 {
+                index &-= 1
+                if bytes[index] == 0x2F { return index }
+            }
+            return nil
+        }
+        return offset.map { description.utf8.index(description.utf8.startIndex, offsetBy: $0) }
     }
 
     /// The path of a child object.
     /// - Throws: ``ArchiveStoreError/invalidRestorationPath(_:)`` for an invalid identifier or
     ///   a path that would be too deep.
     public func appending(_ identifier: String) throws(ArchiveStoreError) -> RestorationPath {
-        try RestorationPath(identifiers + [identifier])
+        guard depth < Self.maximumDepth else { throw Self.tooDeep(depth + 1) }
+        try Self.validate(identifier)
+        var text = description
+        text.append("/")
+        Self.appendEscaped(identifier, to: &text)
+        return RestorationPath(trusted: text, depth: depth + 1)
     }
 
     /// Whether `self` is `other` or lies below it.
     public func isDescendant(of other: RestorationPath) -> Bool {
-        identifiers.count >= other.identifiers.count
-            && Array(identifiers.prefix(other.identifiers.count)) == other.identifiers
+        // Identifiers escape their own "/": `other`'s identifiers begin `self`'s exactly when
+        // its text begins `self`'s and is followed by a "/" or by nothing.
+        let text = description.utf8
+        let prefix = other.description.utf8
+        guard depth >= other.depth, text.starts(with: prefix) else { return false }
+        guard text.count > prefix.count else { return true }
+        return text[text.index(text.startIndex, offsetBy: prefix.count)] == 0x2F
     }
 
     /// Orders paths as the store does: by the UTF-8 bytes of the text form, so a parent
@@ -151,6 +174,17 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     }
 
     // MARK: Text form
+
+    private static func tooDeep(_ count: Int) -> ArchiveStoreError {
+        .invalidRestorationPath(
+            "a restoration path is limited to \(maximumDepth) identifiers, this one has \(count)")
+    }
+
+    /// The identifier a part of the text form holds. The text form's escapes are exactly the
+    /// three ``unescape(_:)`` knows, so it never throws here.
+    private static func canonicalIdentifier(_ part: Substring) -> String {
+        (try? unescape(part)) ?? String(part)
+    }
 
     private static func validate(_ identifier: String) throws(ArchiveStoreError) {
         guard !identifier.isEmpty else {
