@@ -66,6 +66,20 @@ struct StoreDamageTests {
         }
     }
 
+    /// The stored parent is compared byte for byte with the one the path implies, so a parent
+    /// damaged into another storage class, a NULL, a longer text or invalid UTF-8 is damage to
+    /// its node, like any other field.
+    @Test(arguments: ["CAST(x'526f6fff' AS TEXT)", "42", "NULL", "'Root/n1/'", "'Root/n'"])
+    func aDamagedParentIsDamageToItsNode(value: String) throws {
+        try withSavedStore { path, _ in
+            try tamper(with: path, "UPDATE node SET parent_path = \(value) WHERE path = 'Root/n1/n5'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let node = try RestorationPath("Root", "n1", "n5")
+            #expect(throws: ArchiveStoreError.damagedNode(.main, node, 1)) { try store.snapshot() }
+            #expect(throws: ArchiveStoreError.damagedNode(.main, node, 1)) { try store.node(at: node) }
+        }
+    }
+
     @Test func aPathStoredInANonCanonicalFormIsDamage() throws {
         try withTemporaryStorePath { path in
             let odd = try RestorationPath("Root", "a/b")

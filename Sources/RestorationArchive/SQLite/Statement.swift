@@ -1,5 +1,13 @@
 internal import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A prepared statement, owned and cached by its ``Connection``.
 ///
 /// Not thread-safe: used only while its connection's owner holds the connection.
@@ -148,6 +156,23 @@ final class Statement {
         isNull(column) ? nil : try string(column)
     }
 
+    /// Whether a text column holds exactly the UTF-8 bytes of `expected`, or is NULL when
+    /// `expected` is nil. The bytes are compared in place, neither copied nor validated: a
+    /// value of another storage class or damaged bytes simply do not match.
+    func text(_ column: Int32, matches expected: Substring?) -> Bool {
+        let type = sqlite3_column_type(handle, column)
+        guard let expected else { return type == SQLITE_NULL }
+        guard type == SQLITE_TEXT else { return false }
+        let pointer = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0 else { return expected.isEmpty }
+        guard let pointer else { return false }  // out of memory
+        return UTF8Text.withBytes(of: expected) { wanted in
+            guard wanted.count == count, let start = wanted.baseAddress else { return false }
+            return memcmp(start, pointer, count) == 0
+        }
+    }
+
     /// A text column's bytes as stored, not validated: for keys that go back to SQLite
     /// (``bind(textBytes:at:)``), never for values shown or decoded.
     func textBytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
@@ -169,7 +194,6 @@ final class Statement {
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
     }
-
 
     private func columnName(_ column: Int32) -> String {
         sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "#\(column)"

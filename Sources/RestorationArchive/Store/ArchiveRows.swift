@@ -401,9 +401,7 @@ enum ArchiveRows {
             order: Int(truncatingIfNeeded: order), state: try statement.bytes(5))
         let checksum = try statement.int64(6)
         let born = Generation(try statement.int64(7))
-        let storedParent: String? = try statement.optionalString(1)
-        let parent: Substring? = node.path.parentDescription
-        let intact = storedParent?[...] == parent
+        let intact = statement.text(1, matches: node.path.parentDescription)
             && checksum == nodeChecksum(archive: archive, node: node, born: born)
         guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
         if seal != nil || StateSeal.isSealed(node.state) {

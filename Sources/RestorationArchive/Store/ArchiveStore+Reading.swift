@@ -157,17 +157,19 @@ extension ArchiveStore {
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         while try statement.step() {
-            let row = try ArchiveRows.nodeRow(
+            // Taken apart at once: the tuple was otherwise copied whole through its runtime
+            // metadata at each use, about 500 instructions a node.
+            let (node, checksum, rejection) = try ArchiveRows.nodeRow(
                 statement, archive: archive.name, generation: generation.generation, seal: seal, leavingSealed: leavingSealed)
-            if let rejection = row.rejection {
+            if let rejection {
                 guard toleratingDamage else { throw rejection }
-                damaged.insert(row.node.path)
+                damaged.insert(node.path)
             }
-            digest &+= row.checksum
+            digest &+= checksum
             // A state left sealed (checking without the key) counts as the plaintext it seals.
-            let leftSealed = seal == nil && StateSeal.isSealed(row.node.state)
-            totalBytes += Int64(row.node.state.count - (leftSealed ? StateSeal.overhead : 0))
-            nodes.append(row.node)
+            let leftSealed = seal == nil && StateSeal.isSealed(node.state)
+            totalBytes += Int64(node.state.count - (leftSealed ? StateSeal.overhead : 0))
+            nodes.append(node)
         }
         // A damaged node's size may have changed with its content; its checksum already says so.
         guard nodes.count == generation.nodeCount, digest == generation.nodeDigest,
