@@ -40,7 +40,7 @@ extension RestorationEngine {
             appVersion: app.version, appBuild: app.build, platform: app.platform, idiom: app.idiom,
             appValues: appValues)
         let result = try save(walk.nodes, header: header, in: archive)
-        lastKnown[archive] = (result.save.generation, Dictionary(walk.nodes.map { ($0.path, $0) }) { $1 })
+        remember(walk.nodes, as: result.save.generation, of: archive)
         logger?.info(
             "Saved archive '\(archive)' generation \(result.save.generation) (\(result.save.kind.rawValue)): \(result.written) written, \(result.unchanged) unchanged, \(result.save.nodesRemoved) removed")
         return PreservationResult(

@@ -107,7 +107,7 @@ extension RestorationEngine {
             "Restored archive '\(archive)' generation \(header.generation): \(report.restoredCount) of \(report.nodes.count) nodes")
         // The marker goes (and the report is kept) once every extension is complete too (R10).
         progress.walkEnded(with: report)
-        lastKnown[archive] = (header.generation, Dictionary(snapshot.nodes.map { ($0.path, $0) }) { $1 })
+        remember(snapshot.nodes, as: header.generation, of: archive)
         return RestorationResult(report: report, objects: walk.objects.byPath, progress: progress)
     }
 
@@ -186,46 +186,65 @@ struct RestorationWalk {
     /// An object found for a node, waiting to decode its state.
     private struct Found {
         let node: ArchivedNode
+        /// Where the parent's object is in the list of objects found; nil for a root.
+        let parentIndex: Int?
         let reportIndex: Int
         let object: any Restorable
         let coder: StateDecoder
     }
 
+    /// Restores `nodes`, sorted by path. Objects refer to their parent by its place in the
+    /// list of objects found, so a path is hashed once to find its parent and once to be
+    /// found, not at every step.
     mutating func run(_ nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
-        // Phase 1, parents first (nodes are sorted by path): find or create every object.
+        // Phase 1, parents first (sorted paths put a parent before its children): find or
+        // create every object.
         var found: [Found] = []
+        var foundIndex: [RestorationPath: Int] = [:]
+        found.reserveCapacity(nodes.count)
+        foundIndex.reserveCapacity(nodes.count)
+        report.reserveCapacity(nodes.count)
+        objects.byPath.reserveCapacity(nodes.count)
         for node in nodes {
             report.append(.init(path: node.path, className: node.className, classVersion: node.classVersion, outcome: .restored))
-            switch lookUp(node, damaged: damaged.contains(node.path)) {
+            var parentIndex: Int?
+            if let parent = node.parentPath {
+                parentIndex = foundIndex[parent]
+                guard parentIndex != nil else {
+                    report[report.count - 1].outcome = .skipped(.parentNotRestored)
+                    continue
+                }
+            }
+            switch lookUp(node, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
             case .success(let (object, coder)):
                 objects.byPath[node.path] = object
-                found.append(Found(node: node, reportIndex: report.count - 1, object: object, coder: coder))
+                foundIndex[node.path] = found.count
+                found.append(
+                    Found(node: node, parentIndex: parentIndex, reportIndex: report.count - 1, object: object, coder: coder))
             case .failure(let outcome):
                 report[report.count - 1].outcome = outcome.value
             }
         }
 
         // Phase 2, parents first: decode. A container sees its children, already created (R4).
-        var children: [RestorationPath: [(order: Int, object: any Restorable)]] = [:]
+        var children = [[(order: Int, object: any Restorable)]](repeating: [], count: found.count)
         for item in found {
-            if let parent = item.node.parentPath {
-                children[parent, default: []].append((item.node.order, item.object))
-            }
+            if let parent = item.parentIndex { children[parent].append((item.node.order, item.object)) }
         }
-        var decoded: [Found] = []
-        for item in found {
-            if let parent = item.node.parentPath, objects.byPath[parent] == nil {
+        var decoded = [Bool](repeating: false, count: found.count)
+        for (index, item) in found.enumerated() {
+            if let parent = item.parentIndex, !decoded[parent] {
                 objects.byPath[item.node.path] = nil
                 report[item.reportIndex].outcome = .skipped(.parentNotRestored)
                 continue
             }
             let context = RestorationContext(
                 path: item.node.path, header: header, archivedClassVersion: item.node.classVersion,
-                children: (children[item.node.path] ?? []).sorted { $0.order < $1.order }.map(\.object),
+                children: children[index].sorted { $0.order < $1.order }.map(\.object),
                 objects: objects, progress: progress)
             do {
                 try item.object.decodeRestorableState(with: item.coder, context: context)
-                decoded.append(item)
+                decoded[index] = true
             } catch {
                 objects.byPath[item.node.path] = nil
                 report[item.reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
@@ -233,7 +252,7 @@ struct RestorationWalk {
         }
 
         // Phase 3: every object has its state; tell each that restoration finished (R8).
-        for item in decoded where objects.byPath[item.node.path] != nil {
+        for (index, item) in found.enumerated() where decoded[index] {
             item.object.restorationDidFinish()
         }
     }
@@ -245,10 +264,10 @@ struct RestorationWalk {
         static func failed(_ reason: RestoreReport.Reason) -> NotRestored { NotRestored(value: .failed(reason)) }
     }
 
-    /// Finds or creates the object for one node (R6), checks its class (R7) and version (R12).
+    /// Finds or creates the object for one node whose parent has one (R6), checks its class
+    /// (R7) and version (R12).
     private func lookUp(_ node: ArchivedNode, damaged: Bool) -> Result<(any Restorable, StateDecoder), NotRestored> {
         Result { () throws(NotRestored) -> (any Restorable, StateDecoder) in
-            if let parent = node.parentPath, objects.byPath[parent] == nil { throw .skipped(.parentNotRestored) }
             if damaged { throw .failed(.checksumMismatch) }
             guard node.state.count <= configuration.maximumNodeBytes else {
                 throw .skipped(.overBudget(bytes: node.state.count, budget: configuration.maximumNodeBytes))

@@ -70,6 +70,15 @@ public final class RestorationEngine {
     /// them: what an incremental save compares against.
     var lastKnown: [ArchiveName: (generation: Generation, nodes: [RestorationPath: ArchivedNode])] = [:]
 
+    /// Remembers `nodes` as the newest `generation` of `archive` (the last of two nodes with
+    /// one path wins).
+    func remember(_ nodes: [ArchivedNode], as generation: Generation, of archive: ArchiveName) {
+        var byPath: [RestorationPath: ArchivedNode] = [:]
+        byPath.reserveCapacity(nodes.count)
+        for node in nodes { byPath[node.path] = node }
+        lastKnown[archive] = (generation, byPath)
+    }
+
     /// - Parameters:
     ///   - store: the store to save into and restore from; restoring also records a report,
     ///     which a read-only store skips.
