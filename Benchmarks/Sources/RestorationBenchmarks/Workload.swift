@@ -2,7 +2,7 @@ import Foundation
 import RestorationArchive
 
 /// The state of one screen: about 8 typed values, ~260 bytes encoded.
-struct ScreenState: Codable {
+struct ScreenState: Codable, Equatable {
     var selectedIndex: Int
     var scrollOffset: Double
     var isEditing: Bool
@@ -20,6 +20,11 @@ struct ScreenState: Codable {
             draft: "Extra shot, no sugar, oat milk please; pick up at the side door at ten past \(index % 60)",
             token: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) })
     }
+
+    /// The state of a screen just created, before its state is decoded.
+    static let placeholder = ScreenState(
+        selectedIndex: 0, scrollOffset: 0, isEditing: false, userID: 0, openedAt: Date(timeIntervalSinceReferenceDate: 0),
+        title: "", draft: "", token: [])
 
     // MARK: ours: the keyed coder
 

@@ -242,6 +242,11 @@ for n in sizes {
     let screens = BenchScreen.tree(paths: paths, states: states)
     let engine = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry())
     try engine.preserve(screens)
+    // Once, untimed: a restore rebuilds every screen with the state it had.
+    let restored = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry()).restore([])
+    for (path, state) in zip(paths, states) {
+        precondition((restored.object(at: path) as? BenchScreen)?.state == state, "\(path) restored wrongly")
+    }
     results += try measure("engine-restore", n: n, [
         ("ours", {
             let restoring = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry())
