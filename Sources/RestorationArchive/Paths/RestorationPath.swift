@@ -108,7 +108,15 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
 
     /// The last identifier.
     public var identifier: String {
-        Self.canonicalIdentifier(lastSlash.map { description[description.utf8.index(after: $0)...] } ?? description[...])
+        // From the bytes: restoration classes ask for it for every node they create.
+        let last = UTF8Text.withBytes(of: description) { bytes -> (text: String, isEscaped: Bool) in
+            let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+            var start = utf8.count
+            while start > 0 && utf8[start &- 1] != 0x2F { start &-= 1 }
+            let identifier = UnsafeBufferPointer(rebasing: utf8[start...])
+            return (String(decoding: identifier, as: UTF8.self), identifier.contains(0x25))
+        }
+        return last.isEscaped ? Self.canonicalIdentifier(last.text[...]) : last.text
     }
 
     /// The path of the parent object, or `nil` for a root object.
@@ -183,7 +191,8 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// The identifier a part of the text form holds. The text form's escapes are exactly the
     /// three ``unescape(_:)`` knows, so it never throws here.
     private static func canonicalIdentifier(_ part: Substring) -> String {
-        (try? unescape(part)) ?? String(part)
+        guard UTF8Text.withBytes(of: part, { $0.contains(0x25) }) else { return String(part) }
+        return (try? unescape(part)) ?? String(part)
     }
 
     private static func validate(_ identifier: String) throws(ArchiveStoreError) {
