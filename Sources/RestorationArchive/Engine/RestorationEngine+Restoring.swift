@@ -194,8 +194,8 @@ struct RestorationWalk {
     }
 
     /// Restores `nodes`, sorted by path. Objects refer to their parent by its place in the
-    /// list of objects found, so a path is hashed once to find its parent and once to be
-    /// found, not at every step.
+    /// list of objects found, so each node's path is hashed three times (its parent looked
+    /// up, itself entered in two tables), not at every step.
     mutating func run(_ nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
         // Phase 1, parents first (sorted paths put a parent before its children): find or
         // create every object.
