@@ -110,10 +110,8 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     public var identifier: String {
         // From the bytes: restoration classes ask for it for every node they create.
         let last = UTF8Text.withBytes(of: description) { bytes -> (text: String, isEscaped: Bool) in
-            let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
-            var start = utf8.count
-            while start > 0 && utf8[start &- 1] != 0x2F { start &-= 1 }
-            let identifier = UnsafeBufferPointer(rebasing: utf8[start...])
+            let start = Self.lastSlash(in: bytes).map { $0 + 1 } ?? 0
+            let identifier = UnsafeBufferPointer(rebasing: bytes.assumingMemoryBound(to: UInt8.self)[start...])
             return (String(decoding: identifier, as: UTF8.self), identifier.contains(0x25))
         }
         return last.isEscaped ? Self.canonicalIdentifier(last.text[...]) : last.text
@@ -133,15 +131,18 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// Where the last `/` of the text form is: identifiers are joined by `/` and escape their
     /// own, so the last identifier starts after it.
     private var lastSlash: String.Index? {
-        let offset = UTF8Text.withBytes(of: description) { bytes -> Int? in
-            var index = bytes.count
-            while index > 0 {
-                index &-= 1
-                if bytes[index] == 0x2F { return index }
-            }
-            return nil
+        UTF8Text.withBytes(of: description, Self.lastSlash(in:))
+            .map { description.utf8.index(description.utf8.startIndex, offsetBy: $0) }
+    }
+
+    /// The offset of the last `/` in a text form's bytes.
+    private static func lastSlash(in bytes: UnsafeRawBufferPointer) -> Int? {
+        var index = bytes.count
+        while index > 0 {
+            index &-= 1
+            if bytes[index] == 0x2F { return index }
         }
-        return offset.map { description.utf8.index(description.utf8.startIndex, offsetBy: $0) }
+        return nil
     }
 
     /// The path of a child object.
