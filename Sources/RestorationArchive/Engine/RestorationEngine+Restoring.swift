@@ -227,9 +227,13 @@ struct RestorationWalk {
         }
 
         // Phase 2, parents first: decode. A container sees its children, already created (R4).
+        // Fields are read in place: a `Found` is a few hundred bytes and six references, and a
+        // copy of it per node per loop cost more than the loop's own work.
         var children = [[(order: Int, object: any Restorable)]](repeating: [], count: found.count)
-        for item in found {
-            if let parent = item.parentIndex { children[parent].append((item.node.order, item.object)) }
+        for index in found.indices {
+            if let parent = found[index].parentIndex {
+                children[parent].append((found[index].node.order, found[index].object))
+            }
         }
         var decoded = [Bool](repeating: false, count: found.count)
         for (index, item) in found.enumerated() {
@@ -252,8 +256,8 @@ struct RestorationWalk {
         }
 
         // Phase 3: every object has its state; tell each that restoration finished (R8).
-        for (index, item) in found.enumerated() where decoded[index] {
-            item.object.restorationDidFinish()
+        for index in found.indices where decoded[index] {
+            found[index].object.restorationDidFinish()
         }
     }
 
