@@ -155,11 +155,18 @@ struct StoreFileTests {
         }
     }
 
-    @Test func aForeignSQLiteDatabaseIsRefusedAndLeftUnchanged() throws {
+    /// Another program's database: tables without our application id, or another id (with or
+    /// without tables: only a database without any id is counted for objects).
+    @Test(arguments: [
+        "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('x')",
+        "PRAGMA application_id = 42",
+        "PRAGMA application_id = 42; CREATE TABLE contacts (name TEXT)",
+    ])
+    func aForeignSQLiteDatabaseIsRefusedAndLeftUnchanged(sql: String) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/foreign.sqlite"
             #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-            try tamper(with: path, "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('x')")
+            try tamper(with: path, sql)
             let before = fileBytes(path)
             for mode in [ArchiveStore.AccessMode.readOnly, .readWrite] {
                 let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: mode) }
