@@ -87,9 +87,7 @@ struct Checksum {
             state = Self.round(state, word)
             return
         }
-        let shift = UInt64(pendingCount &* 8)  // 8 to 56
-        state = Self.round(state, pending | word &<< shift)
-        pending = word &>> (64 &- shift)
+        pending = Self.mix(word, after: pending, shift: UInt64(pendingCount &* 8), into: &state)
     }
 
     private mutating func combine(raw bytes: UnsafeRawBufferPointer) {
@@ -107,9 +105,7 @@ struct Checksum {
         } else {
             let shift = UInt64(pendingCount &* 8)  // 8 to 56
             while count &- offset >= 8 {
-                let word = Self.word(bytes, at: offset)
-                state = Self.round(state, pending | word &<< shift)
-                pending = word &>> (64 &- shift)
+                pending = Self.mix(Self.word(bytes, at: offset), after: pending, shift: shift, into: &state)
                 offset &+= 8
             }
         }
@@ -129,6 +125,14 @@ struct Checksum {
         }
         self.state = state
         self.pending = pending
+    }
+
+    /// Mixes into `state` the word that `word`'s low bytes complete after `pending`'s
+    /// `shift / 8` bytes (`shift` 8 to 56), and returns `word`'s other bytes, now pending.
+    @inline(__always)
+    private static func mix(_ word: UInt64, after pending: UInt64, shift: UInt64, into state: inout UInt64) -> UInt64 {
+        state = round(state, pending | word &<< shift)
+        return word &>> (64 &- shift)
     }
 
     @inline(__always)
