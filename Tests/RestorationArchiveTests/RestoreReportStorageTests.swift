@@ -5,30 +5,85 @@ import TestSupport
 
 @Suite("Restore report storage")
 struct RestoreReportStorageTests {
+    /// Reports with every outcome, every node outcome and every reason.
+    static func sampleReports() throws -> [RestoreReport] {
+        let reasons: [RestoreReport.Reason] = [
+            .noRestorationClass, .declined, .classMismatch(found: "Other"), .versionTooNew(supported: 3),
+            .decodeFailed("No value for key 'x'."), .parentNotRestored, .checksumMismatch,
+            .overBudget(bytes: 5000, budget: 4096),
+        ]
+        var nodes = [RestoreReport.Node(path: try RestorationPath("Root"), className: "Root", classVersion: 1, outcome: .restored)]
+        for (index, reason) in reasons.enumerated() {
+            nodes.append(.init(
+                path: try RestorationPath("Root", "n\(index)", "a/b%c"), className: "C\(index)", classVersion: index,
+                outcome: index.isMultiple(of: 2) ? .skipped(reason) : .failed(reason)))
+        }
+        let date = Date(timeIntervalSince1970: 1_800_000_000.123)
+        return [
+            RestoreReport(archive: .main, generation: 7, date: date, outcome: .restored, nodes: nodes),
+            RestoreReport(archive: .main, generation: 8, date: date, outcome: .refused(reason: "old"), nodes: []),
+            RestoreReport(archive: .main, generation: nil, date: date, outcome: .failed(reason: "damaged"), nodes: []),
+            RestoreReport(archive: .main, generation: nil, date: date, outcome: .nothingToRestore, nodes: []),
+        ]
+    }
+
     @Test func everyOutcomeAndReasonRoundTripsThroughTheStore() throws {
         try withTemporaryStore { store in
             try store.save([ArchivedNode(path: try RestorationPath("Root"), className: "Root", state: [])], header: SampleArchives.header)
-            let reasons: [RestoreReport.Reason] = [
-                .noRestorationClass, .declined, .classMismatch(found: "Other"), .versionTooNew(supported: 3),
-                .decodeFailed("No value for key 'x'."), .parentNotRestored, .checksumMismatch,
-                .overBudget(bytes: 5000, budget: 4096),
-            ]
-            var nodes = [RestoreReport.Node(path: try RestorationPath("Root"), className: "Root", classVersion: 1, outcome: .restored)]
-            for (index, reason) in reasons.enumerated() {
-                nodes.append(.init(
-                    path: try RestorationPath("Root", "n\(index)", "a/b%c"), className: "C\(index)", classVersion: index,
-                    outcome: index.isMultiple(of: 2) ? .skipped(reason) : .failed(reason)))
-            }
-            let date = Date(timeIntervalSince1970: 1_800_000_000.123)
-            let reports = [
-                RestoreReport(archive: .main, generation: 7, date: date, outcome: .restored, nodes: nodes),
-                RestoreReport(archive: .main, generation: 8, date: date, outcome: .refused(reason: "old"), nodes: []),
-                RestoreReport(archive: .main, generation: nil, date: date, outcome: .failed(reason: "damaged"), nodes: []),
-                RestoreReport(archive: .main, generation: nil, date: date, outcome: .nothingToRestore, nodes: []),
-            ]
+            let reports = try Self.sampleReports()
             for report in reports { try store.recordRestoreReport(report) }
             #expect(try store.restoreReports() == reports.reversed())
         }
+    }
+
+    /// The report is written field by field; its bytes must be those of the tree that
+    /// `RestoreReport+Storage.swift` documents, encoded as any state is (built here from the
+    /// documentation, not from the library's code).
+    @Test(arguments: try sampleReports())
+    func theStoredBlobIsTheDocumentedTree(_ report: RestoreReport) throws {
+        func reason(_ reason: RestoreReport.Reason) -> StateValue {
+            let (kind, text, a, b): (String, String?, Int?, Int?) =
+                switch reason {
+                case .noRestorationClass: ("noRestorationClass", nil, nil, nil)
+                case .declined: ("declined", nil, nil, nil)
+                case .classMismatch(let found): ("classMismatch", found, nil, nil)
+                case .versionTooNew(let supported): ("versionTooNew", nil, supported, nil)
+                case .decodeFailed(let message): ("decodeFailed", message, nil, nil)
+                case .parentNotRestored: ("parentNotRestored", nil, nil, nil)
+                case .checksumMismatch: ("checksumMismatch", nil, nil, nil)
+                case .overBudget(let bytes, let budget): ("overBudget", nil, bytes, budget)
+                }
+            var fields: [String: StateValue] = ["kind": .string(kind)]
+            if let text { fields["text"] = .string(text) }
+            if let a { fields["a"] = .int(Int64(a)) }
+            if let b { fields["b"] = .int(Int64(b)) }
+            return .container(fields)
+        }
+        var tree: [String: StateValue] = [
+            "archive": .string(report.archive.rawValue), "date": .date(report.date),
+            "paths": .array(report.nodes.map { .string($0.path.description) }),
+            "classes": .array(report.nodes.map { .string($0.className) }),
+            "versions": .array(report.nodes.map { .int(Int64($0.classVersion)) }),
+        ]
+        if let generation = report.generation { tree["generation"] = .int(generation.rawValue) }
+        switch report.outcome {
+        case .restored: tree["outcome"] = .string("restored")
+        case .nothingToRestore: tree["outcome"] = .string("nothing")
+        case .refused(let text): tree["outcome"] = .string("refused"); tree["reason"] = .string(text)
+        case .failed(let text): tree["outcome"] = .string("failed"); tree["reason"] = .string(text)
+        }
+        var outcomes: [StateValue] = [], reasons: [StateValue] = []
+        for node in report.nodes {
+            switch node.outcome {
+            case .restored: outcomes.append(.int(0)); reasons.append(.null)
+            case .skipped(let why): outcomes.append(.int(1)); reasons.append(reason(why))
+            case .failed(let why): outcomes.append(.int(2)); reasons.append(reason(why))
+            }
+        }
+        tree["outcomes"] = .array(outcomes)
+        tree["reasons"] = .array(reasons)
+        #expect(try report.storedBlob() == StateValue.encode(tree))
+        #expect(RestoreReport(storedBlob: try report.storedBlob()) == report)
     }
 
     @Test func damagedReportIsAnErrorNotAWrongReport() throws {

@@ -146,6 +146,12 @@ struct BlobWriter: ~Copyable {
     mutating func writeNull() { tag(.null) }
     mutating func write(_ value: Bool) { tag(value ? .true : .false) }
 
+    /// Starts an array of `count` values, which the caller then writes.
+    mutating func startArray(count: Int) {
+        tag(.array)
+        appendVarint(UInt64(count))
+    }
+
     mutating func write(_ value: Int64) {
         tag(.int)
         appendVarint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
@@ -218,8 +224,7 @@ struct BlobWriter: ~Copyable {
         case .reference(let value): write(value)
         case .array(let values):
             try checkDepth(depth + 1)
-            tag(.array)
-            appendVarint(UInt64(values.count))
+            startArray(count: values.count)
             for value in values { try write(value, depth: depth + 1) }
         case .container(let values):
             try checkDepth(depth + 1)
