@@ -69,6 +69,33 @@ struct ExampleAppTests {
         }
     }
 
+    /// What a restore read is what the next preserve compares against: a restored app that
+    /// changed one thing writes one node.
+    @Test func aRestoredAppSavesOnlyWhatChangedSince() throws {
+        try withTemporaryStore { store in
+            let before = OrderApp()
+            before.simulateSession()
+            let saved = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+                .preserve(before.roots)
+
+            let after = OrderApp()
+            let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            let restoration = try engine.restore(after.roots)
+            after.finishLoadingPages()
+            #expect(restoration.isComplete)
+            let unchanged = try engine.preserve(after.roots)
+            #expect(unchanged.save?.kind == .incremental)
+            #expect(unchanged.nodesWritten == 0)
+            #expect(unchanged.nodesUnchanged == saved.nodeCount)
+
+            after.order.order.note = "Oat milk"
+            let changed = try engine.preserve(after.roots)
+            #expect(changed.save?.kind == .incremental)
+            #expect(changed.nodesWritten == 1)
+            #expect(changed.nodesUnchanged == saved.nodeCount - 1)
+        }
+    }
+
     @Test func unchangedAppSavesNothingButANewHeader() throws {
         try withTemporaryStore { store in
             let app = OrderApp()

@@ -55,11 +55,12 @@ extension RestorationEngine {
     {
         do {
             if let known = lastKnown[archive] {
-                let changed = nodes.filter { known.nodes[$0.path] != $0 }
+                let knownNodes = Self.byPath(known.nodes)
+                let changed = nodes.filter { knownNodes[$0.path] != $0 }
                 let present = Set(nodes.map(\.path))
                 // Removing a path removes its subtree: name only the topmost removed paths.
-                let removed = known.nodes.keys.filter { path in
-                    !present.contains(path) && !(path.parent.map { known.nodes[$0] != nil && !present.contains($0) } ?? false)
+                let removed = knownNodes.keys.filter { path in
+                    !present.contains(path) && !(path.parent.map { knownNodes[$0] != nil && !present.contains($0) } ?? false)
                 }
                 if changed.count + removed.count <= nodes.count / 2 {
                     do {

@@ -68,15 +68,23 @@ public final class RestorationEngine {
     let logger: Logger?
     /// The nodes of each archive's newest generation as this engine last saved or restored
     /// them: what an incremental save compares against.
-    var lastKnown: [ArchiveName: (generation: Generation, nodes: [RestorationPath: ArchivedNode])] = [:]
+    ///
+    /// Kept as they came, and indexed by path only when a save compares against them: a
+    /// launch restores, and the index would cost it a hash of every path, for a save that
+    /// may never come.
+    var lastKnown: [ArchiveName: (generation: Generation, nodes: [ArchivedNode])] = [:]
 
-    /// Remembers `nodes` as the newest `generation` of `archive` (the last of two nodes with
-    /// one path wins).
+    /// Remembers `nodes` as the newest `generation` of `archive`.
     func remember(_ nodes: [ArchivedNode], as generation: Generation, of archive: ArchiveName) {
+        lastKnown[archive] = (generation, nodes)
+    }
+
+    /// `nodes` by path (the last of two nodes with one path wins).
+    static func byPath(_ nodes: [ArchivedNode]) -> [RestorationPath: ArchivedNode] {
         var byPath: [RestorationPath: ArchivedNode] = [:]
         byPath.reserveCapacity(nodes.count)
-        for node in nodes { byPath[node.path] = node }
-        lastKnown[archive] = (generation, byPath)
+        for index in nodes.indices { byPath[nodes[index].path] = nodes[index] }
+        return byPath
     }
 
     /// - Parameters:
