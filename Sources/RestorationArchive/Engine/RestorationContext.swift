@@ -4,7 +4,7 @@ public struct RestorationContext {
     /// The object's restoration path.
     public let path: RestorationPath
     /// The header of the generation being restored (app version, app-level values, …).
-    public let header: ArchiveHeader
+    public var header: ArchiveHeader { restoration.header }
     /// The class version the object's state was archived with (before any migration).
     public let archivedClassVersion: Int
     /// The children being restored under this object, in their archived order. They exist
@@ -12,19 +12,15 @@ public struct RestorationContext {
     /// decoding then fails is marked failed in the report and left out of the result, but
     /// stays in this list: check ``RestorationResult/object(at:)`` when that matters.
     public let children: [any Restorable]
-    private let objects: RestoredObjects
-    private let progress: RestorationProgress
+    /// What every context of this restoration shares: one reference, where a copy of the
+    /// header and the progress in each context cost a dozen retains and releases per node.
+    private let restoration: RestorationInProgress
 
-    init(
-        path: RestorationPath, header: ArchiveHeader, archivedClassVersion: Int, children: [any Restorable],
-        objects: RestoredObjects, progress: RestorationProgress
-    ) {
+    init(path: RestorationPath, archivedClassVersion: Int, children: [any Restorable], restoration: RestorationInProgress) {
         self.path = path
-        self.header = header
         self.archivedClassVersion = archivedClassVersion
         self.children = children
-        self.objects = objects
-        self.progress = progress
+        self.restoration = restoration
     }
 
     /// Extends restoration for asynchronous work this object starts (loading an image, a
@@ -40,17 +36,25 @@ public struct RestorationContext {
     /// }
     /// ```
     public func extendRestoration() -> RestorationExtension {
-        progress.extend()
+        restoration.progress.extend()
     }
 
     /// The object being restored at `path`, for a reference read with
     /// ``StateDecoder/decodeReference(forKey:)``; `nil` when no object is restored there.
     public func object(at path: RestorationPath) -> (any Restorable)? {
-        objects.byPath[path]
+        restoration.objects[path]
     }
 }
 
-/// The objects of one restoration, by path; shared by every context of that restoration.
-final class RestoredObjects {
-    var byPath: [RestorationPath: any Restorable] = [:]
+/// One restoration, as every context of it sees it: the header, the objects restored so far
+/// by path, and the progress that extensions hold open.
+final class RestorationInProgress {
+    let header: ArchiveHeader
+    let progress: RestorationProgress
+    var objects: [RestorationPath: any Restorable] = [:]
+
+    init(header: ArchiveHeader, progress: RestorationProgress) {
+        self.header = header
+        self.progress = progress
+    }
 }

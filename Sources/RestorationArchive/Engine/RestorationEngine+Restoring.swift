@@ -108,7 +108,7 @@ extension RestorationEngine {
         // The marker goes (and the report is kept) once every extension is complete too (R10).
         progress.walkEnded(with: report)
         remember(snapshot.nodes, as: header.generation, of: archive)
-        return RestorationResult(report: report, objects: walk.objects.byPath, progress: progress)
+        return RestorationResult(report: report, objects: walk.restoration.objects, progress: progress)
     }
 
     /// Keeps the report in the store; a failure to do so never fails the restoration.
@@ -166,10 +166,9 @@ enum ChildPaths {
 struct RestorationWalk {
     let registry: RestorationRegistry
     let configuration: RestorationEngine.Configuration
-    let header: ArchiveHeader
     let existing: [RestorationPath: any Restorable]
-    let progress: RestorationProgress
-    let objects = RestoredObjects()
+    /// The header, the objects restored so far and the progress, shared with every context.
+    let restoration: RestorationInProgress
     private(set) var report: [RestoreReport.Node] = []
 
     init(
@@ -178,9 +177,8 @@ struct RestorationWalk {
     ) {
         self.registry = registry
         self.configuration = configuration
-        self.header = header
         self.existing = existing
-        self.progress = progress
+        self.restoration = RestorationInProgress(header: header, progress: progress)
     }
 
     /// An object found for a node, waiting to decode its state.
@@ -204,7 +202,7 @@ struct RestorationWalk {
         found.reserveCapacity(nodes.count)
         foundIndex.reserveCapacity(nodes.count)
         report.reserveCapacity(nodes.count)
-        objects.byPath.reserveCapacity(nodes.count)
+        restoration.objects.reserveCapacity(nodes.count)
         for node in nodes {
             report.append(.init(path: node.path, className: node.className, classVersion: node.classVersion, outcome: .restored))
             var parentIndex: Int?
@@ -217,7 +215,7 @@ struct RestorationWalk {
             }
             switch lookUp(node, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
             case .success(let (object, coder)):
-                objects.byPath[node.path] = object
+                restoration.objects[node.path] = object
                 foundIndex[node.path] = found.count
                 found.append(
                     Found(node: node, parentIndex: parentIndex, reportIndex: report.count - 1, object: object, coder: coder))
@@ -238,19 +236,18 @@ struct RestorationWalk {
         var decoded = [Bool](repeating: false, count: found.count)
         for (index, item) in found.enumerated() {
             if let parent = item.parentIndex, !decoded[parent] {
-                objects.byPath[item.node.path] = nil
+                restoration.objects[item.node.path] = nil
                 report[item.reportIndex].outcome = .skipped(.parentNotRestored)
                 continue
             }
             let context = RestorationContext(
-                path: item.node.path, header: header, archivedClassVersion: item.node.classVersion,
-                children: children[index].sorted { $0.order < $1.order }.map(\.object),
-                objects: objects, progress: progress)
+                path: item.node.path, archivedClassVersion: item.node.classVersion,
+                children: children[index].sorted { $0.order < $1.order }.map(\.object), restoration: restoration)
             do {
                 try item.object.decodeRestorableState(with: item.coder, context: context)
                 decoded[index] = true
             } catch {
-                objects.byPath[item.node.path] = nil
+                restoration.objects[item.node.path] = nil
                 report[item.reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
             }
         }
