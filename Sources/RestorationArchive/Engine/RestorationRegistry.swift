@@ -34,12 +34,23 @@ public struct RestorationRegistry {
     /// Creates an object for a node that no restoration class handles, or returns `nil`.
     public typealias Fallback = (RestorationRequest) throws -> (any Restorable)?
 
-    struct Registration {
+    /// A class, so that handing one out (once per restored node) is one reference, not four.
+    final class Registration {
         let className: String
         let type: any Restorable.Type
         let restore: ((RestorationRequest) throws -> (any Restorable)?)?
         /// Whether an object is an instance of `type` or of one of its subclasses.
         let isInstance: (any Restorable) -> Bool
+
+        init(
+            className: String, type: any Restorable.Type, restore: ((RestorationRequest) throws -> (any Restorable)?)?,
+            isInstance: @escaping (any Restorable) -> Bool
+        ) {
+            self.className = className
+            self.type = type
+            self.restore = restore
+            self.isInstance = isInstance
+        }
     }
 
     private var registrations: [String: Registration] = [:]
@@ -95,7 +106,8 @@ public struct RestorationRegistry {
 
     /// The current name for an archived class name: itself, or what it is an alias of.
     func currentName(of className: String) -> String {
-        aliases[className] ?? className
+        // Most apps rename nothing: no hash of the name then.
+        aliases.isEmpty ? className : aliases[className] ?? className
     }
 
     /// The registration for an archived class name, following aliases.
