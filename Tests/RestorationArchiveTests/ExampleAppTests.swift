@@ -83,17 +83,27 @@ struct ExampleAppTests {
             let restoration = try engine.restore(after.roots)
             after.finishLoadingPages()
             #expect(restoration.isComplete)
-            let unchanged = try engine.preserve(after.roots)
-            #expect(unchanged.save?.kind == .incremental)
-            #expect(unchanged.nodesWritten == 0)
-            #expect(unchanged.nodesUnchanged == saved.nodeCount)
-
-            after.order.order.note = "Oat milk"
-            let changed = try engine.preserve(after.roots)
-            #expect(changed.save?.kind == .incremental)
-            #expect(changed.nodesWritten == 1)
-            #expect(changed.nodesUnchanged == saved.nodeCount - 1)
+            try preserveUnchangedThenOneChange(after, with: engine, nodeCount: saved.nodeCount)
         }
+    }
+
+    /// Preserves `app` as it is, then after one change: the first save writes nothing, the
+    /// second one node, both incrementally. Returns the second save.
+    @discardableResult
+    private func preserveUnchangedThenOneChange(_ app: OrderApp, with engine: RestorationEngine, nodeCount: Int) throws
+        -> PreservationResult
+    {
+        let unchanged = try engine.preserve(app.roots)
+        #expect(unchanged.save?.kind == .incremental)
+        #expect(unchanged.nodesWritten == 0)
+        #expect(unchanged.nodesUnchanged == nodeCount)
+
+        app.order.order.note = "Oat milk"
+        let changed = try engine.preserve(app.roots)
+        #expect(changed.save?.kind == .incremental)
+        #expect(changed.nodesWritten == 1)
+        #expect(changed.nodesUnchanged == nodeCount - 1)
+        return changed
     }
 
     @Test func unchangedAppSavesNothingButANewHeader() throws {
@@ -102,16 +112,7 @@ struct ExampleAppTests {
             app.simulateSession()
             let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
             let first = try engine.preserve(app.roots)
-            let second = try engine.preserve(app.roots)
-            #expect(second.save?.kind == .incremental)
-            #expect(second.nodesWritten == 0)
-            #expect(second.nodesUnchanged == first.nodeCount)
-
-            app.order.order.note = "Oat milk"
-            let third = try engine.preserve(app.roots)
-            #expect(third.save?.kind == .incremental)
-            #expect(third.nodesWritten == 1)
-            #expect(third.nodesUnchanged == first.nodeCount - 1)
+            let third = try preserveUnchangedThenOneChange(app, with: engine, nodeCount: first.nodeCount)
             #expect(third.save?.generation == 3)
         }
     }
