@@ -22,11 +22,11 @@ extension RestoreReport {
             case .refused(let reason), .failed(let reason): reason
             case .restored, .nothingToRestore: nil
             }
+        // The root container's entries, keys in ascending byte order. Nodes are read in place
+        // (`nodes[index].path`): `for node in nodes` copied each whole node, through its
+        // runtime metadata, in each of the five loops.
         var writer = BlobWriter()
         writer.startBlob()
-        // Nodes are read in place (`nodes[index].path`): `for node in nodes` copied each whole
-        // node, through its runtime metadata, in each of the five loops.
-        // The root container's entries, keys in ascending byte order.
         writer.appendVarint(UInt64(8 + (generation == nil ? 0 : 1) + (reason == nil ? 0 : 1)))
         writer.appendLengthPrefixed("archive")
         writer.write(archive.rawValue)
