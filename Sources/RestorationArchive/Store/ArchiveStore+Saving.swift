@@ -97,25 +97,24 @@ extension ArchiveStore {
             var totalBytes = previous.totalBytes
             var removedCount = 0
 
-            let retireSubtree = try connection.statement(
-                """
-                UPDATE node SET died = ?1 WHERE archive_id = ?2 AND died IS NULL \
-                AND (path = ?3 OR (path >= ?4 AND path < ?5)) RETURNING checksum, \(ArchiveRows.plainLength)
-                """)
-            for path in removed {
-                try retireSubtree.bind(generation.rawValue, at: 1)
-                try retireSubtree.bind(row.id, at: 2)
-                try retireSubtree.bind(path.description, at: 3)
-                // Everything below `path` sorts between "path/" and "path0" ('0' follows '/').
-                try retireSubtree.bind(path.description + "/", at: 4)
-                try retireSubtree.bind(path.description + "0", at: 5)
-                while try retireSubtree.step() {
-                    digest &-= try retireSubtree.int64(0)
-                    totalBytes -= try retireSubtree.int64(1)
-                    nodeCount -= 1
-                    removedCount += 1
+            // Looked up only when something is removed (most saves remove nothing).
+            if !removed.isEmpty {
+                let retireSubtree = try connection.statement(Self.retireSubtree)
+                for path in removed {
+                    try retireSubtree.bind(generation.rawValue, at: 1)
+                    try retireSubtree.bind(row.id, at: 2)
+                    try retireSubtree.bind(path.description, at: 3)
+                    // Everything below `path` sorts between "path/" and "path0" ('0' follows '/').
+                    try retireSubtree.bind(path.description + "/", at: 4)
+                    try retireSubtree.bind(path.description + "0", at: 5)
+                    while try retireSubtree.step() {
+                        digest &-= try retireSubtree.int64(0)
+                        totalBytes -= try retireSubtree.int64(1)
+                        nodeCount -= 1
+                        removedCount += 1
+                    }
+                    retireSubtree.reset()
                 }
-                retireSubtree.reset()
             }
 
             // Read, then retire by primary key: `UPDATE … RETURNING` would build a temporary
@@ -170,6 +169,12 @@ extension ArchiveStore {
                 nodeCount: Int(nodeCount), prunedGenerations: pruned)
         }
     }
+
+    /// Retires a path and its subtree, returning each row's checksum and state size.
+    private static let retireSubtree = """
+        UPDATE node SET died = ?1 WHERE archive_id = ?2 AND died IS NULL \
+        AND (path = ?3 OR (path >= ?4 AND path < ?5)) RETURNING checksum, \(ArchiveRows.plainLength)
+        """
 
     /// The current row of a path: when it was born, its checksum and its state's size.
     private static let currentRow =
