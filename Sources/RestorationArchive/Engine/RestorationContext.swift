@@ -4,7 +4,7 @@ public struct RestorationContext {
     /// The object's restoration path.
     public let path: RestorationPath
     /// The header of the generation being restored (app version, app-level values, …).
-    public var header: ArchiveHeader { restoration.header }
+    public var header: ArchiveHeader { shared.header }
     /// The class version the object's state was archived with (before any migration).
     public let archivedClassVersion: Int
     /// The children being restored under this object, in their archived order. They exist
@@ -14,13 +14,13 @@ public struct RestorationContext {
     public let children: [any Restorable]
     /// What every context of this restoration shares: one reference, where a copy of the
     /// header and the progress in each context cost a dozen retains and releases per node.
-    private let restoration: RestorationInProgress
+    private let shared: Shared
 
-    init(path: RestorationPath, archivedClassVersion: Int, children: [any Restorable], restoration: RestorationInProgress) {
+    init(path: RestorationPath, archivedClassVersion: Int, children: [any Restorable], shared: Shared) {
         self.path = path
         self.archivedClassVersion = archivedClassVersion
         self.children = children
-        self.restoration = restoration
+        self.shared = shared
     }
 
     /// Extends restoration for asynchronous work this object starts (loading an image, a
@@ -36,25 +36,27 @@ public struct RestorationContext {
     /// }
     /// ```
     public func extendRestoration() -> RestorationExtension {
-        restoration.progress.extend()
+        shared.progress.extend()
     }
 
     /// The object being restored at `path`, for a reference read with
     /// ``StateDecoder/decodeReference(forKey:)``; `nil` when no object is restored there.
     public func object(at path: RestorationPath) -> (any Restorable)? {
-        restoration.objects[path]
+        shared.objects[path]
     }
 }
 
-/// One restoration, as every context of it sees it: the header, the objects restored so far
-/// by path, and the progress that extensions hold open.
-final class RestorationInProgress {
-    let header: ArchiveHeader
-    let progress: RestorationProgress
-    var objects: [RestorationPath: any Restorable] = [:]
+extension RestorationContext {
+    /// One restoration as every context of it sees it: the header, the objects restored so
+    /// far by path, and the progress that extensions hold open.
+    final class Shared {
+        let header: ArchiveHeader
+        let progress: RestorationProgress
+        var objects: [RestorationPath: any Restorable] = [:]
 
-    init(header: ArchiveHeader, progress: RestorationProgress) {
-        self.header = header
-        self.progress = progress
+        init(header: ArchiveHeader, progress: RestorationProgress) {
+            self.header = header
+            self.progress = progress
+        }
     }
 }

@@ -108,7 +108,7 @@ extension RestorationEngine {
         // The marker goes (and the report is kept) once every extension is complete too (R10).
         progress.walkEnded(with: report)
         remember(snapshot.nodes, as: header.generation, of: archive)
-        return RestorationResult(report: report, objects: walk.restoration.objects, progress: progress)
+        return RestorationResult(report: report, objects: walk.shared.objects, progress: progress)
     }
 
     /// Keeps the report in the store; a failure to do so never fails the restoration.
@@ -168,7 +168,7 @@ struct RestorationWalk {
     let configuration: RestorationEngine.Configuration
     let existing: [RestorationPath: any Restorable]
     /// The header, the objects restored so far and the progress, shared with every context.
-    let restoration: RestorationInProgress
+    let shared: RestorationContext.Shared
     private(set) var report: [RestoreReport.Node] = []
 
     init(
@@ -178,7 +178,7 @@ struct RestorationWalk {
         self.registry = registry
         self.configuration = configuration
         self.existing = existing
-        self.restoration = RestorationInProgress(header: header, progress: progress)
+        self.shared = RestorationContext.Shared(header: header, progress: progress)
     }
 
     /// An object found for a node, waiting to decode its state.
@@ -202,7 +202,7 @@ struct RestorationWalk {
         found.reserveCapacity(nodes.count)
         foundIndex.reserveCapacity(nodes.count)
         report.reserveCapacity(nodes.count)
-        restoration.objects.reserveCapacity(nodes.count)
+        shared.objects.reserveCapacity(nodes.count)
         for node in nodes {
             report.append(.init(path: node.path, className: node.className, classVersion: node.classVersion, outcome: .restored))
             var parentIndex: Int?
@@ -215,7 +215,7 @@ struct RestorationWalk {
             }
             switch lookUp(node, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
             case .success(let (object, coder)):
-                restoration.objects[node.path] = object
+                shared.objects[node.path] = object
                 foundIndex[node.path] = found.count
                 found.append(
                     Found(node: node, parentIndex: parentIndex, reportIndex: report.count - 1, object: object, coder: coder))
@@ -236,18 +236,18 @@ struct RestorationWalk {
         var decoded = [Bool](repeating: false, count: found.count)
         for (index, item) in found.enumerated() {
             if let parent = item.parentIndex, !decoded[parent] {
-                restoration.objects[item.node.path] = nil
+                shared.objects[item.node.path] = nil
                 report[item.reportIndex].outcome = .skipped(.parentNotRestored)
                 continue
             }
             let context = RestorationContext(
                 path: item.node.path, archivedClassVersion: item.node.classVersion,
-                children: children[index].sorted { $0.order < $1.order }.map(\.object), restoration: restoration)
+                children: children[index].sorted { $0.order < $1.order }.map(\.object), shared: shared)
             do {
                 try item.object.decodeRestorableState(with: item.coder, context: context)
                 decoded[index] = true
             } catch {
-                restoration.objects[item.node.path] = nil
+                shared.objects[item.node.path] = nil
                 report[item.reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
             }
         }
