@@ -36,17 +36,15 @@ public struct RestorationRegistry {
 
     /// A class, so that handing one out (once per restored node) is one reference, not four.
     final class Registration {
-        let className: String
         let type: any Restorable.Type
         let restore: ((RestorationRequest) throws -> (any Restorable)?)?
         /// Whether an object is an instance of `type` or of one of its subclasses.
         let isInstance: (any Restorable) -> Bool
 
         init(
-            className: String, type: any Restorable.Type, restore: ((RestorationRequest) throws -> (any Restorable)?)?,
+            type: any Restorable.Type, restore: ((RestorationRequest) throws -> (any Restorable)?)?,
             isInstance: @escaping (any Restorable) -> Bool
         ) {
-            self.className = className
             self.type = type
             self.restore = restore
             self.isInstance = isInstance
@@ -98,7 +96,7 @@ public struct RestorationRegistry {
         guard Set(newAliases).count == newAliases.count, !newAliases.contains(name) else {
             throw .conflictingRegistration(name)
         }
-        registrations[name] = Registration(className: name, type: type, restore: restore, isInstance: { $0 is T })
+        registrations[name] = Registration(type: type, restore: restore, isInstance: { $0 is T })
         for alias in newAliases { aliases[alias] = name }
     }
 
