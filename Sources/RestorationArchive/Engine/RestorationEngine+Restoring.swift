@@ -234,21 +234,21 @@ struct RestorationWalk {
             }
         }
         var decoded = [Bool](repeating: false, count: found.count)
-        for (index, item) in found.enumerated() {
-            if let parent = item.parentIndex, !decoded[parent] {
-                shared.objects[item.node.path] = nil
-                report[item.reportIndex].outcome = .skipped(.parentNotRestored)
+        for index in found.indices {
+            if let parent = found[index].parentIndex, !decoded[parent] {
+                shared.objects[found[index].node.path] = nil
+                report[found[index].reportIndex].outcome = .skipped(.parentNotRestored)
                 continue
             }
             let context = RestorationContext(
-                path: item.node.path, archivedClassVersion: item.node.classVersion,
+                path: found[index].node.path, archivedClassVersion: found[index].node.classVersion,
                 children: children[index].sorted { $0.order < $1.order }.map(\.object), shared: shared)
             do {
-                try item.object.decodeRestorableState(with: item.coder, context: context)
+                try found[index].object.decodeRestorableState(with: found[index].coder, context: context)
                 decoded[index] = true
             } catch {
-                shared.objects[item.node.path] = nil
-                report[item.reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
+                shared.objects[found[index].node.path] = nil
+                report[found[index].reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
             }
         }
 
