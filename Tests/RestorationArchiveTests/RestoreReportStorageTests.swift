@@ -86,6 +86,21 @@ struct RestoreReportStorageTests {
         #expect(RestoreReport(storedBlob: try report.storedBlob()) == report)
     }
 
+    /// A node outcome the layout does not define is no report: an unknown code, or a skipped
+    /// or failed node without its reason.
+    @Test(arguments: [(Int64(3), StateValue.null), (1, .null), (2, .null), (1, .container(["kind": .string("nonsense")]))])
+    func anUndefinedNodeOutcomeIsNoReport(code: Int64, reason: StateValue) throws {
+        func blob(code: Int64, reason: StateValue) throws -> [UInt8] {
+            try StateValue.encode([
+                "archive": .string("main"), "date": .date(Date(timeIntervalSince1970: 0)), "outcome": .string("restored"),
+                "paths": .array([.string("Root")]), "classes": .array([.string("Root")]), "versions": .array([.int(1)]),
+                "outcomes": .array([.int(code)]), "reasons": .array([reason]),
+            ])
+        }
+        #expect(RestoreReport(storedBlob: try blob(code: 0, reason: .null)) != nil)
+        #expect(RestoreReport(storedBlob: try blob(code: code, reason: reason)) == nil)
+    }
+
     @Test func damagedReportIsAnErrorNotAWrongReport() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

@@ -95,12 +95,8 @@ extension RestoreReport {
                 case .string(let className) = classes[index], case .int(let version) = versions[index],
                 case .int(let code) = outcomes[index]
             else { return nil }
-            let nodeOutcome: NodeOutcome
-            switch (code, Reason(stored: reasons[index])) {
-            case (0, _): nodeOutcome = .restored
-            case (1, let reason?): nodeOutcome = .skipped(reason)
-            case (2, let reason?): nodeOutcome = .failed(reason)
-            default: return nil
+            guard let nodeOutcome = NodeOutcome(storedCode: code, reason: Reason(stored: reasons[index])) else {
+                return nil
             }
             nodes.append(Node(path: path, className: className, classVersion: Int(truncatingIfNeeded: version), outcome: nodeOutcome))
         }
@@ -115,6 +111,17 @@ extension RestoreReport.NodeOutcome {
         case .restored: 0
         case .skipped: 1
         case .failed: 2
+        }
+    }
+
+    /// The outcome an `outcomes` entry and its `reasons` entry stand for; nil for an unknown
+    /// code, or a skipped or failed node without a reason.
+    init?(storedCode: Int64, reason: RestoreReport.Reason?) {
+        switch (storedCode, reason) {
+        case (0, _): self = .restored
+        case (1, let reason?): self = .skipped(reason)
+        case (2, let reason?): self = .failed(reason)
+        default: return nil
         }
     }
 }
