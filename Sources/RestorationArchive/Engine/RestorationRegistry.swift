@@ -34,7 +34,8 @@ public struct RestorationRegistry {
     /// Creates an object for a node that no restoration class handles, or returns `nil`.
     public typealias Fallback = (RestorationRequest) throws -> (any Restorable)?
 
-    /// A class, so that handing one out (once per restored node) is one reference, not four.
+    /// A class, so that handing one out (once per restored node) is one reference, not a copy
+    /// of its fields.
     final class Registration {
         let type: any Restorable.Type
         let restore: ((RestorationRequest) throws -> (any Restorable)?)?
