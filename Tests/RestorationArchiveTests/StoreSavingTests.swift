@@ -195,6 +195,8 @@ struct StoreSavingTests {
                 #expect(snapshot.nodes.allSatisfy { $0.state.allSatisfy { $0 == UInt8(generation.rawValue) } })
             }
             #expect(throws: ArchiveStoreError.generationNotFound(.main, 3)) { try store.snapshot(generation: 3) }
+            // Read as "the newest at or below": above the newest is not found either.
+            #expect(throws: ArchiveStoreError.generationNotFound(.main, 7)) { try store.snapshot(generation: 7) }
         }
     }
 

@@ -195,18 +195,25 @@ enum ArchiveRows {
         node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason, restore_attempts, \
         restored_cleanly, state_checksum
         """
-    /// Built once, like ``archiveByName``: every save and launch reads a generation's row.
-    private static let generationByNumber =
-        "SELECT \(generationColumns) FROM generation WHERE archive_id = ? AND generation = ?"
+    /// The archive's generations at or below `?2`, newest first. Both reads below use this one
+    /// text, so a connection prepares it once: a launch reads the list, then one generation
+    /// again under the write lock, and preparing a second statement over these 18 columns cost
+    /// about 165,000 instructions (4% of a launch of 100 nodes). Built once, like
+    /// ``archiveByName``.
+    private static let generationsFromNumber = """
+        SELECT \(generationColumns) FROM generation WHERE archive_id = ?1 AND generation <= ?2 \
+        ORDER BY generation DESC
+        """
 
     static func generation(_ generation: Generation, of archive: ArchiveRow, in connection: Connection) throws
         -> GenerationRow?
     {
-        let statement = try connection.statement(generationByNumber)
+        let statement = try connection.statement(generationsFromNumber)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.rawValue, at: 2)
-        guard try statement.step() else { return nil }
+        // The first row is the newest at or below `generation`: it is the one asked for or none.
+        guard try statement.step(), try statement.int64(0) == generation.rawValue else { return nil }
         return try generationRow(statement, archive: archive.name)
     }
 
@@ -225,10 +232,10 @@ enum ArchiveRows {
 
     /// Retained generations, newest first.
     static func generations(of archive: ArchiveRow, in connection: Connection) throws -> [GenerationRow] {
-        let statement = try connection.statement(
-            "SELECT \(generationColumns) FROM generation WHERE archive_id = ? ORDER BY generation DESC")
+        let statement = try connection.statement(generationsFromNumber)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
+        try statement.bind(Int64.max, at: 2)
         var rows: [GenerationRow] = []
         while try statement.step() { rows.append(try generationRow(statement, archive: archive.name)) }
         return rows
