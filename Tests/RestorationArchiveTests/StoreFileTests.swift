@@ -156,11 +156,14 @@ struct StoreFileTests {
     }
 
     /// Another program's database: tables without our application id, or another id (with or
-    /// without tables: only a database without any id is counted for objects).
+    /// without tables: only a database without any id is counted for objects), or our id
+    /// without the schema history every store has (looked for only when reading it fails).
     @Test(arguments: [
         "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('x')",
         "PRAGMA application_id = 42",
         "PRAGMA application_id = 42; CREATE TABLE contacts (name TEXT)",
+        "PRAGMA application_id = \(SchemaMigrator.applicationID)",
+        "PRAGMA application_id = \(SchemaMigrator.applicationID); CREATE TABLE contacts (name TEXT)",
     ])
     func aForeignSQLiteDatabaseIsRefusedAndLeftUnchanged(sql: String) throws {
         try withTemporaryDirectory { directory in

@@ -33,8 +33,10 @@ struct SchemaMigrator {
     /// Reads the store's schema history and checks it against this library. Writes nothing.
     func inspect(_ connection: Connection, path: String) throws -> Status {
         let applicationID = try connection.pragmaInteger("PRAGMA application_id") ?? 0
-        let objectCount = try connection.pragmaInteger("SELECT count(*) FROM sqlite_schema") ?? 0
-        if applicationID == 0 && objectCount == 0 { return .empty }
+        // Only a database without our id can be a new one: a store skips this query.
+        if applicationID == 0, try connection.pragmaInteger("SELECT count(*) FROM sqlite_schema") ?? 0 == 0 {
+            return .empty
+        }
         guard applicationID == Self.applicationID else {
             throw ArchiveStoreError.notAStore(
                 path: path, reason: "it is an SQLite database of another program (application_id \(applicationID))")
@@ -107,13 +109,19 @@ struct SchemaMigrator {
     private func appliedMigrations(_ connection: Connection, path: String) throws -> [(
         identifier: String, checksum: String
     )] {
-        let exists = try connection.pragmaInteger(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migration'")
-        guard exists == 1 else {
-            throw ArchiveStoreError.notAStore(path: path, reason: "it has no schema history")
+        // A store has the table: look for it only when reading it fails, to tell a store
+        // without its history from other errors (every launch used to look first).
+        let statement: Statement
+        do {
+            statement = try connection.statement("SELECT identifier, checksum FROM schema_migration ORDER BY sequence")
+        } catch {
+            let exists = try connection.pragmaInteger(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migration'")
+            guard exists == 1 else {
+                throw ArchiveStoreError.notAStore(path: path, reason: "it has no schema history")
+            }
+            throw error
         }
-        let statement = try connection.statement(
-            "SELECT identifier, checksum FROM schema_migration ORDER BY sequence")
         defer { statement.reset() }
         var records: [(identifier: String, checksum: String)] = []
         while try statement.step() {
