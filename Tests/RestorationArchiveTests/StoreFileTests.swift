@@ -182,6 +182,23 @@ struct StoreFileTests {
         }
     }
 
+    /// Our id with a schema history that cannot be read (another program's table of that
+    /// name): refused for what SQLite said, not taken for a store without a history, and left
+    /// unchanged.
+    @Test func aStoreWhoseHistoryCannotBeReadIsRefusedAndLeftUnchanged() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/odd.sqlite"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            try tamper(with: path, "PRAGMA application_id = \(SchemaMigrator.applicationID); CREATE TABLE schema_migration (x)")
+            let before = fileBytes(path)
+            for mode in [ArchiveStore.AccessMode.readOnly, .readWrite] {
+                let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: mode) }
+                #expect("\(error)".contains("no such column: identifier"), "\(mode): \(error)")
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
     @Test func defaultLocationFollowsXDGStateHome() throws {
         let path = try ArchiveStore.defaultPath(appIdentifier: "com.example.orders")
         let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
