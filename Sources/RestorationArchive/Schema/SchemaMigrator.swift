@@ -109,8 +109,8 @@ struct SchemaMigrator {
     private func appliedMigrations(_ connection: Connection, path: String) throws -> [(
         identifier: String, checksum: String
     )] {
-        // A store has the table: look for it only when reading it fails, to tell a store
-        // without its history from other errors (every launch used to look first).
+        // A store has the table, so it is looked for only when reading it fails, to tell a
+        // store without its history from other errors: looking first cost every launch a query.
         let statement: Statement
         do {
             statement = try connection.statement("SELECT identifier, checksum FROM schema_migration ORDER BY sequence")
