@@ -276,6 +276,43 @@ struct CodingRoundTripTests {
         }
     }
 
+    /// Keys are ordered and looked up by their first 8 bytes before the rest: keys that share
+    /// those 8 bytes, differ only past them, only in length, or only by a NUL or a non-ASCII
+    /// byte are each found, and told apart, in containers small and large, as an object's
+    /// keys (the last of which lies right before the checksum: "sel", "z" and an emoji of 4
+    /// bytes), a nested container's and a dictionary's.
+    @Test(arguments: [3, 8, 9, 21, 24])
+    func keysSharingTheirFirstEightBytesAreToldApart(count: Int) throws {
+        let pool = [
+            "s", "se", "sel", "sele", "selec", "select", "selecte", "selected", "selectedI", "selectedIn",
+            "selectedIndex", "selectedIndey", "selectedIndexes", "selectedItem", "selected\u{0}", "select\u{0}d",
+            "sé", "sélectionné", "sélectionnée", "selectedé", "z", "zz", "\u{1F642}", "\u{1F642}\u{1F642}x",
+        ]
+        let keys = Array(pool.prefix(count))
+        let values = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($0.element, $0.offset) })
+        let coder = try roundTrip { c in
+            for (key, value) in values { try c.encode(value, forKey: key) }
+        }
+        let outer = try roundTrip { c in
+            try c.encodeNested(forKey: "n") { nested in
+                for (key, value) in values { try nested.encode(value, forKey: key) }
+            }
+            try c.encode(values, forKey: "d")
+        }
+        let nested = try outer.decodeNested(forKey: "n")
+        for (key, value) in values {
+            #expect(try coder.decode(Int.self, forKey: key) == value, "\(key)")
+            #expect(try nested.decode(Int.self, forKey: key) == value, "\(key)")
+        }
+        #expect(try outer.decode([String: Int].self, forKey: "d") == values)
+        #expect(coder.keys == keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        #expect(nested.keys == coder.keys)
+        for missing in pool.dropFirst(count) + ["", "selectedIndex\u{0}", "selectedIndexe", "selectedIndew", "sf", "s\u{0}"] {
+            #expect(!coder.contains(missing), "\(missing)")
+            #expect(!nested.contains(missing), "\(missing)")
+        }
+    }
+
     @Test func nestingPastTheLimitIsRefusedWhenEncoding() throws {
         let encoder = StateEncoder()
         func nest(_ coder: StateEncoder, _ remaining: Int) throws {
