@@ -18,6 +18,10 @@ struct RestoreReportStorageTests {
                 path: try RestorationPath("Root", "n\(index)", "a/b%c"), className: "C\(index)", classVersion: index,
                 outcome: index.isMultiple(of: 2) ? .skipped(reason) : .failed(reason)))
         }
+        // Texts whose common bytes end inside a character ("é" and "è" share their first
+        // byte), and a class name met again after another.
+        nodes.append(.init(path: try RestorationPath("Root", "é"), className: "C1", classVersion: 1, outcome: .restored))
+        nodes.append(.init(path: try RestorationPath("Root", "è", "x"), className: "C2", classVersion: 1, outcome: .restored))
         let date = Date(timeIntervalSince1970: 1_800_000_000.123)
         return [
             RestoreReport(archive: .main, generation: 7, date: date, outcome: .restored, nodes: nodes),
@@ -59,10 +63,28 @@ struct RestoreReportStorageTests {
             if let b { fields["b"] = .int(Int64(b)) }
             return .container(fields)
         }
+        // Each path's text: the bytes it shares with the previous one, cut back to a
+        // character boundary, then its tail.
+        var shared: [StateValue] = [], tails: [StateValue] = []
+        var previous: [UInt8] = []
+        for node in report.nodes {
+            let text = Array(node.path.description.utf8)
+            var count = zip(previous, text).prefix { $0 == $1 }.count
+            while count > 0 && count < text.count && text[count] & 0b1100_0000 == 0b1000_0000 { count -= 1 }
+            shared.append(.int(Int64(count)))
+            tails.append(.string(String(decoding: text[count...], as: UTF8.self)))
+            previous = text
+        }
+        var classNames: [String] = []
+        let classIndexes = report.nodes.map { node -> StateValue in
+            if let known = classNames.firstIndex(of: node.className) { return .int(Int64(known)) }
+            classNames.append(node.className)
+            return .int(Int64(classNames.count - 1))
+        }
         var tree: [String: StateValue] = [
             "archive": .string(report.archive.rawValue), "date": .date(report.date),
-            "paths": .array(report.nodes.map { .string($0.path.description) }),
-            "classes": .array(report.nodes.map { .string($0.className) }),
+            "pathShared": .array(shared), "pathTails": .array(tails),
+            "classNames": .array(classNames.map { .string($0) }), "classIndexes": .array(classIndexes),
             "versions": .array(report.nodes.map { .int(Int64($0.classVersion)) }),
         ]
         if let generation = report.generation { tree["generation"] = .int(generation.rawValue) }
@@ -84,6 +106,42 @@ struct RestoreReportStorageTests {
         tree["reasons"] = .array(reasons)
         #expect(try report.storedBlob() == StateValue.encode(tree))
         #expect(RestoreReport(storedBlob: try report.storedBlob()) == report)
+
+        // The earlier layout, every path and class name in full, is still read.
+        for key in ["pathShared", "pathTails", "classNames", "classIndexes"] { tree[key] = nil }
+        tree["paths"] = .array(report.nodes.map { .string($0.path.description) })
+        tree["classes"] = .array(report.nodes.map { .string($0.className) })
+        #expect(RestoreReport(storedBlob: try StateValue.encode(tree)) == report)
+    }
+
+    /// Path and class columns that do not make a path and a class for every node are no
+    /// report: shared bytes the previous text does not have, or that end inside a
+    /// character; a tail that makes no canonical path; a class index out of range; columns
+    /// of different lengths.
+    @Test(arguments: [
+        ([0, 4], ["Root", "/a"], [0, 0], ["Root", "Root/a"]),
+        ([0, 5], ["Root/é", "è"], [0, 0], ["Root/é", "Root/è"]),
+        ([0, 5], ["Root", "/a"], [0, 0], nil),
+        ([1, 4], ["Root", "/a"], [0, 0], nil),
+        ([0, -1], ["Root", "/a"], [0, 0], nil),
+        ([0, 6], ["Root/é", "x"], [0, 0], nil),
+        ([0, 4], ["Root", "/"], [0, 0], nil),
+        ([0, 4], ["Root", "/a"], [0, 1], nil),
+        ([0, 4], ["Root", "/a"], [0], nil),
+        ([0], ["Root", "/a"], [0, 0], nil),
+    ] as [([Int64], [String], [Int64], [String]?)])
+    func pathAndClassColumnsMustMakeEveryNode(shared: [Int64], tails: [String], classIndexes: [Int64], paths: [String]?)
+        throws
+    {
+        let blob = try StateValue.encode([
+            "archive": .string("main"), "date": .date(Date(timeIntervalSince1970: 0)), "outcome": .string("restored"),
+            "pathShared": .array(shared.map { .int($0) }), "pathTails": .array(tails.map { .string($0) }),
+            "classNames": .array([.string("Root")]), "classIndexes": .array(classIndexes.map { .int($0) }),
+            "versions": .array([.int(1), .int(1)]), "outcomes": .array([.int(0), .int(0)]), "reasons": .array([.null, .null]),
+        ])
+        let report = RestoreReport(storedBlob: blob)
+        #expect(report.map { $0.nodes.map(\.path.description) } == paths)
+        #expect(report.map { $0.nodes.map(\.className) } == paths.map { $0.map { _ in "Root" } })
     }
 
     /// A node outcome the layout does not define is no report: an unknown code, or a skipped

@@ -9,8 +9,17 @@ import Foundation
 //
 //   archive: string, generation: int (absent when none), date: date,
 //   outcome: string ("restored", "nothing", "refused", "failed"), reason: string (refused/failed),
-//   paths: [string], classes: [string], versions: [int], outcomes: [int] (0 restored, 1 skipped, 2 failed),
+//   pathShared: [int], pathTails: [string]: each node's path text is the first pathShared bytes
+//     of the previous node's text (none for the first node), then its tail; the shared bytes
+//     end at a character boundary, so that every tail is UTF-8,
+//   classNames: [string] (each class name once, in order of first appearance),
+//   classIndexes: [int] (each node's class, an index into classNames),
+//   versions: [int], outcomes: [int] (0 restored, 1 skipped, 2 failed),
 //   reasons: [null | container {kind: string, text: string, a: int, b: int}]
+//
+// Reports recorded by earlier versions of the library have `paths: [string]` and `classes: [string]` instead
+// of the four path and class columns, every path and class name in full (about 60 bytes a
+// node, where these take about 15); they are still read.
 extension RestoreReport {
     /// The report as one blob in the layout above, written field by field: the bytes
     /// `StateValue.encode` writes for that tree, without building it (five `StateValue`s per
@@ -22,17 +31,22 @@ extension RestoreReport {
             case .refused(let reason), .failed(let reason): reason
             case .restored, .nothingToRestore: nil
             }
+        let (classNames, classIndexes) = classTable()
+        let shared = sharedPathBytes()
         // The root container's entries, keys in ascending byte order. Nodes are read in place
         // (`nodes[index].path`): `for node in nodes` copied each whole node, through its
-        // runtime metadata, in each of the five loops.
+        // runtime metadata, in each loop.
         var writer = BlobWriter()
         writer.startBlob()
-        writer.appendVarint(UInt64(8 + (generation == nil ? 0 : 1) + (reason == nil ? 0 : 1)))
+        writer.appendVarint(UInt64(10 + (generation == nil ? 0 : 1) + (reason == nil ? 0 : 1)))
         writer.appendLengthPrefixed("archive")
         writer.write(archive.rawValue)
-        writer.appendLengthPrefixed("classes")
-        writer.startArray(count: nodes.count)
-        for index in nodes.indices { writer.write(nodes[index].className) }
+        writer.appendLengthPrefixed("classIndexes")
+        writer.startArray(count: classIndexes.count)
+        for index in classIndexes { writer.write(Int64(index)) }
+        writer.appendLengthPrefixed("classNames")
+        writer.startArray(count: classNames.count)
+        for name in classNames { writer.write(name) }
         writer.appendLengthPrefixed("date")
         writer.write(date)
         if let generation {
@@ -44,9 +58,17 @@ extension RestoreReport {
         writer.appendLengthPrefixed("outcomes")
         writer.startArray(count: nodes.count)
         for index in nodes.indices { writer.write(nodes[index].outcome.storedCode) }
-        writer.appendLengthPrefixed("paths")
+        writer.appendLengthPrefixed("pathShared")
+        writer.startArray(count: shared.count)
+        for count in shared { writer.write(Int64(count)) }
+        writer.appendLengthPrefixed("pathTails")
         writer.startArray(count: nodes.count)
-        for index in nodes.indices { writer.write(nodes[index].path.description) }
+        for index in nodes.indices {
+            UTF8Text.withBytes(of: nodes[index].path.description) { text in
+                writer.tag(.string)
+                writer.appendLengthPrefixed(UnsafeRawBufferPointer(rebasing: text[shared[index]...]))
+            }
+        }
         if let reason {
             writer.appendLengthPrefixed("reason")
             writer.write(reason)
@@ -66,14 +88,69 @@ extension RestoreReport {
         return try writer.finishBlob()
     }
 
-    /// The report a blob of ``storedBlob()`` holds, or `nil` when it does not hold one.
+    /// Each class name once, in order of first appearance, and each node's index into them.
+    private func classTable() -> (names: [String], indexes: [Int]) {
+        var names: [String] = []
+        var known: [String: Int] = [:]
+        var indexes: [Int] = []
+        indexes.reserveCapacity(nodes.count)
+        for index in nodes.indices {
+            let name = nodes[index].className
+            // Neighbours usually share a class: no hashing for them.
+            if let last = indexes.last, names[last] == name {
+                indexes.append(last)
+            } else if let position = known[name] {
+                indexes.append(position)
+            } else {
+                known[name] = names.count
+                indexes.append(names.count)
+                names.append(name)
+            }
+        }
+        return (names, indexes)
+    }
+
+    /// For each node, how many bytes its path's text shares with the previous node's, cut
+    /// back to a character boundary (0 for the first).
+    private func sharedPathBytes() -> [Int] {
+        var shared: [Int] = []
+        shared.reserveCapacity(nodes.count)
+        for index in nodes.indices {
+            guard index > 0 else {
+                shared.append(0)
+                continue
+            }
+            shared.append(
+                UTF8Text.withBytes(of: nodes[index - 1].path.description) { previous in
+                    UTF8Text.withBytes(of: nodes[index].path.description) { text in
+                        // Paths share most of their text: compare a word at a time first.
+                        var count = 0
+                        let common = min(previous.count, text.count)
+                        while count + 8 <= common
+                            && previous.loadUnaligned(fromByteOffset: count, as: UInt64.self)
+                                == text.loadUnaligned(fromByteOffset: count, as: UInt64.self)
+                        {
+                            count += 8
+                        }
+                        while count < common && previous[count] == text[count] { count += 1 }
+                        // A byte 0b10xxxxxx continues a character: the tail starts before it.
+                        while count > 0 && count < text.count && text[count] & 0xC0 == 0x80 { count -= 1 }
+                        return count
+                    }
+                })
+        }
+        return shared
+    }
+
+    /// The report a blob of ``storedBlob()`` holds (in either layout), or `nil` when it does
+    /// not hold one.
     init?(storedBlob blob: [UInt8]) {
         guard let root = try? StateValue.decode(blob: blob),
             case .string(let archiveText)? = root["archive"], let archive = try? ArchiveName(archiveText),
             case .date(let date)? = root["date"], case .string(let outcomeName)? = root["outcome"],
-            case .array(let paths)? = root["paths"], case .array(let classes)? = root["classes"],
             case .array(let versions)? = root["versions"], case .array(let outcomes)? = root["outcomes"],
             case .array(let reasons)? = root["reasons"],
+            let paths = Self.storedPaths(root), let classes = Self.storedClasses(root),
             classes.count == paths.count, versions.count == paths.count, outcomes.count == paths.count,
             reasons.count == paths.count
         else { return nil }
@@ -91,16 +168,68 @@ extension RestoreReport {
         var nodes: [Node] = []
         nodes.reserveCapacity(paths.count)
         for index in paths.indices {
-            guard case .string(let pathText) = paths[index], let path = RestorationPath(canonicalText: pathText),
-                case .string(let className) = classes[index], case .int(let version) = versions[index],
+            guard let path = RestorationPath(canonicalText: paths[index]), case .int(let version) = versions[index],
                 case .int(let code) = outcomes[index]
             else { return nil }
             guard let nodeOutcome = NodeOutcome(storedCode: code, reason: Reason(stored: reasons[index])) else {
                 return nil
             }
-            nodes.append(Node(path: path, className: className, classVersion: Int(truncatingIfNeeded: version), outcome: nodeOutcome))
+            nodes.append(
+                Node(path: path, className: classes[index], classVersion: Int(truncatingIfNeeded: version), outcome: nodeOutcome))
         }
         self.init(archive: archive, generation: generation, date: date, outcome: outcome, nodes: nodes)
+    }
+
+    /// The nodes' path texts: `pathShared` and `pathTails`, or the earlier layout's `paths`.
+    private static func storedPaths(_ root: [String: StateValue]) -> [String]? {
+        if case .array(let paths)? = root["paths"] {
+            return strings(paths)
+        }
+        guard case .array(let shared)? = root["pathShared"], case .array(let tails)? = root["pathTails"],
+            shared.count == tails.count
+        else { return nil }
+        var texts: [String] = []
+        texts.reserveCapacity(tails.count)
+        var previous: [UInt8] = []
+        for index in tails.indices {
+            guard case .int(let count) = shared[index], count >= 0, count <= previous.count,
+                case .string(let tail) = tails[index]
+            else { return nil }
+            let bytes = Array(previous[..<Int(count)]) + Array(tail.utf8)
+            // Shared bytes that end inside a character make no text.
+            guard let text = bytes.withUnsafeBufferPointer({ UTF8Text.string(validating: $0) }) else { return nil }
+            texts.append(text)
+            previous = bytes
+        }
+        return texts
+    }
+
+    /// The nodes' class names: `classNames` and `classIndexes`, or the earlier layout's `classes`.
+    private static func storedClasses(_ root: [String: StateValue]) -> [String]? {
+        if case .array(let classes)? = root["classes"] {
+            return strings(classes)
+        }
+        guard case .array(let names)? = root["classNames"], case .array(let indexes)? = root["classIndexes"],
+            let table = strings(names)
+        else { return nil }
+        var classes: [String] = []
+        classes.reserveCapacity(indexes.count)
+        for index in indexes {
+            guard case .int(let position) = index, position >= 0, position < table.count else { return nil }
+            classes.append(table[Int(position)])
+        }
+        return classes
+    }
+
+    /// The texts of an array of strings, or `nil` when any value is not a string.
+    private static func strings(_ values: [StateValue]) -> [String]? {
+        var texts: [String] = []
+        texts.reserveCapacity(values.count)
+        for value in values {
+            guard case .string(let text) = value else { return nil }
+            texts.append(text)
+        }
+        return texts
     }
 }
 
