@@ -276,11 +276,12 @@ struct CodingRoundTripTests {
         }
     }
 
-    /// Keys are ordered and looked up by their first 8 bytes before the rest: keys that share
-    /// those 8 bytes, differ only past them, only in length, or only by a NUL or a non-ASCII
-    /// byte are each found, and told apart, in containers small and large, as an object's
-    /// keys (the last of which lies right before the checksum: "sel", "z" and an emoji of 4
-    /// bytes), a nested container's and a dictionary's.
+    /// Keys are compared a word at a time (the encoder sorts them by their first 8 bytes as a
+    /// number, the decoder checks their order and looks them up 8 or 4 bytes at a time): keys
+    /// that share their first 8 bytes, differ only past them, only in length, or only by a NUL
+    /// or a non-ASCII byte are each found, and told apart, in containers small and large, as
+    /// an object's keys (the last of which lies right before the checksum: "sel", "selected",
+    /// "selectedI", "z" and "🙂🙂x"), a nested container's and a dictionary's.
     @Test(arguments: [3, 8, 9, 21, 24])
     func keysSharingTheirFirstEightBytesAreToldApart(count: Int) throws {
         let pool = [
