@@ -144,6 +144,26 @@ struct RestoreReportStorageTests {
         #expect(report.map { $0.nodes.map(\.className) } == paths.map { $0.map { _ in "Root" } })
     }
 
+    /// A path or class column holding a value of another type is no report either.
+    @Test(arguments: [
+        ("pathShared", StateValue.array([.int(0), .string("4")])),
+        ("pathTails", .array([.string("Root"), .int(1)])),
+        ("classNames", .array([.bytes([0x52])])),
+        ("classIndexes", .array([.int(0), .null])),
+        ("pathTails", .string("Root/a")),
+    ])
+    func aColumnOfAnotherTypeIsNoReport(key: String, value: StateValue) throws {
+        var tree: [String: StateValue] = [
+            "archive": .string("main"), "date": .date(Date(timeIntervalSince1970: 0)), "outcome": .string("restored"),
+            "pathShared": .array([.int(0), .int(4)]), "pathTails": .array([.string("Root"), .string("/a")]),
+            "classNames": .array([.string("Root")]), "classIndexes": .array([.int(0), .int(0)]),
+            "versions": .array([.int(1), .int(1)]), "outcomes": .array([.int(0), .int(0)]), "reasons": .array([.null, .null]),
+        ]
+        #expect(RestoreReport(storedBlob: try StateValue.encode(tree))?.nodes.count == 2)
+        tree[key] = value
+        #expect(RestoreReport(storedBlob: try StateValue.encode(tree)) == nil)
+    }
+
     /// A node outcome the layout does not define is no report: an unknown code, or a skipped
     /// or failed node without its reason.
     @Test(arguments: [(Int64(3), StateValue.null), (1, .null), (2, .null), (1, .container(["kind": .string("nonsense")]))])

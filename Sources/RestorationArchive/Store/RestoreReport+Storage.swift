@@ -17,9 +17,10 @@ import Foundation
 //   versions: [int], outcomes: [int] (0 restored, 1 skipped, 2 failed),
 //   reasons: [null | container {kind: string, text: string, a: int, b: int}]
 //
-// Reports recorded by earlier versions of the library have `paths: [string]` and `classes: [string]` instead
-// of the four path and class columns, every path and class name in full (about 60 bytes a
-// node, where these take about 15); they are still read.
+// Reports recorded by earlier versions of the library have `paths: [string]` and
+// `classes: [string]` instead of the four path and class columns, every path and class name
+// in full (46 bytes a node in the benchmark's tree of 1,000, where these take 13); they are
+// still read.
 extension RestoreReport {
     /// The report as one blob in the layout above, written field by field: the bytes
     /// `StateValue.encode` writes for that tree, without building it (five `StateValue`s per
