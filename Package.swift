@@ -43,6 +43,7 @@ let package = Package(
                 .embedInCode("v0004_lifecycle_journal.sql"),
                 .embedInCode("v0005_row_checksums.sql"),
                 .embedInCode("v0006_state_sealing.sql"),
+                .embedInCode("v0007_full_save_epochs.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).
@@ -77,7 +78,9 @@ let package = Package(
             dependencies: [
                 "RestorationArchive", "Examples", "StoreMigrations", "TestSupport", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Stores written by earlier versions of the library, read by path (MigrationTests).
+            exclude: ["Fixtures"]
         ),
         // The torture suite (`scripts/torture`): crashes, full disks, damage and hostile input,
         // each scenario in real processes against real files. Not a product.

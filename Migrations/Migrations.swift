@@ -25,5 +25,6 @@ package enum StoreMigrations {
         StoreMigration("v0004_lifecycle_journal", PackageResources.v0004_lifecycle_journal_sql),
         StoreMigration("v0005_row_checksums", PackageResources.v0005_row_checksums_sql),
         StoreMigration("v0006_state_sealing", PackageResources.v0006_state_sealing_sql),
+        StoreMigration("v0007_full_save_epochs", PackageResources.v0007_full_save_epochs_sql),
     ]
 }

@@ -121,6 +121,74 @@ struct MigrationTests {
         }
     }
 
+    /// A store that the library wrote at schema version 6, before full saves kept their rows
+    /// apart in epochs (v0007): every retained generation reads back the same nodes, the store
+    /// checks clean, and the saves that follow go on from it and prune its rows.
+    @Test func aStoreOfSchemaVersion6IsMigratedToEpochsAndReadsTheSame() throws {
+        try withTemporaryStorePath { path in
+            let fixture = URL(filePath: #filePath).deletingLastPathComponent()
+                .appending(path: "Fixtures/schema-v6.sqlite")
+            try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+            let store = try ArchiveStore(path: path)
+            #expect(try store.withConnection { try $0.pragmaInteger("PRAGMA user_version") } == 7)
+            func rowsPerEpoch(_ archive: ArchiveName) throws -> [Int64: Int64] {
+                try store.withConnection { connection in
+                    let statement = try connection.statement(
+                        """
+                        SELECT epoch, count(*) FROM node JOIN archive ON id = archive_id WHERE name = ? \
+                        GROUP BY epoch
+                        """)
+                    try statement.bind(archive.rawValue, at: 1)
+                    var counts: [Int64: Int64] = [:]
+                    while try statement.step() { counts[try statement.int64(0)] = try statement.int64(1) }
+                    return counts
+                }
+            }
+            func expectTheFixture() throws {
+                for generation in [2, 3] {
+                    let read = try store.snapshot(generation: Generation(Int64(generation)))?.nodes
+                    #expect(read == (try SchemaV6Fixture.main(generation)), "main generation \(generation)")
+                }
+                for generation in [1, 2] {
+                    let read = try store.snapshot(of: SchemaV6Fixture.scene, generation: Generation(Int64(generation)))
+                    #expect(read?.nodes == (try SchemaV6Fixture.scene(generation)), "scene-2 generation \(generation)")
+                }
+                #expect(try store.snapshot(of: SchemaV6Fixture.closed) == nil)
+                #expect(try store.check() == [])
+            }
+            try expectTheFixture()
+            #expect(try rowsPerEpoch(.main) == [0: 10] && rowsPerEpoch(SchemaV6Fixture.scene) == [0: 10])
+            // Reopening changes nothing.
+            _ = try ArchiveStore(path: path)
+            try expectTheFixture()
+
+            // An incremental save goes on in epoch 0; a full save starts its own and keeps the
+            // rows that generation 4 reads; the next full save prunes the last of epoch 0.
+            var changed = try SchemaV6Fixture.with(try SchemaV6Fixture.main(3)[0], fill: 4)
+            try store.saveChanges([changed], basedOn: 3, header: SampleArchives.header)
+            var expected = try SchemaV6Fixture.main(3)
+            expected[0] = changed
+            #expect(try store.snapshot()?.nodes == expected)
+            // One row retired by generation 4, and the one generation 3 retired pruned.
+            #expect(try rowsPerEpoch(.main) == [0: 10])
+            let fresh = try SchemaV6Fixture.tree(count: 3, fill: 5)
+            try store.save(fresh, header: SampleArchives.header)
+            // Generation 4 is the oldest retained: the row it retired is pruned.
+            #expect(try rowsPerEpoch(.main) == [0: 9, 5: 3])
+            #expect(try store.snapshot(generation: 4)?.nodes == expected)
+            #expect(try store.check() == [])
+            changed = try SchemaV6Fixture.with(fresh[0], fill: 6)
+            try store.save([changed] + fresh.dropFirst(), header: SampleArchives.header)
+            #expect(try rowsPerEpoch(.main) == [5: 3, 6: 3])
+            #expect(try store.check() == [])
+            // The other archive kept its generations.
+            for generation in [1, 2] {
+                let read = try store.snapshot(of: SchemaV6Fixture.scene, generation: Generation(Int64(generation)))
+                #expect(read?.nodes == (try SchemaV6Fixture.scene(generation)))
+            }
+        }
+    }
+
     @Test func migratorAppliesOnlyPendingMigrationsEachInItsOwnTransaction() throws {
         try withTemporaryStorePath { path in
             let first = StoreMigration(identifier: "a_first", sql: "CREATE TABLE one (x INTEGER) STRICT")

@@ -32,7 +32,7 @@ struct StoreDamageTests {
         "UPDATE node SET sibling_order = 3 WHERE path = 'Root/n1'",
         "UPDATE node SET parent_path = 'Root/n2' WHERE path = 'Root/n1'",
         "UPDATE node SET born = 1, path = 'Root/n9' WHERE path = 'Root/n1'",
-        "INSERT INTO node SELECT archive_id, 'Root/n1/x', born, died, parent_path, class_name, class_version, "
+        "INSERT INTO node SELECT archive_id, epoch, 'Root/n1/x', born, died, parent_path, class_name, class_version, "
             + "sibling_order, state, checksum FROM node WHERE path = 'Root/n1/n5'",
     ])
     func changedLocatingFieldsAreDetected(sql: String) throws {
@@ -50,6 +50,8 @@ struct StoreDamageTests {
     @Test(arguments: [
         "DELETE FROM node WHERE path = 'Root/n1/n5'",
         "UPDATE node SET died = 2 WHERE path = 'Root/n1/n5'",
+        "UPDATE node SET epoch = 0 WHERE path = 'Root/n1/n5'",
+        "UPDATE generation SET epoch = 0",
         "UPDATE generation SET node_count = 9",
         "UPDATE generation SET app_version = '12.0'",
         "UPDATE generation SET app_values = x'01'",
@@ -141,6 +143,27 @@ struct StoreDamageTests {
                 store: store, app: AppIdentity(version: "1", build: "1"), registry: RestorationRegistry())
             // The engine reports damage as a failed restoration, never as nothing to restore.
             #expect(try engine.restore([]).report.outcome == .failed(reason: damage.description))
+        }
+    }
+
+    /// A full save replaces a damaged generation: it reads nothing of the previous one, so
+    /// damage there never stops the app from saving again.
+    @Test(arguments: [
+        "UPDATE generation SET app_version = '12.0'",
+        "UPDATE generation SET epoch = 7",
+        "DELETE FROM generation",
+        "UPDATE node SET state = x'00ff' WHERE path = 'Root/n1'",
+    ])
+    func aFullSaveReplacesADamagedGeneration(sql: String) throws {
+        try withSavedStore { path, nodes in
+            try tamper(with: path, sql)
+            let store = try ArchiveStore(path: path)
+            #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+            var saved = nodes
+            saved[0].state = [7]
+            let result = try store.save(saved, header: SampleArchives.header)
+            #expect(result.generation == 2)
+            #expect(try store.snapshot()?.nodes == saved.sorted { $0.path < $1.path })
         }
     }
 

@@ -200,6 +200,72 @@ struct StoreSavingTests {
         }
     }
 
+    /// A full save starts an epoch of its own and leaves the previous generation's rows as they
+    /// were (v0007): each node is written once, not also retired. An epoch's rows are deleted
+    /// together by the save that prunes the last retained generation reading them.
+    @Test func aFullSaveLeavesThePreviousGenerationsRowsUntouched() throws {
+        try withTemporaryStore { store in
+            func rowsPerEpoch() throws -> [Int64: Int64] {
+                try store.withConnection { connection in
+                    let statement = try connection.statement("SELECT epoch, count(*) FROM node GROUP BY epoch")
+                    var counts: [Int64: Int64] = [:]
+                    while try statement.step() { counts[try statement.int64(0)] = try statement.int64(1) }
+                    return counts
+                }
+            }
+            /// Every stored byte of an epoch's rows.
+            func rows(ofEpoch epoch: Int) throws -> String? {
+                try store.withConnection { connection in
+                    try connection.pragmaText(
+                        """
+                        SELECT group_concat(hex(path) || ' ' || born || ' ' || coalesce(died, '-') || ' ' \
+                        || coalesce(hex(parent_path), '-') || ' ' || class_name || ' ' || class_version || ' ' \
+                        || sibling_order || ' ' || hex(state) || ' ' || checksum, ',') \
+                        FROM (SELECT * FROM node WHERE epoch = \(epoch) ORDER BY path, born)
+                        """)
+                }
+            }
+            // States a coder wrote, so that `check()` decodes them too.
+            func tree(_ fill: UInt8) throws -> [ArchivedNode] {
+                try SampleArchives.tree(count: 10).map { node in
+                    let coder = StateEncoder()
+                    try coder.encode(Int(fill), forKey: "fill")
+                    var node = node
+                    node.state = try coder.encodedBlob()
+                    return node
+                }
+            }
+
+            try store.save(try tree(1), header: header)
+            let first = try rows(ofEpoch: 1)
+            #expect(try rowsPerEpoch() == [1: 10])
+            let second = try store.save(try tree(2), header: header)
+            #expect(second.nodesRemoved == 10 && second.prunedGenerations.isEmpty)
+            #expect(try rows(ofEpoch: 1) == first)
+            #expect(try rowsPerEpoch() == [1: 10, 2: 10])
+            #expect(try store.save(try tree(3), header: header).prunedGenerations == [1])
+            #expect(try rowsPerEpoch() == [2: 10, 3: 10])
+
+            // An incremental save writes into its base's epoch, retiring the row it replaces.
+            var changed = try tree(3)[4]
+            changed.state = try tree(4)[4].state
+            #expect(try store.saveChanges([changed], basedOn: 3, header: header).prunedGenerations == [2])
+            #expect(try rowsPerEpoch() == [3: 11])
+            // Generation 4 still reads epoch 3: the full save keeps it, and prunes the row that
+            // generation 4 retired.
+            try store.save(try tree(5), header: header)
+            #expect(try rowsPerEpoch() == [3: 10, 5: 10])
+            var expected = try tree(3)
+            expected[4] = changed
+            #expect(try store.snapshot(generation: 4)?.nodes == expected.sorted { $0.path < $1.path })
+            #expect(try store.snapshot(generation: 5)?.nodes == (try tree(5)).sorted { $0.path < $1.path })
+            #expect(try store.check().isEmpty)
+            try store.save(try tree(6), header: header)
+            #expect(try rowsPerEpoch() == [5: 10, 6: 10])
+            #expect(try store.check().isEmpty)
+        }
+    }
+
     @Test func prunedRowsAreDeletedNotJustHidden() throws {
         try withTemporaryStore { store in
             let nodes = try SampleArchives.tree(count: 20)

@@ -31,6 +31,10 @@ enum ArchiveRows {
         checksum.combine(row.nodeCount)
         checksum.combine(row.totalBytes)
         checksum.combine(row.nodeDigest)
+        // Epoch 0 (rows saved before v0007) is left out, so that those rows keep their
+        // checksums; any other epoch is covered, and a 0 damaged into another value, or back,
+        // changes the checksum either way.
+        if row.epoch.rawValue != 0 { checksum.combine(row.epoch.rawValue) }
         return checksum.finalize()
     }
 
@@ -171,6 +175,9 @@ enum ArchiveRows {
         var nodeCount: Int64
         var totalBytes: Int64
         var nodeDigest: Int64
+        /// The full save whose rows this generation reads (v0007): itself after a full save,
+        /// its base's epoch after an incremental one; 0 for generations saved before v0007.
+        var epoch: Generation
         var invalidatedAt: Int64? = nil
         var invalidatedReason: String? = nil
         /// Restorations of this generation begun, and whether one ever completed (crash markers).
@@ -193,11 +200,11 @@ enum ArchiveRows {
     private static let generationColumns = """
         generation, store_format, app_version, app_build, platform, idiom, saved_at, save_kind, app_values, \
         node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason, restore_attempts, \
-        restored_cleanly, state_checksum
+        restored_cleanly, state_checksum, epoch
         """
     /// The archive's generations at or below `?2`, newest first. Both reads below use this one
     /// text, so a connection prepares it once: a launch reads the list, then one generation
-    /// again under the write lock, and preparing a second statement over these 18 columns cost
+    /// again under the write lock, and preparing a second statement over these columns cost
     /// about 165,000 instructions (4% of a launch of 100 nodes). Built once, like
     /// ``archiveByName``.
     private static let generationsFromNumber = """
@@ -245,8 +252,8 @@ enum ArchiveRows {
         let statement = try connection.statement(
             """
             INSERT INTO generation (archive_id, generation, store_format, app_version, app_build, platform, idiom, \
-            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum, state_checksum) \
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum, state_checksum, epoch) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
@@ -264,6 +271,7 @@ enum ArchiveRows {
         try statement.bind(row.nodeDigest, at: 13)
         try statement.bind(generationChecksum(archive: archive.name, row: row), at: 14)
         try statement.bind(generationStateChecksum(archive: archive.name, row: row), at: 15)
+        try statement.bind(row.epoch.rawValue, at: 16)
         try statement.run()
     }
 
@@ -313,6 +321,7 @@ enum ArchiveRows {
             nodeCount: try statement.int64(9),
             totalBytes: try statement.int64(10),
             nodeDigest: try statement.int64(11),
+            epoch: Generation(try statement.int64(18)),
             invalidatedAt: try statement.optionalInt64(13),
             invalidatedReason: try statement.optionalString(14),
             restoreAttempts: try statement.int64(15),
@@ -349,10 +358,11 @@ enum ArchiveRows {
     /// A node's state size as saved: its stored length, less the seal's bytes when sealed.
     static let plainLength = "length(state) - CASE WHEN substr(state, 1, 1) = x'E1' THEN \(StateSeal.overhead) ELSE 0 END"
 
-    /// Inserts a node born in `generation`, its state sealed when the store has a `seal`;
-    /// returns its checksum, which covers the state as stored.
+    /// Inserts a node born in `generation` into `epoch`, its state sealed when the store has a
+    /// `seal`; returns its checksum, which covers the state as stored.
     static func insert(
-        _ node: ArchivedNode, born generation: Generation, archive: ArchiveRow, seal: StateSeal?, in connection: Connection
+        _ node: ArchivedNode, born generation: Generation, epoch: Generation, archive: ArchiveRow, seal: StateSeal?,
+        in connection: Connection
     ) throws -> Int64 {
         var node = node
         if let seal {
@@ -362,7 +372,7 @@ enum ArchiveRows {
         let statement = try connection.statement(
             """
             INSERT INTO node (archive_id, path, born, parent_path, class_name, class_version, sibling_order, state, \
-            checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            checksum, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
@@ -374,6 +384,7 @@ enum ArchiveRows {
         try statement.bind(node.order, at: 7)
         try statement.bind(bytes: node.state, at: 8)
         try statement.bind(checksum, at: 9)
+        try statement.bind(epoch.rawValue, at: 10)
         try statement.run()
         return checksum
     }

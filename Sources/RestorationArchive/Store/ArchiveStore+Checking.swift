@@ -125,15 +125,17 @@ extension ArchiveStore {
                 }
             }
         }
-        // Rows newer than the newest generation, or retired before the oldest retained one.
+        // Rows that no retained generation reads: of another epoch, born after every generation
+        // of theirs, or retired before.
         do {
-            let oldest = generations.last?.generation.rawValue ?? (archive.generation.rawValue + 1)
             let stray = try connection.statement(
-                "SELECT path, born FROM node WHERE archive_id = ? AND (born > ? OR (died IS NOT NULL AND died <= ?))")
+                """
+                SELECT path, born FROM node WHERE archive_id = ?1 AND NOT EXISTS (SELECT 1 FROM generation \
+                WHERE archive_id = ?1 AND epoch = node.epoch AND generation >= node.born \
+                AND (node.died IS NULL OR node.died > generation))
+                """)
             defer { stray.reset() }
             try stray.bind(archive.id, at: 1)
-            try stray.bind(archive.generation.rawValue, at: 2)
-            try stray.bind(oldest, at: 3)
             while try stray.step() {
                 let path = try? RestorationPath(parsing: try stray.string(0))
                 problems.append(

@@ -34,9 +34,7 @@ extension ArchiveStore {
                 if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
                 return nil
             }
-            let nodes = try Self.readNodes(
-                of: row, generation: header, isNewest: wanted == row.generation, toleratingDamage: false, seal: seal,
-                connection)
+            let nodes = try Self.readNodes(of: row, generation: header, toleratingDamage: false, seal: seal, connection)
             return ArchiveSnapshot(header: try ArchiveRows.header(header, archive: row), nodes: nodes.nodes)
         }
     }
@@ -58,18 +56,20 @@ extension ArchiveStore {
                 throw ArchiveStoreError.archiveNotFound(archive)
             }
             let wanted = generation ?? row.generation
-            guard row.discardedAt == nil, try ArchiveRows.generation(wanted, of: row, in: connection) != nil else {
+            guard row.discardedAt == nil, let header = try ArchiveRows.generation(wanted, of: row, in: connection)
+            else {
                 throw ArchiveStoreError.generationNotFound(archive, wanted)
             }
             let statement = try connection.statement(
                 """
-                SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND path = ?2 AND born <= ?3 \
-                AND (died IS NULL OR died > ?3)
+                SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND epoch = ?4 AND path = ?2 \
+                AND born <= ?3 AND (died IS NULL OR died > ?3)
                 """)
             defer { statement.reset() }
             try statement.bind(row.id, at: 1)
             try statement.bind(path.description, at: 2)
             try statement.bind(wanted.rawValue, at: 3)
+            try statement.bind(header.epoch.rawValue, at: 4)
             guard try statement.step() else { return nil }
             let node = try ArchiveRows.node(statement, archive: archive, generation: wanted, seal: seal).node
             guard try !statement.step() else {
@@ -134,23 +134,23 @@ extension ArchiveStore {
     /// in `damaged` (the restoration engine reports it and restores the rest). Either way a
     /// node added, lost or moved fails the whole generation.
     private static func readNodes(
-        of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, isNewest: Bool,
-        toleratingDamage: Bool, seal: StateSeal?, leavingSealed: Bool = false, _ connection: Connection
+        of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, toleratingDamage: Bool,
+        seal: StateSeal?, leavingSealed: Bool = false, _ connection: Connection
     ) throws -> (nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
-        let columns = ArchiveRows.nodeColumns
-        // The newest generation is exactly the current rows (one index); an older one is the
-        // current rows born by then plus the rows retired after it.
+        // One range of the table, in path order: the generation's epoch (v0007). Within it, the
+        // rows born by then and not retired by then. Only a generation that exists retires a
+        // row (?4 is the newest), so the newest generation's rows are exactly those never
+        // retired, and a row retired by a generation still to come is left out as damage.
         let statement = try connection.statement(
-            isNewest
-                ? "SELECT \(columns) FROM node WHERE archive_id = ?1 AND died IS NULL ORDER BY path"
-                : """
-                SELECT \(columns) FROM node WHERE archive_id = ?1 AND died IS NULL AND born <= ?2 \
-                UNION ALL SELECT \(columns) FROM node WHERE archive_id = ?1 AND died IS NOT NULL \
-                AND died > ?2 AND born <= ?2 ORDER BY path
-                """)
+            """
+            SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND epoch = ?2 AND born <= ?3 \
+            AND (died IS NULL OR (died > ?3 AND died <= ?4)) ORDER BY path
+            """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
-        if !isNewest { try statement.bind(generation.generation.rawValue, at: 2) }
+        try statement.bind(generation.epoch.rawValue, at: 2)
+        try statement.bind(generation.generation.rawValue, at: 3)
+        try statement.bind(archive.generation.rawValue, at: 4)
         var nodes: [ArchivedNode] = []
         nodes.reserveCapacity(Int(clamping: max(0, min(generation.nodeCount, 1 << 20))))
         var damaged: Set<RestorationPath> = []
@@ -200,8 +200,8 @@ extension ArchiveStore {
     ) throws -> RestorationSnapshot {
         let header = try ArchiveRows.header(generation, archive: archive)
         let read = try readNodes(
-            of: archive, generation: generation, isNewest: generation.generation == archive.generation,
-            toleratingDamage: true, seal: seal, leavingSealed: leavingSealed, connection)
+            of: archive, generation: generation, toleratingDamage: true, seal: seal, leavingSealed: leavingSealed,
+            connection)
         return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
     }
 }

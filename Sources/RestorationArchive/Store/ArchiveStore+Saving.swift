@@ -29,22 +29,20 @@ extension ArchiveStore {
             let row = try ArchiveRows.archive(named: archive, in: connection)
                 ?? ArchiveRows.createArchive(named: archive, in: connection)
             let generation = row.generation.next
-            let retire = try connection.statement(
-                "UPDATE node SET died = ? WHERE archive_id = ? AND died IS NULL")
-            try retire.bind(generation.rawValue, at: 1)
-            try retire.bind(row.id, at: 2)
-            try retire.run()
-            let removed = connection.changes
+            // The previous generation's rows stay as they are, in its epoch (the prune deletes
+            // them once no retained generation reads them); this save starts an epoch of its own.
+            let removed = try Self.nodeCount(of: row, connection)
 
             var digest: Int64 = 0
             var totalBytes = 0
             for node in nodes {
-                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, seal: seal, in: connection)
+                digest &+= try ArchiveRows.insert(
+                    node, born: generation, epoch: generation, archive: row, seal: seal, in: connection)
                 totalBytes += node.state.count
             }
             try Self.finishSave(
-                generation: generation, kind: .full, header: header, appValues: appValues, nodeCount: nodes.count,
-                totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
+                generation: generation, epoch: generation, kind: .full, header: header, appValues: appValues,
+                nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
             let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
             logger?.debug("Saved archive '\(archive)' generation \(generation) in full: \(nodes.count) nodes, \(totalBytes) bytes")
             return SaveResult(
@@ -92,6 +90,8 @@ extension ArchiveStore {
                 throw ArchiveStoreError.generationNotFound(archive, base)
             }
             let generation = base.next
+            // The changes are rows of the base's epoch: unchanged rows carry on from it.
+            let epoch = previous.epoch
             var digest = previous.nodeDigest
             var nodeCount = previous.nodeCount
             var totalBytes = previous.totalBytes
@@ -107,6 +107,7 @@ extension ArchiveStore {
                     // Everything below `path` sorts between "path/" and "path0" ('0' follows '/').
                     try retireSubtree.bind(path.description + "/", at: 4)
                     try retireSubtree.bind(path.description + "0", at: 5)
+                    try retireSubtree.bind(epoch.rawValue, at: 6)
                     while try retireSubtree.step() {
                         digest &-= try retireSubtree.int64(0)
                         totalBytes -= try retireSubtree.int64(1)
@@ -121,16 +122,17 @@ extension ArchiveStore {
             // table for its one row, which cost more than the second statement.
             let current = try connection.statement(Self.currentRow)
             let retireOne = try connection.statement(
-                "UPDATE node SET died = ? WHERE archive_id = ? AND path = ? AND born = ?")
+                "UPDATE node SET died = ? WHERE archive_id = ? AND epoch = ? AND path = ? AND born = ?")
             let parentExists = try connection.statement(
-                "SELECT 1 FROM node WHERE archive_id = ? AND path = ? AND died IS NULL")
+                "SELECT 1 FROM node WHERE archive_id = ? AND epoch = ? AND path = ? AND died IS NULL")
             for node in changed {
                 let path = node.path.description
                 var born: Int64?
                 do {
                     defer { current.reset() }
                     try current.bind(row.id, at: 1)
-                    try current.bind(path, at: 2)
+                    try current.bind(epoch.rawValue, at: 2)
+                    try current.bind(path, at: 3)
                     if try current.step() {
                         born = try current.int64(0)
                         digest &-= try current.int64(1)
@@ -142,23 +144,26 @@ extension ArchiveStore {
                     defer { retireOne.reset() }
                     try retireOne.bind(generation.rawValue, at: 1)
                     try retireOne.bind(row.id, at: 2)
-                    try retireOne.bind(path, at: 3)
-                    try retireOne.bind(born, at: 4)
+                    try retireOne.bind(epoch.rawValue, at: 3)
+                    try retireOne.bind(path, at: 4)
+                    try retireOne.bind(born, at: 5)
                     try retireOne.run()
                 }
                 if let parent = node.parentPath {
                     try parentExists.bind(row.id, at: 1)
-                    try parentExists.bind(parent.description, at: 2)
+                    try parentExists.bind(epoch.rawValue, at: 2)
+                    try parentExists.bind(parent.description, at: 3)
                     let found = try parentExists.step()
                     parentExists.reset()
                     guard found else { throw ArchiveStoreError.missingParent(node.path) }
                 }
-                digest &+= try ArchiveRows.insert(node, born: generation, archive: row, seal: seal, in: connection)
+                digest &+= try ArchiveRows.insert(
+                    node, born: generation, epoch: epoch, archive: row, seal: seal, in: connection)
                 totalBytes += Int64(node.state.count)
                 nodeCount += 1
             }
             try Self.finishSave(
-                generation: generation, kind: .incremental, header: header, appValues: appValues,
+                generation: generation, epoch: epoch, kind: .incremental, header: header, appValues: appValues,
                 nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest, archive: row,
                 connection: connection)
             let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
@@ -171,27 +176,48 @@ extension ArchiveStore {
     }
 
     /// Retires a path and its subtree, returning each row's checksum and state size.
+    ///
+    /// The subtree is searched as one range of the primary key, from the path to the end of
+    /// its descendants ("path0"); the few paths in it that are not below (`path-x`, which sorts
+    /// before "path/") are left out. Written as `path = ?3 OR path >= ?4`, SQLite read the
+    /// whole epoch instead.
     private static let retireSubtree = """
-        UPDATE node SET died = ?1 WHERE archive_id = ?2 AND died IS NULL \
-        AND (path = ?3 OR (path >= ?4 AND path < ?5)) RETURNING checksum, \(ArchiveRows.plainLength)
+        UPDATE node SET died = ?1 WHERE archive_id = ?2 AND epoch = ?6 AND path >= ?3 AND path < ?5 \
+        AND died IS NULL AND (path = ?3 OR path >= ?4) RETURNING checksum, \(ArchiveRows.plainLength)
         """
 
     /// The current row of a path: when it was born, its checksum and its state's size.
-    private static let currentRow =
-        "SELECT born, checksum, \(ArchiveRows.plainLength) FROM node WHERE archive_id = ? AND path = ? AND died IS NULL"
+    private static let currentRow = """
+        SELECT born, checksum, \(ArchiveRows.plainLength) FROM node \
+        WHERE archive_id = ? AND epoch = ? AND path = ? AND died IS NULL
+        """
+
+    /// The node count of the archive's newest generation, as its header row says: what a full
+    /// save replaces (reported as removed, as when a full save retired every row). Read
+    /// without the checksum, so that a damaged header does not stop the full save that
+    /// replaces it; 0 when there is no such row (a discarded archive, or a new one).
+    private static func nodeCount(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Int {
+        let statement = try connection.statement(
+            "SELECT node_count FROM generation WHERE archive_id = ? AND generation = ?")
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(archive.generation.rawValue, at: 2)
+        guard try statement.step() else { return 0 }
+        return Int(clamping: max(0, try statement.int64(0)))
+    }
 
     // MARK: Steps shared by both saves
 
     /// Writes the new generation's header and makes it the archive's newest.
     private static func finishSave(
-        generation: Generation, kind: SaveKind, header: SaveHeader, appValues: [UInt8], nodeCount: Int,
-        totalBytes: Int, digest: Int64, archive: ArchiveRows.ArchiveRow, connection: Connection
+        generation: Generation, epoch: Generation, kind: SaveKind, header: SaveHeader, appValues: [UInt8],
+        nodeCount: Int, totalBytes: Int, digest: Int64, archive: ArchiveRows.ArchiveRow, connection: Connection
     ) throws {
         let row = ArchiveRows.GenerationRow(
             generation: generation, storeFormat: Int64(storeFormat), appVersion: header.appVersion,
             appBuild: header.appBuild, platform: header.platform, idiom: header.idiom,
             savedAt: Clock.nowMilliseconds(), saveKind: kind, appValues: appValues, nodeCount: Int64(nodeCount),
-            totalBytes: Int64(totalBytes), nodeDigest: digest)
+            totalBytes: Int64(totalBytes), nodeDigest: digest, epoch: epoch)
         try ArchiveRows.insert(row, archive: archive, in: connection)
         var advanced = archive
         advanced.generation = generation
@@ -201,7 +227,8 @@ extension ArchiveStore {
     }
 
     /// Deletes the generations that fell out of the retention window, and the node rows no
-    /// retained generation holds any more.
+    /// retained generation reads any more: rows an incremental save retired before the oldest
+    /// retained generation, and whole epochs older than the oldest retained generation's.
     ///
     /// Rows are listed first and deleted one by one by primary key. With foreign keys on, a
     /// `DELETE` of a range (or with `RETURNING`) first collects its rows in a temporary table,
@@ -213,13 +240,22 @@ extension ArchiveStore {
         let oldestKept = newest.rawValue - Int64(retained) + 1
         guard oldestKept > 1 else { return [] }
         var pruned: [Generation] = []
+        // Epochs only grow with generations, so the oldest retained generation's is the
+        // oldest any retained generation reads.
+        var oldestEpoch = newest.rawValue
         do {
-            let expired = try connection.statement(
-                "SELECT generation FROM generation WHERE archive_id = ? AND generation < ? ORDER BY generation")
-            defer { expired.reset() }
-            try expired.bind(archive.id, at: 1)
-            try expired.bind(oldestKept, at: 2)
-            while try expired.step() { pruned.append(Generation(try expired.int64(0))) }
+            let listed = try connection.statement(
+                "SELECT generation, epoch FROM generation WHERE archive_id = ? ORDER BY generation")
+            defer { listed.reset() }
+            try listed.bind(archive.id, at: 1)
+            while try listed.step() {
+                let generation = try listed.int64(0)
+                if generation < oldestKept {
+                    pruned.append(Generation(generation))
+                } else {
+                    oldestEpoch = min(oldestEpoch, try listed.int64(1))
+                }
+            }
         }
         let deleteGeneration = try connection.statement("DELETE FROM generation WHERE archive_id = ? AND generation = ?")
         for generation in pruned {
@@ -228,24 +264,34 @@ extension ArchiveStore {
             try deleteGeneration.bind(generation.rawValue, at: 2)
             try deleteGeneration.run()
         }
-        // A row retired by generation d is last part of d - 1: no retained generation holds it
-        // once d <= oldestKept. Its path is kept as the bytes stored, so that a path damaged
-        // into invalid UTF-8 is still found and pruned.
-        var rows: [(path: [UInt8], born: Int64)] = []
+        // The rows of earlier epochs, then the rows retired within the retained ones: a row
+        // retired by generation d is last part of d - 1, so no retained generation holds it once
+        // d <= oldestKept. Paths are kept as the bytes stored, so that a path damaged into
+        // invalid UTF-8 is still found and pruned.
+        var rows: [(epoch: Int64, path: [UInt8], born: Int64)] = []
         do {
-            let retired = try connection.statement(
-                "SELECT path, born FROM node WHERE archive_id = ? AND died IS NOT NULL AND died <= ?")
-            defer { retired.reset() }
-            try retired.bind(archive.id, at: 1)
-            try retired.bind(oldestKept, at: 2)
-            while try retired.step() { rows.append((try retired.textBytes(0), try retired.int64(1))) }
+            let expired = try connection.statement(
+                """
+                SELECT epoch, path, born FROM node WHERE archive_id = ?1 AND epoch < ?2 \
+                UNION ALL SELECT epoch, path, born FROM node WHERE archive_id = ?1 AND died IS NOT NULL \
+                AND died <= ?3 AND epoch >= ?2
+                """)
+            defer { expired.reset() }
+            try expired.bind(archive.id, at: 1)
+            try expired.bind(oldestEpoch, at: 2)
+            try expired.bind(oldestKept, at: 3)
+            while try expired.step() {
+                rows.append((try expired.int64(0), try expired.textBytes(1), try expired.int64(2)))
+            }
         }
-        let deleteNode = try connection.statement("DELETE FROM node WHERE archive_id = ? AND path = ? AND born = ?")
+        let deleteNode = try connection.statement(
+            "DELETE FROM node WHERE archive_id = ? AND epoch = ? AND path = ? AND born = ?")
         for row in rows {
             defer { deleteNode.reset() }
             try deleteNode.bind(archive.id, at: 1)
-            try deleteNode.bind(textBytes: row.path, at: 2)
-            try deleteNode.bind(row.born, at: 3)
+            try deleteNode.bind(row.epoch, at: 2)
+            try deleteNode.bind(textBytes: row.path, at: 3)
+            try deleteNode.bind(row.born, at: 4)
             try deleteNode.run()
         }
         return pruned
