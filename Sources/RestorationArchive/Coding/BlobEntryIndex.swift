@@ -50,6 +50,15 @@ struct BlobEntryIndex: Sendable {
         count &+= 1
     }
 
+    /// Appends an entry to an index that has room for it inline (the quick check's append,
+    /// for containers of at most ``inlineCapacity`` entries): no code for spilling.
+    @inline(__always)
+    mutating func appendInline(_ entry: BlobEntry) {
+        precondition(isInline && count < Self.inlineCapacity)
+        withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: entry, toByteOffset: count &* 8, as: BlobEntry.self) }
+        count &+= 1
+    }
+
     /// Moves the entries to the array.
     private mutating func spill(capacity: Int) {
         guard isInline else { return }

@@ -47,15 +47,34 @@ struct BlobReader: Sendable {
         }
     }
 
-    /// Checks the whole content and lists the root's entries in the same pass.
+    /// Checks the whole content and lists the root's entries in the same pass: the quick
+    /// check first, and the full one (which names the error) for anything it does not accept.
     mutating func readRootContainer(indexing entries: inout BlobEntryIndex) throws(StateCodingError) {
+        if withScanner({ $0.quickCheckRoot(entries: &entries) }) {
+            assert(fullCheckAgrees(with: entries), "the quick check accepted a blob the full check refuses")
+        } else {
+            entries = BlobEntryIndex()
+            try fullCheck(indexing: &entries)
+        }
+        isChecked = true
+    }
+
+    /// The check pass that names what is wrong.
+    private func fullCheck(indexing entries: inout BlobEntryIndex) throws(StateCodingError) {
         let end = end
         try withScanner { (scanner) throws(StateCodingError) in
             var offset = 1
             _ = try scanner.checkMapBody(at: &offset, depth: 1, entries: &entries, indexing: true)
             guard offset == end else { throw .trailingBytes(offset: offset) }
         }
-        isChecked = true
+    }
+
+    /// Whether the full check accepts the blob and lists the same entries (debug builds).
+    private func fullCheckAgrees(with entries: BlobEntryIndex) -> Bool {
+        var full = BlobEntryIndex()
+        guard (try? fullCheck(indexing: &full)) != nil else { return false }
+        return full.count == entries.count
+            && (0..<full.count).allSatisfy { full[$0].keyRange == entries[$0].keyRange }
     }
 
     /// Builds the root container's tree, checking everything as it goes.
@@ -80,5 +99,10 @@ struct BlobReader: Sendable {
     /// The string in a checked range.
     func string(_ range: Range<Int>) -> String {
         withScanner { $0.string(range) }
+    }
+
+    /// The bytes in a checked range.
+    func bytes(_ range: Range<Int>) -> [UInt8] {
+        blob.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 }

@@ -56,10 +56,9 @@ public struct StateDecoder: Sendable {
     // MARK: Typed values
 
     public func decode(_: Bool.Type, forKey key: String) throws(StateCodingError) -> Bool {
-        let stored = try read(key) { (_, tag, _) throws(StateCodingError) -> Bool? in
-            tag == .true ? true : tag == .false ? false : nil
-        }
-        if let stored { return stored }
+        let stored = quickValue(forKey: key)
+        if stored.is(.true) { return true }
+        if stored.is(.false) { return false }
         return try value(forKey: key).bool(key: key)
     }
     public func decode(_: Int.Type, forKey key: String) throws(StateCodingError) -> Int {
@@ -93,38 +92,32 @@ public struct StateDecoder: Sendable {
         try integer(UInt64.self, forKey: key)
     }
     public func decode(_: Float.Type, forKey key: String) throws(StateCodingError) -> Float {
-        try value(forKey: key).float(key: key)
+        let stored = quickValue(forKey: key)
+        if stored.is(.float) { return Float(bitPattern: UInt32(truncatingIfNeeded: stored.payload)) }
+        return try value(forKey: key).float(key: key)
     }
     public func decode(_: Double.Type, forKey key: String) throws(StateCodingError) -> Double {
-        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> Double? in
-            tag == .double ? Double(bitPattern: try scanner.readFixed(UInt64.self, at: &body)) : nil
-        }
-        if let stored { return stored }
+        let stored = quickValue(forKey: key)
+        if stored.is(.double) { return Double(bitPattern: stored.payload) }
         return try value(forKey: key).double(key: key)
     }
     public func decode(_: String.Type, forKey key: String) throws(StateCodingError) -> String {
-        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> String? in
-            tag == .string ? scanner.string(try scanner.readStringRange(at: &body)) : nil
-        }
-        if let stored { return stored }
+        let stored = quickValue(forKey: key)
+        if stored.is(.string) { return reader.string(stored.range) }
         return try value(forKey: key).string(key: key)
     }
     /// Decodes bytes.
     public func decode(_: [UInt8].Type, forKey key: String) throws(StateCodingError) -> [UInt8] {
-        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> [UInt8]? in
-            tag == .bytes ? try scanner.readBytes(at: &body) : nil
-        }
-        if let stored { return stored }
+        let stored = quickValue(forKey: key)
+        if stored.is(.bytes) { return reader.bytes(stored.range) }
         return try value(forKey: key).bytes(key: key)
     }
     public func decode(_: Data.Type, forKey key: String) throws(StateCodingError) -> Data {
         Data(try decode([UInt8].self, forKey: key))
     }
     public func decode(_: Date.Type, forKey key: String) throws(StateCodingError) -> Date {
-        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> Date? in
-            tag == .date ? try scanner.readDate(at: &body) : nil
-        }
-        if let stored { return stored }
+        let stored = quickValue(forKey: key)
+        if stored.is(.date) { return Date(timeIntervalSinceReferenceDate: Double(bitPattern: stored.payload)) }
         return try value(forKey: key).date(key: key)
     }
     public func decode(_: UUID.Type, forKey key: String) throws(StateCodingError) -> UUID {
@@ -209,41 +202,41 @@ public struct StateDecoder: Sendable {
 
     // MARK: Lookup
 
-    /// Looks `key` up and hands its tag, and the offset of what follows the tag, to `read`.
-    /// The typed reads above take the common case (the stored type is the one asked for) this
-    /// way; `read` returns nil for every other case (conversions, mismatches), which
-    /// ``StateValue``'s conversions then handle.
-    @inline(__always)
-    private func read<Value>(
-        _ key: String, _ read: (BlobScanner, BlobFormat.Tag, inout Int) throws(StateCodingError) -> Value?
-    ) throws(StateCodingError) -> Value? {
-        guard let offset = offset(of: key) else { throw .keyNotFound(key: key) }
-        return try reader.withScanner { (scanner) throws(StateCodingError) -> Value? in
-            var body = offset
-            let tag = try scanner.readTag(at: &body)
-            return try read(scanner, tag, &body)
-        }
-    }
-
-    private func integer<T: FixedWidthInteger>(_: T.Type, forKey key: String) throws(StateCodingError) -> T {
-        let stored = try read(key) { (scanner, tag, body) throws(StateCodingError) -> T?? in
-            switch tag {
-            case .int: .some(T(exactly: BlobScanner.unzigzag(try scanner.readVarint(at: &body))))
-            case .uint: .some(T(exactly: try scanner.readVarint(at: &body)))
-            default: nil
-            }
-        }
-        guard let stored else { return try value(forKey: key).integer(T.self, key: key) }
-        guard let stored else { throw .integerOutOfRange(key: key, type: "\(T.self)") }
-        return stored
-    }
-
-    /// Where the value for `key` starts, if the container holds one.
+    /// The value for `key` as the quick read finds it (``QuickValue``). The typed reads above
+    /// take their common case (the stored type is the one asked for) from it; every other case
+    /// (a missing key, a conversion, a mismatch) goes through ``value(forKey:)`` and
+    /// ``StateValue``'s conversions, which name the error.
     ///
     /// One function for every typed read, never inlined into them: the lookup was most of each
     /// read's 3.4 KB of code, and a decode of 8 values ran through 25 KB of it. When other work
     /// has run in between (as at launch) that code is cold, and fetching it cost more than the
-    /// call: 100 decodes interleaved with the other codecs took 50 µs with copies, 41 µs now.
+    /// call: 100 decodes interleaved with the other codecs took 50 µs with copies, 41 µs then.
+    @inline(never)
+    private func quickValue(forKey key: String) -> QuickValue {
+        let end = reader.end
+        return reader.blob.withUnsafeBufferPointer { bytes in
+            UTF8Text.withBytes(of: key) { wanted in
+                guard let offset = entries.value(of: wanted, in: UnsafeRawBufferPointer(bytes)) else { return .missing }
+                return QuickValue(reading: bytes, at: offset, end: end)
+            }
+        }
+    }
+
+    private func integer<T: FixedWidthInteger>(_: T.Type, forKey key: String) throws(StateCodingError) -> T {
+        let stored = quickValue(forKey: key)
+        let exact: T?
+        if stored.is(.int) {
+            exact = T(exactly: BlobScanner.unzigzag(stored.payload))
+        } else if stored.is(.uint) {
+            exact = T(exactly: stored.payload)
+        } else {
+            return try value(forKey: key).integer(T.self, key: key)
+        }
+        guard let exact else { throw .integerOutOfRange(key: key, type: "\(T.self)") }
+        return exact
+    }
+
+    /// Where the value for `key` starts, if the container holds one.
     @inline(never)
     private func offset(of key: String) -> Int? {
         reader.blob.withUnsafeBytes { blob in
