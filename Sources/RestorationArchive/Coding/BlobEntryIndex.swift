@@ -45,9 +45,16 @@ struct BlobEntryIndex: Sendable {
         if isInline {
             withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: entry, toByteOffset: count &* 8, as: BlobEntry.self) }
         } else {
-            overflow.append(entry)
+            appendToOverflow(entry)
         }
         count &+= 1
+    }
+
+    /// Out of line, as the other code for containers of more than ``inlineCapacity`` keys:
+    /// the common case's code stays short, which counts when it is cold (at launch).
+    @inline(never)
+    private mutating func appendToOverflow(_ entry: BlobEntry) {
+        overflow.append(entry)
     }
 
     /// Appends an entry to an index that has room for it inline (the quick check's append,
@@ -60,6 +67,7 @@ struct BlobEntryIndex: Sendable {
     }
 
     /// Moves the entries to the array.
+    @inline(never)
     private mutating func spill(capacity: Int) {
         guard isInline else { return }
         overflow.reserveCapacity(capacity)
@@ -96,6 +104,7 @@ struct BlobEntryIndex: Sendable {
     }
 
     /// Binary search on the key bytes (entries ascend).
+    @inline(never)
     private static func search(_ entries: [BlobEntry], _ wanted: UnsafeRawBufferPointer, _ blob: UnsafeRawBufferPointer)
         -> Int?
     {

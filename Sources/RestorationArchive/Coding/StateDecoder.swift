@@ -59,7 +59,7 @@ public struct StateDecoder: Sendable {
         let stored = quickValue(forKey: key)
         if stored.is(.true) { return true }
         if stored.is(.false) { return false }
-        return try value(forKey: key).bool(key: key)
+        return try converted(key) { (value) throws(StateCodingError) in try value.bool(key: key) }
     }
     public func decode(_: Int.Type, forKey key: String) throws(StateCodingError) -> Int {
         try integer(Int.self, forKey: key)
@@ -94,23 +94,23 @@ public struct StateDecoder: Sendable {
     public func decode(_: Float.Type, forKey key: String) throws(StateCodingError) -> Float {
         let stored = quickValue(forKey: key)
         if stored.is(.float) { return Float(bitPattern: UInt32(truncatingIfNeeded: stored.payload)) }
-        return try value(forKey: key).float(key: key)
+        return try converted(key) { (value) throws(StateCodingError) in try value.float(key: key) }
     }
     public func decode(_: Double.Type, forKey key: String) throws(StateCodingError) -> Double {
         let stored = quickValue(forKey: key)
         if stored.is(.double) { return Double(bitPattern: stored.payload) }
-        return try value(forKey: key).double(key: key)
+        return try converted(key) { (value) throws(StateCodingError) in try value.double(key: key) }
     }
     public func decode(_: String.Type, forKey key: String) throws(StateCodingError) -> String {
         let stored = quickValue(forKey: key)
         if stored.is(.string) { return reader.string(stored.range) }
-        return try value(forKey: key).string(key: key)
+        return try converted(key) { (value) throws(StateCodingError) in try value.string(key: key) }
     }
     /// Decodes bytes.
     public func decode(_: [UInt8].Type, forKey key: String) throws(StateCodingError) -> [UInt8] {
         let stored = quickValue(forKey: key)
         if stored.is(.bytes) { return reader.bytes(stored.range) }
-        return try value(forKey: key).bytes(key: key)
+        return try converted(key) { (value) throws(StateCodingError) in try value.bytes(key: key) }
     }
     public func decode(_: Data.Type, forKey key: String) throws(StateCodingError) -> Data {
         Data(try decode([UInt8].self, forKey: key))
@@ -118,7 +118,7 @@ public struct StateDecoder: Sendable {
     public func decode(_: Date.Type, forKey key: String) throws(StateCodingError) -> Date {
         let stored = quickValue(forKey: key)
         if stored.is(.date) { return Date(timeIntervalSinceReferenceDate: Double(bitPattern: stored.payload)) }
-        return try value(forKey: key).date(key: key)
+        return try converted(key) { (value) throws(StateCodingError) in try value.date(key: key) }
     }
     public func decode(_: UUID.Type, forKey key: String) throws(StateCodingError) -> UUID {
         try value(forKey: key).uuid(key: key)
@@ -222,6 +222,16 @@ public struct StateDecoder: Sendable {
         }
     }
 
+    /// The typed reads' other cases — a missing key, a conversion (an `Int` stored, a `Double`
+    /// asked for), a mismatch — through ``StateValue``'s conversions, which name the error. Out
+    /// of line: the common case's code stays short, which counts when it is cold (at launch).
+    @inline(never)
+    private func converted<Value>(
+        _ key: String, _ conversion: (StateValue) throws(StateCodingError) -> Value
+    ) throws(StateCodingError) -> Value {
+        try conversion(try value(forKey: key))
+    }
+
     private func integer<T: FixedWidthInteger>(_: T.Type, forKey key: String) throws(StateCodingError) -> T {
         let stored = quickValue(forKey: key)
         let exact: T?
@@ -230,7 +240,7 @@ public struct StateDecoder: Sendable {
         } else if stored.is(.uint) {
             exact = T(exactly: stored.payload)
         } else {
-            return try value(forKey: key).integer(T.self, key: key)
+            return try converted(key) { (value) throws(StateCodingError) in try value.integer(T.self, key: key) }
         }
         guard let exact else { throw .integerOutOfRange(key: key, type: "\(T.self)") }
         return exact
