@@ -1,3 +1,4 @@
+import Foundation
 import RestorationArchive
 
 /// libFuzzer's entry point: decodes arbitrary bytes as a blob, twice — as they are, and sealed
@@ -29,12 +30,45 @@ private func check(_ blob: [UInt8]) {
     }
     do {
         let decoder = try StateDecoder(blob: blob, limits: limits)
-        for key in decoder.keys { _ = try decoder.value(forKey: key) }
+        for key in decoder.keys {
+            _ = try decoder.value(forKey: key)
+            checkTypedReads(decoder, key)
+        }
         guard try StateValue.encode(tree) == blob else {
             fatalError("a decodable blob re-encoded to different bytes")
         }
     } catch {
         fatalError("a blob that decodes as a tree failed another read: \(error)")
+    }
+}
+
+/// The typed reads (which take their common case from a quick path of their own) against
+/// the `Decodable` path (which reads the value tree): where both give a value, it must be the
+/// same. Either may refuse what the other converts; neither may crash.
+private func checkTypedReads(_ decoder: StateDecoder, _ key: String) {
+    func generic<T: Decodable>(_ type: T.Type) -> T? { try? decoder.decode(type, forKey: key) }
+    func agree<T: Decodable & Equatable>(_ type: T.Type, _ typed: T?) {
+        if let typed, let other = generic(type), typed != other {
+            fatalError("a typed read and the Decodable path read different \(type) values for a key")
+        }
+    }
+    agree(Bool.self, try? decoder.decode(Bool.self, forKey: key))
+    agree(Int.self, try? decoder.decode(Int.self, forKey: key))
+    agree(Int8.self, try? decoder.decode(Int8.self, forKey: key))
+    agree(UInt64.self, try? decoder.decode(UInt64.self, forKey: key))
+    agree(String.self, try? decoder.decode(String.self, forKey: key))
+    agree([UInt8].self, try? decoder.decode([UInt8].self, forKey: key))
+    agree(Date.self, try? decoder.decode(Date.self, forKey: key))
+    // Floating-point values are compared by bit pattern: NaN is not equal to itself.
+    if let typed = try? decoder.decode(Double.self, forKey: key), let other = generic(Double.self),
+        typed.bitPattern != other.bitPattern
+    {
+        fatalError("a typed read and the Decodable path read different Double values for a key")
+    }
+    if let typed = try? decoder.decode(Float.self, forKey: key), let other = generic(Float.self),
+        typed.bitPattern != other.bitPattern
+    {
+        fatalError("a typed read and the Decodable path read different Float values for a key")
     }
 }
 

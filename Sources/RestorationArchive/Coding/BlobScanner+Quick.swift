@@ -125,7 +125,7 @@ extension BlobScanner {
     }
 }
 
-/// A value as ``BlobScanner/quickValue(at:)`` reads it: the typed reads of ``StateDecoder``
+/// A value as ``init(reading:at:end:)`` reads it: the typed reads of ``StateDecoder``
 /// take their common case (the type asked for is the type stored) from it, with no closure,
 /// error or allocation in between.
 struct QuickValue {
