@@ -207,10 +207,9 @@ public struct StateDecoder: Sendable {
     /// (a missing key, a conversion, a mismatch) goes through ``value(forKey:)`` and
     /// ``StateValue``'s conversions, which name the error.
     ///
-    /// One function for every typed read, never inlined into them: the lookup was most of each
-    /// read's 3.4 KB of code, and a decode of 8 values ran through 25 KB of it. When other work
-    /// has run in between (as at launch) that code is cold, and fetching it cost more than the
-    /// call: 100 decodes interleaved with the other codecs took 50 µs with copies, 41 µs then.
+    /// One function for every typed read, never inlined into them, so that the code a decode
+    /// runs stays short: when other work has run in between (as at launch) that code is cold,
+    /// and fetching it costs more than the call (BENCHMARKS.md, "Coder").
     @inline(never)
     private func quickValue(forKey key: String) -> QuickValue {
         let end = reader.end
