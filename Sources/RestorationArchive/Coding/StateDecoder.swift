@@ -214,10 +214,11 @@ public struct StateDecoder: Sendable {
     private func quickValue(forKey key: String) -> QuickValue {
         let end = reader.end
         return reader.blob.withUnsafeBufferPointer { bytes in
-            UTF8Text.withBytes(of: key) { wanted in
-                guard let offset = entries.value(of: wanted, in: UnsafeRawBufferPointer(bytes)) else { return .missing }
-                return QuickValue(reading: bytes, at: offset, end: end)
-            }
+            // The value is read outside the key's closure, which `withBytes` calls from two
+            // places (so the compiler keeps it out of line): here it is inlined.
+            let found = UTF8Text.withBytes(of: key) { entries.value(of: $0, in: UnsafeRawBufferPointer(bytes)) }
+            guard let offset = found else { return .missing }
+            return QuickValue(reading: bytes, at: offset, end: end)
         }
     }
 
