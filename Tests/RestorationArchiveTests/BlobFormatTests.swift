@@ -251,3 +251,23 @@ struct BlobMutationTests {
         #expect(outcomes.refused > 5_000)
     }
 }
+
+@Suite("Decoding limits below zero")
+struct NegativeLimitTests {
+    /// `DecodingLimits`' fields are plain integers an app may set to anything: a negative
+    /// limit allows nothing (as 0 does), it does not trap.
+    @Test(arguments: [
+        DecodingLimits(maximumStringLength: -1),
+        DecodingLimits(maximumBytesLength: -1),
+        DecodingLimits(maximumElementCount: -1),
+        DecodingLimits(maximumDepth: -1),
+    ])
+    func aNegativeLimitRefusesWhatItBounds(limits: DecodingLimits) throws {
+        let coder = StateEncoder()
+        try coder.encode("text", forKey: "s")
+        try coder.encodeBytes([1, 2], forKey: "b")
+        let blob = try coder.encodedBlob()
+        #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: limits) }
+        #expect(throws: StateCodingError.self) { try StateValue.decode(blob: blob, limits: limits) }
+    }
+}

@@ -82,7 +82,7 @@ extension BlobScanner {
     /// A length (a varint) no greater than `limit` whose bytes are all before ``end``.
     @inline(__always)
     private func quickLength(at offset: inout Int, limit: Int) -> Int? {
-        guard let length = quickVarint(at: &offset), length <= UInt64(max(limit, 0)),
+        guard let length = quickVarint(at: &offset), length <= UInt64(clamping: limit),
             length <= UInt64(end &- offset)
         else { return nil }
         return Int(length)

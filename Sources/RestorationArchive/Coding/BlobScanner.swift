@@ -279,7 +279,7 @@ struct BlobScanner {
     func readLength(at offset: inout Int, limit: Int, name: StaticString) throws(StateCodingError) -> Int {
         let start = offset
         let length = try readVarint(at: &offset)
-        guard length <= UInt64(limit) else { throw .limitExceeded(limit: "\(name) (\(limit))", offset: start) }
+        guard length <= UInt64(clamping: limit) else { throw .limitExceeded(limit: "\(name) (\(limit))", offset: start) }
         guard length <= UInt64(end &- offset) else { throw .truncated(offset: start) }
         return Int(length)
     }
@@ -289,7 +289,7 @@ struct BlobScanner {
     func readCount(at offset: inout Int, minimumElementSize: Int) throws(StateCodingError) -> Int {
         let start = offset
         let count = try readVarint(at: &offset)
-        guard count <= UInt64(limits.maximumElementCount) else {
+        guard count <= UInt64(clamping: limits.maximumElementCount) else {
             throw .limitExceeded(limit: "element count (\(limits.maximumElementCount))", offset: start)
         }
         guard count <= UInt64((end &- offset) / minimumElementSize) else { throw .truncated(offset: start) }
