@@ -4,7 +4,7 @@
 /// actually present before anything is allocated, so a hostile or damaged blob costs memory
 /// and time in proportion to its own size, whatever it claims. (``StateDecoder`` indexes a
 /// container in at most 4 bytes per byte of blob; ``StateValue/decode(blob:limits:)`` builds a
-/// tree, a few tens of bytes per value.)
+/// tree, a few tens of bytes per value.) A negative limit allows what 0 allows.
 public struct DecodingLimits: Hashable, Sendable {
     /// The largest blob accepted, in bytes.
     public var maximumBlobSize: Int
