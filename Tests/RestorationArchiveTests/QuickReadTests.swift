@@ -170,6 +170,28 @@ struct QuickReadTests {
             check(key, { (key) throws(StateCodingError) in try decoder.decode(String.self, forKey: key) }) { (value) throws(StateCodingError) in try value.string(key: key) }
             check(key, { (key) throws(StateCodingError) in try decoder.decode([UInt8].self, forKey: key) }) { (value) throws(StateCodingError) in try value.bytes(key: key) }
             check(key, { (key) throws(StateCodingError) in try decoder.decode(Date.self, forKey: key) }) { (value) throws(StateCodingError) in try value.date(key: key) }
+            // The UIKit habit: the type's default when the key is absent, else what the typed
+            // read (checked against the tree above) gives, value or error.
+            let absent = !decoder.contains(key)
+            func withDefault<T: Equatable>(
+                _ habit: (String) throws(StateCodingError) -> T, _ typed: (String) throws(StateCodingError) -> T,
+                _ fallback: T
+            ) {
+                let expected = absent ? .success(fallback) : Result { () throws(StateCodingError) -> T in try typed(key) }
+                #expect(same(Result { () throws(StateCodingError) -> T in try habit(key) }, expected, ==), "key \(key)")
+            }
+            withDefault(
+                { (key) throws(StateCodingError) in try decoder.decodeBool(forKey: key) },
+                { (key) throws(StateCodingError) in try decoder.decode(Bool.self, forKey: key) }, false)
+            withDefault(
+                { (key) throws(StateCodingError) in try decoder.decodeInteger(forKey: key) },
+                { (key) throws(StateCodingError) in try decoder.decode(Int.self, forKey: key) }, 0)
+            withDefault(
+                { (key) throws(StateCodingError) in try decoder.decodeDouble(forKey: key).bitPattern },
+                { (key) throws(StateCodingError) in try decoder.decode(Double.self, forKey: key).bitPattern }, 0)
+            withDefault(
+                { (key) throws(StateCodingError) in try decoder.decodeFloat(forKey: key).bitPattern },
+                { (key) throws(StateCodingError) in try decoder.decode(Float.self, forKey: key).bitPattern }, 0)
         }
     }
 

@@ -66,6 +66,9 @@ struct QuickValue {
     /// A value the quick read leaves to the full one (a URL, a reference, an array, a container).
     static var other: QuickValue { QuickValue(tag: 0xFE, payload: 0, start: 0) }
 
+    /// Whether the container has no value for the key.
+    var isMissing: Bool { tag == Self.missing.tag }
+
     /// Whether the value's tag is `tag`.
     @inline(__always)
     func `is`(_ tag: BlobFormat.Tag) -> Bool { self.tag == tag.rawValue }

@@ -56,10 +56,7 @@ public struct StateDecoder: Sendable {
     // MARK: Typed values
 
     public func decode(_: Bool.Type, forKey key: String) throws(StateCodingError) -> Bool {
-        let stored = quickValue(forKey: key)
-        if stored.is(.true) { return true }
-        if stored.is(.false) { return false }
-        return try converted(key) { (value) throws(StateCodingError) in try value.bool(key: key) }
+        try bool(quickValue(forKey: key), key)
     }
     public func decode(_: Int.Type, forKey key: String) throws(StateCodingError) -> Int {
         try integer(Int.self, forKey: key)
@@ -92,14 +89,10 @@ public struct StateDecoder: Sendable {
         try integer(UInt64.self, forKey: key)
     }
     public func decode(_: Float.Type, forKey key: String) throws(StateCodingError) -> Float {
-        let stored = quickValue(forKey: key)
-        if stored.is(.float) { return Float(bitPattern: UInt32(truncatingIfNeeded: stored.payload)) }
-        return try converted(key) { (value) throws(StateCodingError) in try value.float(key: key) }
+        try float(quickValue(forKey: key), key)
     }
     public func decode(_: Double.Type, forKey key: String) throws(StateCodingError) -> Double {
-        let stored = quickValue(forKey: key)
-        if stored.is(.double) { return Double(bitPattern: stored.payload) }
-        return try converted(key) { (value) throws(StateCodingError) in try value.double(key: key) }
+        try double(quickValue(forKey: key), key)
     }
     public func decode(_: String.Type, forKey key: String) throws(StateCodingError) -> String {
         let stored = quickValue(forKey: key)
@@ -150,21 +143,28 @@ public struct StateDecoder: Sendable {
 
     // MARK: The UIKit habit: defaults when absent
 
+    // One lookup each: a missing key is the default, anything else is read as the typed read
+    // of the same type reads it.
+
     /// The bool for `key`, or `false` when absent (like `NSCoder.decodeBool(forKey:)`).
     public func decodeBool(forKey key: String) throws(StateCodingError) -> Bool {
-        contains(key) ? try decode(Bool.self, forKey: key) : false
+        let stored = quickValue(forKey: key)
+        return stored.isMissing ? false : try bool(stored, key)
     }
     /// The integer for `key`, or 0 when absent (like `NSCoder.decodeInteger(forKey:)`).
     public func decodeInteger(forKey key: String) throws(StateCodingError) -> Int {
-        contains(key) ? try decode(Int.self, forKey: key) : 0
+        let stored = quickValue(forKey: key)
+        return stored.isMissing ? 0 : try integer(Int.self, stored, key)
     }
     /// The double for `key`, or 0 when absent (like `NSCoder.decodeDouble(forKey:)`).
     public func decodeDouble(forKey key: String) throws(StateCodingError) -> Double {
-        contains(key) ? try decode(Double.self, forKey: key) : 0
+        let stored = quickValue(forKey: key)
+        return stored.isMissing ? 0 : try double(stored, key)
     }
     /// The float for `key`, or 0 when absent (like `NSCoder.decodeFloat(forKey:)`).
     public func decodeFloat(forKey key: String) throws(StateCodingError) -> Float {
-        contains(key) ? try decode(Float.self, forKey: key) : 0
+        let stored = quickValue(forKey: key)
+        return stored.isMissing ? 0 : try float(stored, key)
     }
 
     // MARK: References and nesting
@@ -232,8 +232,32 @@ public struct StateDecoder: Sendable {
         try conversion(try value(forKey: key))
     }
 
-    private func integer<T: FixedWidthInteger>(_: T.Type, forKey key: String) throws(StateCodingError) -> T {
-        let stored = quickValue(forKey: key)
+    // The typed reads of a value found by `quickValue(forKey:)`: the stored type's value, or
+    // the conversion of another (which names the error).
+
+    private func bool(_ stored: QuickValue, _ key: String) throws(StateCodingError) -> Bool {
+        if stored.is(.true) { return true }
+        if stored.is(.false) { return false }
+        return try converted(key) { (value) throws(StateCodingError) in try value.bool(key: key) }
+    }
+
+    private func double(_ stored: QuickValue, _ key: String) throws(StateCodingError) -> Double {
+        if stored.is(.double) { return Double(bitPattern: stored.payload) }
+        return try converted(key) { (value) throws(StateCodingError) in try value.double(key: key) }
+    }
+
+    private func float(_ stored: QuickValue, _ key: String) throws(StateCodingError) -> Float {
+        if stored.is(.float) { return Float(bitPattern: UInt32(truncatingIfNeeded: stored.payload)) }
+        return try converted(key) { (value) throws(StateCodingError) in try value.float(key: key) }
+    }
+
+    private func integer<T: FixedWidthInteger>(_ type: T.Type, forKey key: String) throws(StateCodingError) -> T {
+        try integer(type, quickValue(forKey: key), key)
+    }
+
+    private func integer<T: FixedWidthInteger>(_: T.Type, _ stored: QuickValue, _ key: String)
+        throws(StateCodingError) -> T
+    {
         let exact: T?
         if stored.is(.int) {
             exact = T(exactly: BlobScanner.unzigzag(stored.payload))
