@@ -31,6 +31,8 @@ struct QuickReadTests {
         try scalars.encode(-1, forKey: "minusOne")
         try scalars.encode(Float(-0.0), forKey: "float")
         try scalars.encode(Double.nan, forKey: "nan")
+        // A NaN date (the fuzzer's find, 2026-11-23): dates too are compared by bit pattern.
+        try scalars.encode(Date(timeIntervalSinceReferenceDate: Double(bitPattern: 0xFFFF_0000_0000_0000)), forKey: "nanDate")
         try scalars.encode(false, forKey: "no")
         try scalars.encode("", forKey: "empty")
         try scalars.encodeNil(forKey: "nothing")
@@ -171,7 +173,7 @@ struct QuickReadTests {
             check(key, { (key) throws(StateCodingError) in try decoder.decode(Double.self, forKey: key).bitPattern }) { (value) throws(StateCodingError) in try value.double(key: key).bitPattern }
             check(key, { (key) throws(StateCodingError) in try decoder.decode(String.self, forKey: key) }) { (value) throws(StateCodingError) in try value.string(key: key) }
             check(key, { (key) throws(StateCodingError) in try decoder.decode([UInt8].self, forKey: key) }) { (value) throws(StateCodingError) in try value.bytes(key: key) }
-            check(key, { (key) throws(StateCodingError) in try decoder.decode(Date.self, forKey: key) }) { (value) throws(StateCodingError) in try value.date(key: key) }
+            check(key, { (key) throws(StateCodingError) in try decoder.decode(Date.self, forKey: key).timeIntervalSinceReferenceDate.bitPattern }) { (value) throws(StateCodingError) in try value.date(key: key).timeIntervalSinceReferenceDate.bitPattern }
             // The UIKit habit: the type's default when the key is absent, else what the typed
             // read (checked against the tree above) gives, value or error.
             let absent = !decoder.contains(key)

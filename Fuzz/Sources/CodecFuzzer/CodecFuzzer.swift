@@ -58,8 +58,13 @@ private func checkTypedReads(_ decoder: StateDecoder, _ key: String) {
     agree(UInt64.self, try? decoder.decode(UInt64.self, forKey: key))
     agree(String.self, try? decoder.decode(String.self, forKey: key))
     agree([UInt8].self, try? decoder.decode([UInt8].self, forKey: key))
-    agree(Date.self, try? decoder.decode(Date.self, forKey: key))
-    // Floating-point values are compared by bit pattern: NaN is not equal to itself.
+    // Floating-point values, dates included, are compared by bit pattern: NaN is not equal to
+    // itself.
+    if let typed = try? decoder.decode(Date.self, forKey: key), let other = generic(Date.self),
+        typed.timeIntervalSinceReferenceDate.bitPattern != other.timeIntervalSinceReferenceDate.bitPattern
+    {
+        fatalError("a typed read and the Decodable path read different Date values for a key")
+    }
     if let typed = try? decoder.decode(Double.self, forKey: key), let other = generic(Double.self),
         typed.bitPattern != other.bitPattern
     {
