@@ -46,7 +46,8 @@ struct QuickReadTests {
         try composite.encode([1, 2, 3], forKey: "list")
         blobs.append(try composite.encodedBlob())
         // What the quick check declines whole: a key and a string over 127 bytes (lengths of
-        // two varint bytes), non-ASCII text, and more keys than fit inline.
+        // two varint bytes). What it takes off its fastest path: non-ASCII keys and text
+        // (validated as UTF-8), and more keys than fit inline (the next blob).
         let declined = StateEncoder()
         try declined.encode(String(repeating: "k", count: 200), forKey: String(repeating: "a", count: 130))
         try declined.encode("crème brûlée", forKey: "dessert")

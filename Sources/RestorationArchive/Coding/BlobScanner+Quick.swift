@@ -1,6 +1,6 @@
 extension BlobScanner {
     /// The check pass of a root container in its common shape, without errors: every key and
-    /// length a one-byte varint, ASCII keys, scalar, string and bytes values (URLs, references,
+    /// length a one-byte varint, scalar, string and bytes values (URLs, references,
     /// arrays and nested containers go through ``skipValue(at:depth:)``, which checks them
     /// completely). Appends the entries to `entries` as ``checkMapBody(at:depth:entries:indexing:)``
     /// does.
@@ -25,12 +25,13 @@ extension BlobScanner {
         entries.reserve(count)
         var previous = KeyBytes()
         for _ in 0..<count {
-            // The key: a one-byte length, ASCII bytes, after the previous key; then a tag.
+            // The key: a one-byte length, valid UTF-8 (ASCII checked first), after the previous
+            // key; then a tag.
             guard offset < end else { return false }
             let keyLength = Int(bytes[offset])
             let key = offset &+ 1
             guard keyLength < 0x80, keyLength <= maximumKeyLength, keyLength < end &- key else { return false }
-            guard UTF8Text.isASCII(UnsafeRawBufferPointer(rebasing: raw[key..<key &+ keyLength])) else { return false }
+            guard UTF8Text.isValid(UnsafeBufferPointer(rebasing: bytes[key..<key &+ keyLength])) else { return false }
             if previous.length >= 0 && Self.order(raw, previous.start, previous.length, raw, key, keyLength) >= 0 {
                 return false
             }
