@@ -59,8 +59,8 @@ struct BlobReader: Sendable {
         isChecked = true
     }
 
-    /// The check pass that names what is wrong.
-    private func fullCheck(indexing entries: inout BlobEntryIndex) throws(StateCodingError) {
+    /// The check pass that names what is wrong (the tests compare the quick one with it).
+    func fullCheck(indexing entries: inout BlobEntryIndex) throws(StateCodingError) {
         let end = end
         try withScanner { (scanner) throws(StateCodingError) in
             var offset = 1
