@@ -267,7 +267,11 @@ struct NegativeLimitTests {
         try coder.encode("text", forKey: "s")
         try coder.encodeBytes([1, 2], forKey: "b")
         let blob = try coder.encodedBlob()
-        #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: limits) }
-        #expect(throws: StateCodingError.self) { try StateValue.decode(blob: blob, limits: limits) }
+        func isLimitExceeded(_ error: any Error) -> Bool {
+            guard case .limitExceeded = error as? StateCodingError else { return false }
+            return true
+        }
+        #expect(performing: { try StateDecoder(blob: blob, limits: limits) }, throws: isLimitExceeded)
+        #expect(performing: { try StateValue.decode(blob: blob, limits: limits) }, throws: isLimitExceeded)
     }
 }

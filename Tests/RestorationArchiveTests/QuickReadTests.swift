@@ -45,9 +45,10 @@ struct QuickReadTests {
         try composite.encodeNested(forKey: "nested") { try $0.encode(7, forKey: "seven") }
         try composite.encode([1, 2, 3], forKey: "list")
         blobs.append(try composite.encodedBlob())
-        // What the quick check declines whole: a key and a string over 127 bytes (lengths of
-        // two varint bytes). What it takes off its fastest path: non-ASCII keys and text
-        // (validated as UTF-8), and more keys than fit inline (the next blob).
+        // What the quick check declines whole: a key over 127 bytes (a length of two varint
+        // bytes; a string value that long stays on it). What it takes off its fastest path:
+        // non-ASCII keys and text (validated as UTF-8), and more keys than fit inline (the
+        // next blob).
         let declined = StateEncoder()
         try declined.encode(String(repeating: "k", count: 200), forKey: String(repeating: "a", count: 130))
         try declined.encode("crème brûlée", forKey: "dessert")
