@@ -46,34 +46,22 @@ private func check(_ blob: [UInt8]) {
 /// the `Decodable` path (which reads the value tree): where both give a value, it must be the
 /// same. Either may refuse what the other converts; neither may crash.
 private func checkTypedReads(_ decoder: StateDecoder, _ key: String) {
-    func generic<T: Decodable>(_ type: T.Type) -> T? { try? decoder.decode(type, forKey: key) }
-    func agree<T: Decodable & Equatable>(_ type: T.Type, _ typed: T?) {
-        if let typed, let other = generic(type), typed != other {
+    func agree<T: Decodable>(_ type: T.Type, _ typed: T?, _ same: (T, T) -> Bool) {
+        if let typed, let other = try? decoder.decode(type, forKey: key), !same(typed, other) {
             fatalError("a typed read and the Decodable path read different \(type) values for a key")
         }
     }
-    agree(Bool.self, try? decoder.decode(Bool.self, forKey: key))
-    agree(Int.self, try? decoder.decode(Int.self, forKey: key))
-    agree(Int8.self, try? decoder.decode(Int8.self, forKey: key))
-    agree(UInt64.self, try? decoder.decode(UInt64.self, forKey: key))
-    agree(String.self, try? decoder.decode(String.self, forKey: key))
-    agree([UInt8].self, try? decoder.decode([UInt8].self, forKey: key))
-    // Floating-point values, dates included, are compared by bit pattern: NaN is not equal to
-    // itself.
-    if let typed = try? decoder.decode(Date.self, forKey: key), let other = generic(Date.self),
-        typed.timeIntervalSinceReferenceDate.bitPattern != other.timeIntervalSinceReferenceDate.bitPattern
-    {
-        fatalError("a typed read and the Decodable path read different Date values for a key")
-    }
-    if let typed = try? decoder.decode(Double.self, forKey: key), let other = generic(Double.self),
-        typed.bitPattern != other.bitPattern
-    {
-        fatalError("a typed read and the Decodable path read different Double values for a key")
-    }
-    if let typed = try? decoder.decode(Float.self, forKey: key), let other = generic(Float.self),
-        typed.bitPattern != other.bitPattern
-    {
-        fatalError("a typed read and the Decodable path read different Float values for a key")
+    agree(Bool.self, try? decoder.decode(Bool.self, forKey: key), ==)
+    agree(Int.self, try? decoder.decode(Int.self, forKey: key), ==)
+    agree(Int8.self, try? decoder.decode(Int8.self, forKey: key), ==)
+    agree(UInt64.self, try? decoder.decode(UInt64.self, forKey: key), ==)
+    agree(String.self, try? decoder.decode(String.self, forKey: key), ==)
+    agree([UInt8].self, try? decoder.decode([UInt8].self, forKey: key), ==)
+    // Floating-point values, dates included, by bit pattern: NaN is not equal to itself.
+    agree(Double.self, try? decoder.decode(Double.self, forKey: key)) { $0.bitPattern == $1.bitPattern }
+    agree(Float.self, try? decoder.decode(Float.self, forKey: key)) { $0.bitPattern == $1.bitPattern }
+    agree(Date.self, try? decoder.decode(Date.self, forKey: key)) {
+        $0.timeIntervalSinceReferenceDate.bitPattern == $1.timeIntervalSinceReferenceDate.bitPattern
     }
 }
 
