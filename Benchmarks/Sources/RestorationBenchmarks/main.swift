@@ -13,6 +13,9 @@ struct Options {
     var only: String?
     /// Archive sizes to run instead of the defaults.
     var sizes: [Int]?
+    /// Only these implementations (`floor` always runs: the ratios need it), for profiling
+    /// without the peers' code between repetitions.
+    var implementations: Set<String>?
     /// Runs one launch of each implementation between markers on stderr, for
     /// scripts/launch-fsyncs to count their fsyncs under strace, instead of the benchmarks.
     var fsyncProbe = false
@@ -26,9 +29,10 @@ struct Options {
             case "--json": jsonPath = iterator.next()
             case "--only": only = iterator.next()
             case "--sizes": sizes = iterator.next()?.split(separator: ",").compactMap { Int($0) }
+            case "--implementations": implementations = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--fsync-probe": fsyncProbe = true
             default:
-                FileHandle.standardError.write(Data("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N]\n".utf8))
+                FileHandle.standardError.write(Data("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME]\n".utf8))
                 exit(64)
             }
         }
@@ -71,6 +75,10 @@ nonisolated(unsafe) var leftOpen: [AnyObject] = []
 /// Times each implementation's `run` round-robin, `repetitions + 1` times, dropping the first.
 func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]) throws -> [Measurement] {
     if let only = options.only, only != operation { return [] }
+    var cases = cases
+    if let implementations = options.implementations {
+        cases.removeAll { $0.0 != "floor" && !implementations.contains($0.0) }
+    }
     var samples = Array(repeating: [UInt64](), count: cases.count)
     for repetition in 0...repetitions(n) {
         // Each repetition starts one implementation later, so that each runs equally often
