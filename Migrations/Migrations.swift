@@ -26,5 +26,7 @@ package enum StoreMigrations {
         StoreMigration("v0005_row_checksums", PackageResources.v0005_row_checksums_sql),
         StoreMigration("v0006_state_sealing", PackageResources.v0006_state_sealing_sql),
         StoreMigration("v0007_full_save_epochs", PackageResources.v0007_full_save_epochs_sql),
+        StoreMigration(
+            "v0008_node_rows_without_foreign_key", PackageResources.v0008_node_rows_without_foreign_key_sql),
     ]
 }

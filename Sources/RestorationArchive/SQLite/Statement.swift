@@ -79,17 +79,6 @@ final class Statement {
         try check(code)
     }
 
-    /// Binds text exactly as ``textBytes(_:)`` read it, unvalidated: a key handed back to
-    /// SQLite finds its row even when damage left the text invalid.
-    func bind(textBytes: [UInt8], at index: Int32) throws(DatabaseError) {
-        let code = textBytes.withUnsafeBytes { raw in
-            sqlite3_bind_text64(
-                handle, index, raw.baseAddress?.assumingMemoryBound(to: CChar.self) ?? UnsafePointer(bitPattern: 1),
-                UInt64(raw.count), restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
-        }
-        try check(code)
-    }
-
     func bindNull(at index: Int32) throws(DatabaseError) {
         try check(sqlite3_bind_null(handle, index))
     }
@@ -171,12 +160,6 @@ final class Statement {
             guard wanted.count == count, let start = wanted.baseAddress else { return false }
             return memcmp(start, pointer, count) == 0
         }
-    }
-
-    /// A text column's bytes as stored, not validated: for keys that go back to SQLite
-    /// (``bind(textBytes:at:)``), never for values shown or decoded.
-    func textBytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
-        try copiedBytes(column, type: SQLITE_TEXT, expected: "text")
     }
 
     /// A blob column, copied out.
