@@ -136,7 +136,8 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     }
 
     /// The offset of the last `/` in a text form's bytes.
-    private static func lastSlash(in bytes: UnsafeRawBufferPointer) -> Int? {
+    /// Where the last "/" of a path's text form is: its parent's text is what comes before.
+    static func lastSlash(in bytes: UnsafeRawBufferPointer) -> Int? {
         var index = bytes.count
         while index > 0 {
             index &-= 1

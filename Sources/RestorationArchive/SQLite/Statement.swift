@@ -52,13 +52,19 @@ final class Statement {
     }
 
     func bind(_ value: String, at index: Int32) throws(DatabaseError) {
-        let code = UTF8Text.withBytes(of: value) { utf8 in
-            // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
-            sqlite3_bind_text64(
-                handle, index, utf8.baseAddress?.assumingMemoryBound(to: CChar.self) ?? UnsafePointer(bitPattern: 1),
-                UInt64(utf8.count), restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
-        }
-        try check(code)
+        try check(UTF8Text.withBytes(of: value) { bindText($0, at: index) })
+    }
+
+    /// Binds UTF-8 text given as bytes (SQLite copies them).
+    func bind(utf8: UnsafeRawBufferPointer, at index: Int32) throws(DatabaseError) {
+        try check(bindText(utf8, at: index))
+    }
+
+    private func bindText(_ utf8: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+        // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
+        sqlite3_bind_text64(
+            handle, index, utf8.baseAddress?.assumingMemoryBound(to: CChar.self) ?? UnsafePointer(bitPattern: 1),
+            UInt64(utf8.count), restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
     }
 
     func bind(_ value: Int64?, at index: Int32) throws(DatabaseError) {
@@ -67,6 +73,11 @@ final class Statement {
 
     func bind(_ value: String?, at index: Int32) throws(DatabaseError) {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    func bind(_ value: Substring?, at index: Int32) throws(DatabaseError) {
+        guard let value else { return try bindNull(at: index) }
+        try check(UTF8Text.withBytes(of: value) { bindText($0, at: index) })
     }
 
     func bind(bytes: [UInt8], at index: Int32) throws(DatabaseError) {
@@ -130,12 +141,12 @@ final class Statement {
 
     /// A text column, validated as UTF-8: invalid bytes are an error, never repaired.
     func string(_ column: Int32) throws(ColumnError) -> String {
-        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else {
-            throw ColumnError.unexpectedType(column: columnName(column), expected: "text")
-        }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let pointer = sqlite3_column_text(handle, column) else { return "" }
-        guard let string = UTF8Text.string(validating: UnsafeBufferPointer(start: pointer, count: count)) else {
+        try string(column, stored: storedText(column))
+    }
+
+    /// The text of `column` as read in place by ``storedText(_:)``, validated as UTF-8.
+    func string(_ column: Int32, stored bytes: UnsafeRawBufferPointer) throws(ColumnError) -> String {
+        guard let string = UTF8Text.string(validating: bytes.assumingMemoryBound(to: UInt8.self)) else {
             throw ColumnError.invalidUTF8(column: columnName(column))
         }
         return string
@@ -145,37 +156,45 @@ final class Statement {
         isNull(column) ? nil : try string(column)
     }
 
-    /// Whether a text column holds exactly the UTF-8 bytes of `expected`, or is NULL when
-    /// `expected` is nil. The bytes are compared in place, neither copied nor validated: a
-    /// value of another storage class or damaged bytes simply do not match.
-    func text(_ column: Int32, matches expected: Substring?) -> Bool {
-        let type = sqlite3_column_type(handle, column)
-        guard let expected else { return type == SQLITE_NULL }
-        guard type == SQLITE_TEXT else { return false }
-        let pointer = sqlite3_column_blob(handle, column)
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0 else { return expected.isEmpty }
-        guard let pointer else { return false }  // out of memory
-        return UTF8Text.withBytes(of: expected) { wanted in
-            guard wanted.count == count, let start = wanted.baseAddress else { return false }
-            return memcmp(start, pointer, count) == 0
-        }
-    }
-
     /// A blob column, copied out.
     func bytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
-        try copiedBytes(column, type: SQLITE_BLOB, expected: "blob")
+        [UInt8](try storedBlob(column))
     }
 
-    /// A column of storage class `type`, its bytes copied out as stored (`sqlite3_column_blob`
-    /// converts nothing, text included).
-    private func copiedBytes(_ column: Int32, type: Int32, expected: String) throws(ColumnError) -> [UInt8] {
+    // The bytes of a column in place, neither copied nor validated: valid only until the
+    // statement steps or is reset. A value of another storage class is an error.
+
+    func storedText(_ column: Int32) throws(ColumnError) -> UnsafeRawBufferPointer {
+        try stored(column, type: SQLITE_TEXT, expected: "text")
+    }
+
+    /// `nil` for NULL.
+    func storedOptionalText(_ column: Int32) throws(ColumnError) -> UnsafeRawBufferPointer? {
+        let type = sqlite3_column_type(handle, column)
+        if type == SQLITE_NULL { return nil }
+        guard type == SQLITE_TEXT else { throw ColumnError.unexpectedType(column: columnName(column), expected: "text") }
+        return storedBytes(column)
+    }
+
+    func storedBlob(_ column: Int32) throws(ColumnError) -> UnsafeRawBufferPointer {
+        try stored(column, type: SQLITE_BLOB, expected: "blob")
+    }
+
+    private func stored(_ column: Int32, type: Int32, expected: String) throws(ColumnError) -> UnsafeRawBufferPointer {
         guard sqlite3_column_type(handle, column) == type else {
             throw ColumnError.unexpectedType(column: columnName(column), expected: expected)
         }
+        return storedBytes(column)
+    }
+
+    private func storedBytes(_ column: Int32) -> UnsafeRawBufferPointer {
+        // `sqlite3_column_blob` converts nothing, text included; it comes before
+        // `sqlite3_column_bytes`, as SQLite asks.
+        let pointer = sqlite3_column_blob(handle, column)
         let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
-        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+        // No pointer for an empty value, or when SQLite is out of memory: read as empty.
+        guard count > 0, let pointer else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: pointer, count: count)
     }
 
     private func columnName(_ column: Int32) -> String {

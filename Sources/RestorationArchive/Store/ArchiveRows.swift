@@ -4,16 +4,49 @@ enum ArchiveRows {
     // MARK: Checksums
 
     static func nodeChecksum(archive: ArchiveName, node: ArchivedNode, born: Generation) -> Int64 {
+        nodeChecksum(start: nodeChecksumStart(archive: archive), node: node, born: born)
+    }
+
+    static func nodeChecksum(start: Checksum, node: ArchivedNode, born: Generation) -> Int64 {
+        UTF8Text.withBytes(of: node.path.description) { path in
+            UTF8Text.withBytes(of: node.className) { className in
+                node.state.withUnsafeBytes { state in
+                    nodeChecksum(
+                        start: start, path: path, className: className, classVersion: Int64(node.classVersion),
+                        order: Int64(node.order), born: born.rawValue, state: state)
+                }
+            }
+        }
+    }
+
+    /// What every node checksum of an archive starts from: the domain and the archive's name.
+    static func nodeChecksumStart(archive: ArchiveName) -> Checksum {
         var checksum = Checksum(domain: 0x4E4F_4445)  // "NODE"
         checksum.combine(archive.rawValue)
-        checksum.combine(node.path.description)
-        checksum.combine(node.path.parentDescription)
-        checksum.combine(node.className)
-        checksum.combine(node.classVersion)
-        checksum.combine(node.order)
-        checksum.combine(born.rawValue)
-        checksum.combine(node.state)
+        return checksum
+    }
+
+    /// A node's checksum from its fields' bytes, as given or as stored: the path's text, the
+    /// parent's (the path up to its last "/", or none), the class name, the class version, the
+    /// order, the generation that wrote it and the state.
+    static func nodeChecksum(
+        start: Checksum, path: UnsafeRawBufferPointer, className: UnsafeRawBufferPointer, classVersion: Int64,
+        order: Int64, born: Int64, state: UnsafeRawBufferPointer
+    ) -> Int64 {
+        var checksum = start
+        checksum.combine(stored: path)
+        checksum.combine(storedOptional: parentText(ofPath: path))
+        checksum.combine(stored: className)
+        checksum.combine(classVersion)
+        checksum.combine(order)
+        checksum.combine(born)
+        checksum.combine(stored: state)
         return checksum.finalize()
+    }
+
+    /// The text of a path's parent within the path's text, as ``RestorationPath/parent`` has it.
+    static func parentText(ofPath path: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        RestorationPath.lastSlash(in: path).map { UnsafeRawBufferPointer(rebasing: path[..<$0]) }
     }
 
     static func generationChecksum(archive: ArchiveName, row: GenerationRow) -> Int64 {
@@ -357,81 +390,4 @@ enum ArchiveRows {
 
     /// A node's state size as saved: its stored length, less the seal's bytes when sealed.
     static let plainLength = "length(state) - CASE WHEN substr(state, 1, 1) = x'E1' THEN \(StateSeal.overhead) ELSE 0 END"
-
-    /// Inserts a node born in `generation` into `epoch`, its state sealed when the store has a
-    /// `seal`; returns its checksum, which covers the state as stored.
-    static func insert(
-        _ node: ArchivedNode, born generation: Generation, epoch: Generation, archive: ArchiveRow, seal: StateSeal?,
-        in connection: Connection
-    ) throws -> Int64 {
-        var node = node
-        if let seal {
-            node.state = try seal.seal(node.state, archive: archive.name, pathText: node.path.description, born: generation)
-        }
-        let checksum = nodeChecksum(archive: archive.name, node: node, born: generation)
-        let statement = try connection.statement(
-            """
-            INSERT INTO node (archive_id, path, born, parent_path, class_name, class_version, sibling_order, state, \
-            checksum, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        defer { statement.reset() }
-        try statement.bind(archive.id, at: 1)
-        try statement.bind(node.path.description, at: 2)
-        try statement.bind(generation.rawValue, at: 3)
-        try statement.bind(node.parentPath?.description, at: 4)
-        try statement.bind(node.className, at: 5)
-        try statement.bind(node.classVersion, at: 6)
-        try statement.bind(node.order, at: 7)
-        try statement.bind(bytes: node.state, at: 8)
-        try statement.bind(checksum, at: 9)
-        try statement.bind(epoch.rawValue, at: 10)
-        try statement.run()
-        return checksum
-    }
-
-    /// Reads a node row selected with ``nodeColumns``, verifies its checksum and opens its seal.
-    static func node(_ statement: Statement, archive: ArchiveName, generation: Generation, seal: StateSeal?) throws
-        -> (node: ArchivedNode, checksum: Int64)
-    {
-        let row = try nodeRow(statement, archive: archive, generation: generation, seal: seal)
-        if let rejection = row.rejection { throw rejection }
-        return (row.node, row.checksum)
-    }
-
-    /// Reads a node row selected with ``nodeColumns``. `rejection` is the error for a row
-    /// that does not match its checksum or whose seal does not open (its state is then left
-    /// as stored). A row whose path cannot be read is damage to the whole archive; a sealed
-    /// state without a `seal` to open it throws ``ArchiveStoreError/encryptionKeyRequired(_:_:)``,
-    /// unless `leavingSealed` (checking without the key), which returns it as stored.
-    static func nodeRow(
-        _ statement: Statement, archive: ArchiveName, generation: Generation, seal: StateSeal?,
-        leavingSealed: Bool = false
-    ) throws -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?) {
-        let pathText = try statement.string(0)
-        // Paths are stored in their canonical text form; anything else is damage.
-        guard let path = RestorationPath(canonicalText: pathText) else {
-            throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
-        }
-        let classVersion = try statement.int64(3)
-        let order = try statement.int64(4)
-        var node = ArchivedNode(
-            path: path, className: try statement.string(2), classVersion: Int(truncatingIfNeeded: classVersion),
-            order: Int(truncatingIfNeeded: order), state: try statement.bytes(5))
-        let checksum = try statement.int64(6)
-        let born = Generation(try statement.int64(7))
-        let intact = statement.text(1, matches: node.path.parentDescription)
-            && checksum == nodeChecksum(archive: archive, node: node, born: born)
-        guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
-        if seal != nil || StateSeal.isSealed(node.state) {
-            guard let seal else {
-                if leavingSealed { return (node, checksum, nil) }
-                throw ArchiveStoreError.encryptionKeyRequired(archive, path)
-            }
-            guard let opened = seal.open(node.state, archive: archive, pathText: pathText, born: born) else {
-                return (node, checksum, ArchiveStoreError.sealRejected(archive, path, generation))
-            }
-            node.state = opened
-        }
-        return (node, checksum, nil)
-    }
 }

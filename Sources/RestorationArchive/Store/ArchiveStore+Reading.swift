@@ -71,7 +71,8 @@ extension ArchiveStore {
             try statement.bind(wanted.rawValue, at: 3)
             try statement.bind(header.epoch.rawValue, at: 4)
             guard try statement.step() else { return nil }
-            let node = try ArchiveRows.node(statement, archive: archive, generation: wanted, seal: seal).node
+            var reader = NodeRowReader(archive: archive, seal: seal)
+            let node = try reader.node(statement, generation: wanted).node
             guard try !statement.step() else {
                 throw ArchiveStoreError.damagedArchive(archive, wanted, "two nodes share the path '\(path)'")
             }
@@ -156,11 +157,11 @@ extension ArchiveStore {
         var damaged: Set<RestorationPath> = []
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
+        var reader = NodeRowReader(archive: archive.name, seal: seal, leavingSealed: leavingSealed)
         while try statement.step() {
             // Taken apart at once: the tuple was otherwise copied whole through its runtime
             // metadata at each use, about 500 instructions a node.
-            let (node, checksum, rejection) = try ArchiveRows.nodeRow(
-                statement, archive: archive.name, generation: generation.generation, seal: seal, leavingSealed: leavingSealed)
+            let (node, checksum, rejection) = try reader.read(statement, generation: generation.generation)
             if let rejection {
                 guard toleratingDamage else { throw rejection }
                 damaged.insert(node.path)

@@ -33,11 +33,11 @@ extension ArchiveStore {
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
 
+            let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
             var digest: Int64 = 0
             var totalBytes = 0
             for node in nodes {
-                digest &+= try ArchiveRows.insert(
-                    node, born: generation, epoch: generation, archive: row, seal: seal, in: connection)
+                digest &+= try writer.insert(node, born: generation, epoch: generation)
                 totalBytes += node.state.count
             }
             try Self.finishSave(
@@ -125,6 +125,7 @@ extension ArchiveStore {
                 "UPDATE node SET died = ? WHERE archive_id = ? AND epoch = ? AND path = ? AND born = ?")
             let parentExists = try connection.statement(
                 "SELECT 1 FROM node WHERE archive_id = ? AND epoch = ? AND path = ? AND died IS NULL")
+            let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
             for node in changed {
                 let path = node.path.description
                 var born: Int64?
@@ -149,16 +150,15 @@ extension ArchiveStore {
                     try retireOne.bind(born, at: 5)
                     try retireOne.run()
                 }
-                if let parent = node.parentPath {
+                if let parent = node.path.parentDescription {
                     try parentExists.bind(row.id, at: 1)
                     try parentExists.bind(epoch.rawValue, at: 2)
-                    try parentExists.bind(parent.description, at: 3)
+                    try parentExists.bind(parent, at: 3)
                     let found = try parentExists.step()
                     parentExists.reset()
                     guard found else { throw ArchiveStoreError.missingParent(node.path) }
                 }
-                digest &+= try ArchiveRows.insert(
-                    node, born: generation, epoch: epoch, archive: row, seal: seal, in: connection)
+                digest &+= try writer.insert(node, born: generation, epoch: epoch)
                 totalBytes += Int64(node.state.count)
                 nodeCount += 1
             }

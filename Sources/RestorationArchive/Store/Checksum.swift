@@ -56,6 +56,17 @@ struct Checksum {
         bytes.withUnsafeBytes { combine(lengthPrefixed: $0) }
     }
 
+    /// Bytes as they are stored, combined as the `String` or `[UInt8]` of the same bytes is.
+    mutating func combine(stored bytes: UnsafeRawBufferPointer) {
+        combine(lengthPrefixed: bytes)
+    }
+
+    /// The same as the `String?` of the same bytes.
+    mutating func combine(storedOptional bytes: UnsafeRawBufferPointer?) {
+        combine(word: bytes == nil ? 0 : 1)
+        if let bytes { combine(lengthPrefixed: bytes) }
+    }
+
     /// The checksum, as SQLite stores it (a signed 64-bit integer).
     func finalize() -> Int64 {
         var hash = state

@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes the node rows of one save into an archive, through one statement prepared for the
+/// whole save.
+struct NodeRowWriter {
+    private let archive: ArchiveRows.ArchiveRow
+    private let seal: StateSeal?
+    private let checksumStart: Checksum
+    private let statement: Statement
+
+    init(archive: ArchiveRows.ArchiveRow, seal: StateSeal?, connection: Connection) throws {
+        self.archive = archive
+        self.seal = seal
+        checksumStart = ArchiveRows.nodeChecksumStart(archive: archive.name)
+        statement = try connection.statement(
+            """
+            INSERT INTO node (archive_id, path, born, parent_path, class_name, class_version, sibling_order, state, \
+            checksum, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+    }
+
+    /// Inserts a node born in `generation` into `epoch`, its state sealed when the store has a
+    /// `seal`; returns its checksum, which covers the state as stored.
+    func insert(_ node: ArchivedNode, born generation: Generation, epoch: Generation) throws -> Int64 {
+        var node = node
+        if let seal {
+            node.state = try seal.seal(node.state, archive: archive.name, pathText: node.path.description, born: generation)
+        }
+        let checksum = ArchiveRows.nodeChecksum(start: checksumStart, node: node, born: generation)
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(node.path.description, at: 2)
+        try statement.bind(generation.rawValue, at: 3)
+        try statement.bind(node.path.parentDescription, at: 4)
+        try statement.bind(node.className, at: 5)
+        try statement.bind(node.classVersion, at: 6)
+        try statement.bind(node.order, at: 7)
+        try statement.bind(bytes: node.state, at: 8)
+        try statement.bind(checksum, at: 9)
+        try statement.bind(epoch.rawValue, at: 10)
+        try statement.run()
+        return checksum
+    }
+}
+
+/// Reads node rows of one archive selected with ``ArchiveRows/nodeColumns``, verifies their
+/// checksums and opens their seals.
+struct NodeRowReader {
+    private let archive: ArchiveName
+    private let seal: StateSeal?
+    private let leavingSealed: Bool
+    private let checksumStart: Checksum
+    /// The class name of the row read last. An archive's nodes share a few class names: the
+    /// next row's, when the same bytes, is this string again rather than a new one.
+    private var className = ""
+
+    /// - Parameter leavingSealed: return a sealed state as stored when there is no `seal`
+    ///   (checking without the key) rather than throw.
+    init(archive: ArchiveName, seal: StateSeal?, leavingSealed: Bool = false) {
+        self.archive = archive
+        self.seal = seal
+        self.leavingSealed = leavingSealed
+        checksumStart = ArchiveRows.nodeChecksumStart(archive: archive)
+    }
+
+    /// Reads the statement's current row, verified, and throws the row's rejection if any.
+    mutating func node(_ statement: Statement, generation: Generation) throws -> (node: ArchivedNode, checksum: Int64) {
+        let row = try read(statement, generation: generation)
+        if let rejection = row.rejection { throw rejection }
+        return (row.node, row.checksum)
+    }
+
+    /// Reads the statement's current row. `rejection` is the error for a row that does not
+    /// match its checksum or whose seal does not open (its state is then left as stored). A
+    /// row whose path cannot be read is damage to the whole archive; a sealed state without a
+    /// `seal` to open it throws ``ArchiveStoreError/encryptionKeyRequired(_:_:)``, unless
+    /// `leavingSealed`.
+    mutating func read(_ statement: Statement, generation: Generation) throws
+        -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?)
+    {
+        // Each column is read once, in place: the checksum is computed on the bytes the
+        // strings and the state are made from (each column read cost about 230 instructions).
+        let pathBytes = try statement.storedText(0)
+        let pathText = try statement.string(0, stored: pathBytes)
+        // Paths are stored in their canonical text form; anything else is damage.
+        guard let path = RestorationPath(canonicalText: pathText) else {
+            throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
+        }
+        let classNameBytes = try statement.storedText(2)
+        let classVersion = try statement.int64(3)
+        let order = try statement.int64(4)
+        let stateBytes = try statement.storedBlob(5)
+        let checksum = try statement.int64(6)
+        let born = try statement.int64(7)
+        var node = ArchivedNode(
+            path: path, className: try className(statement, stored: classNameBytes),
+            classVersion: Int(truncatingIfNeeded: classVersion), order: Int(truncatingIfNeeded: order),
+            state: [UInt8](stateBytes))
+        let intact =
+            Self.parentMatches(statement, path: pathBytes)
+            && checksum
+                == ArchiveRows.nodeChecksum(
+                    start: checksumStart, path: pathBytes, className: classNameBytes, classVersion: classVersion,
+                    order: order, born: born, state: stateBytes)
+        guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
+        if seal != nil || StateSeal.isSealed(node.state) {
+            guard let seal else {
+                if leavingSealed { return (node, checksum, nil) }
+                throw ArchiveStoreError.encryptionKeyRequired(archive, path)
+            }
+            guard let opened = seal.open(node.state, archive: archive, pathText: pathText, born: Generation(born))
+            else {
+                return (node, checksum, ArchiveStoreError.sealRejected(archive, path, generation))
+            }
+            node.state = opened
+        }
+        return (node, checksum, nil)
+    }
+
+    /// The class name, validated as UTF-8 unless it is the previous row's bytes.
+    private mutating func className(_ statement: Statement, stored: UnsafeRawBufferPointer) throws -> String {
+        if UTF8Text.withBytes(of: className, { Self.equal($0, stored) }) { return className }
+        className = try statement.string(2, stored: stored)
+        return className
+    }
+
+    /// Whether the parent path column is the path's parent: NULL for a path of one identifier.
+    /// A value of another storage class does not match (damage to this node alone).
+    private static func parentMatches(_ statement: Statement, path: UnsafeRawBufferPointer) -> Bool {
+        let stored: UnsafeRawBufferPointer?
+        do { stored = try statement.storedOptionalText(1) } catch { return false }
+        switch (ArchiveRows.parentText(ofPath: path), stored) {
+        case (nil, nil): return true
+        case (let expected?, let stored?): return equal(expected, stored)
+        default: return false
+        }
+    }
+
+    private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let first = a.baseAddress, let second = b.baseAddress else { return true }  // both empty
+        return memcmp(first, second, a.count) == 0
+    }
+}
