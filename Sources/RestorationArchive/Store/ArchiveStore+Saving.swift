@@ -289,24 +289,27 @@ extension ArchiveStore {
 
     /// Paths are unique (R2) and every node's parent is among the nodes.
     static func checkTree(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) {
-        let classes = try checkUnique(nodes)
+        let indexes = try checkUnique(nodes)
         for node in nodes {
-            if let parent = node.parentPath, classes[parent] == nil {
+            if let parent = node.path.parentDescription, indexes[parent] == nil {
                 throw .missingParent(node.path)
             }
         }
     }
 
+    /// Every node is valid and its path unique. Returns each node's index by its path's text
+    /// (texts are equal exactly when paths are): a parent's text is then looked up in place,
+    /// where a `RestorationPath` of its own would be a new string for each node.
     @discardableResult
-    static func checkUnique(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [RestorationPath: String] {
-        var classes: [RestorationPath: String] = [:]
-        classes.reserveCapacity(nodes.count)
-        for node in nodes {
+    static func checkUnique(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [Substring: Int] {
+        var indexes: [Substring: Int] = [:]
+        indexes.reserveCapacity(nodes.count)
+        for (index, node) in nodes.enumerated() {
             try node.validate()
-            if let first = classes.updateValue(node.className, forKey: node.path) {
-                throw .duplicatePath(node.path, firstClass: first, secondClass: node.className)
+            if let first = indexes.updateValue(index, forKey: node.path.description[...]) {
+                throw .duplicatePath(node.path, firstClass: nodes[first].className, secondClass: node.className)
             }
         }
-        return classes
+        return indexes
     }
 }
