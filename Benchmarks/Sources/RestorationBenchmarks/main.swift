@@ -260,14 +260,7 @@ for n in sizes {
             let restoring = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry())
             _ = try restoring.restore([])
         }),
-        ("floor", {
-            var byPath: [String: BenchScreen] = [:]
-            for row in floor.readAll() {
-                let screen = BenchScreen(identifier: row.path, state: ScreenState.decodeFloor(row.state)!)
-                if let slash = row.path.lastIndex(of: "/") { byPath[String(row.path[..<slash])]?.children.append(screen) }
-                byPath[row.path] = screen
-            }
-        }),
+        ("floor", { _ = FloorStore.screens(from: floor.readAll()) }),
     ])
     // A launch: open the store, read the header, commit the crash marker, read, decode and
     // rebuild every screen, remove the marker (ours also keeps the restore report).
