@@ -135,8 +135,8 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
             .map { description.utf8.index(description.utf8.startIndex, offsetBy: $0) }
     }
 
-    /// The offset of the last `/` in a text form's bytes.
-    /// Where the last "/" of a path's text form is: its parent's text is what comes before.
+    /// The offset of the last `/` in a text form's bytes: the parent's text is what comes
+    /// before it.
     static func lastSlash(in bytes: UnsafeRawBufferPointer) -> Int? {
         var index = bytes.count
         while index > 0 {

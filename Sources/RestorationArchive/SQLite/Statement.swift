@@ -55,11 +55,6 @@ final class Statement {
         try check(UTF8Text.withBytes(of: value) { bindText($0, at: index) })
     }
 
-    /// Binds UTF-8 text given as bytes (SQLite copies them).
-    func bind(utf8: UnsafeRawBufferPointer, at index: Int32) throws(DatabaseError) {
-        try check(bindText(utf8, at: index))
-    }
-
     private func bindText(_ utf8: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
         // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
         sqlite3_bind_text64(
