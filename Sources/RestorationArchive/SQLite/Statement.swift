@@ -52,14 +52,39 @@ final class Statement {
     }
 
     func bind(_ value: String, at index: Int32) throws(DatabaseError) {
-        try check(UTF8Text.withBytes(of: value) { bindText($0, at: index) })
+        try check(UTF8Text.withBytes(of: value) { bindText($0, at: index, copied: true) })
     }
 
-    private func bindText(_ utf8: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+    private func bindText(_ utf8: UnsafeRawBufferPointer, at index: Int32, copied: Bool) -> Int32 {
         // A zero-length text still needs a non-NULL pointer, or SQLite stores NULL.
         sqlite3_bind_text64(
             handle, index, utf8.baseAddress?.assumingMemoryBound(to: CChar.self) ?? UnsafePointer(bitPattern: 1),
-            UInt64(utf8.count), restoration_sqlite_transient(), UInt8(SQLITE_UTF8))
+            UInt64(utf8.count), copied ? restoration_sqlite_transient() : nil, UInt8(SQLITE_UTF8))
+    }
+
+    private func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32, copied: Bool) -> Int32 {
+        // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
+        sqlite3_bind_blob64(
+            handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count),
+            copied ? restoration_sqlite_transient() : nil)
+    }
+
+    // Bytes bound in place: SQLite reads them where they are, without a copy of its own, so
+    // they must stay valid until the statement is reset (which clears its bindings): bind,
+    // run and reset inside the scope that lends them.
+
+    func bind(inPlaceText utf8: UnsafeRawBufferPointer, at index: Int32) throws(DatabaseError) {
+        try check(bindText(utf8, at: index, copied: false))
+    }
+
+    /// NULL for `nil`.
+    func bind(inPlaceOptionalText utf8: UnsafeRawBufferPointer?, at index: Int32) throws(DatabaseError) {
+        guard let utf8 else { return try bindNull(at: index) }
+        try check(bindText(utf8, at: index, copied: false))
+    }
+
+    func bind(inPlaceBlob bytes: UnsafeRawBufferPointer, at index: Int32) throws(DatabaseError) {
+        try check(bindBlob(bytes, at: index, copied: false))
     }
 
     func bind(_ value: Int64?, at index: Int32) throws(DatabaseError) {
@@ -72,17 +97,11 @@ final class Statement {
 
     func bind(_ value: Substring?, at index: Int32) throws(DatabaseError) {
         guard let value else { return try bindNull(at: index) }
-        try check(UTF8Text.withBytes(of: value) { bindText($0, at: index) })
+        try check(UTF8Text.withBytes(of: value) { bindText($0, at: index, copied: true) })
     }
 
     func bind(bytes: [UInt8], at index: Int32) throws(DatabaseError) {
-        let code = bytes.withUnsafeBytes { raw in
-            // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
-            sqlite3_bind_blob64(
-                handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(raw.count),
-                restoration_sqlite_transient())
-        }
-        try check(code)
+        try check(bytes.withUnsafeBytes { bindBlob($0, at: index, copied: true) })
     }
 
     func bindNull(at index: Int32) throws(DatabaseError) {
