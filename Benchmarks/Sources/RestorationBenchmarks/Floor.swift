@@ -102,21 +102,27 @@ final class FloorStore {
         return byPath
     }
 
+    /// The texts and the state are bound in place (`SQLITE_STATIC`, no copy by SQLite): they
+    /// stay valid until the step and the reset, inside the closures that lend them.
     private func write(_ row: Row) {
-        sqlite3_bind_text(insert, 1, row.path, -1, bench_sqlite_transient())
-        if let parent = row.parent {
-            sqlite3_bind_text(insert, 2, parent, -1, bench_sqlite_transient())
-        } else {
-            sqlite3_bind_null(insert, 2)
+        row.path.withCString { path in
+            row.className.withCString { className in
+                row.state.withUnsafeBytes { state in
+                    func run(parent: UnsafePointer<CChar>?) {
+                        sqlite3_bind_text(insert, 1, path, -1, nil)
+                        if let parent { sqlite3_bind_text(insert, 2, parent, -1, nil) } else { sqlite3_bind_null(insert, 2) }
+                        sqlite3_bind_text(insert, 3, className, -1, nil)
+                        sqlite3_bind_int64(insert, 4, 1)
+                        sqlite3_bind_int64(insert, 5, 0)
+                        _ = sqlite3_bind_blob(insert, 6, state.baseAddress, Int32(state.count), nil)
+                        precondition(sqlite3_step(insert) == SQLITE_DONE)
+                        sqlite3_reset(insert)
+                        sqlite3_clear_bindings(insert)
+                    }
+                    if let parent = row.parent { parent.withCString { run(parent: $0) } } else { run(parent: nil) }
+                }
+            }
         }
-        sqlite3_bind_text(insert, 3, row.className, -1, bench_sqlite_transient())
-        sqlite3_bind_int64(insert, 4, 1)
-        sqlite3_bind_int64(insert, 5, 0)
-        row.state.withUnsafeBytes { raw in
-            _ = sqlite3_bind_blob(insert, 6, raw.baseAddress, Int32(raw.count), bench_sqlite_transient())
-        }
-        precondition(sqlite3_step(insert) == SQLITE_DONE)
-        sqlite3_reset(insert)
     }
 
     private func prepare(_ sql: String) -> OpaquePointer? {
