@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The identifiers from a root object down to one preserved object, such as
 /// `Tabs/MenuNavigation/MenuItemDetail`.
 ///
@@ -172,7 +180,18 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// Orders paths as the store does: by the UTF-8 bytes of the text form, so a parent
     /// always sorts before everything below it.
     public static func < (lhs: RestorationPath, rhs: RestorationPath) -> Bool {
-        lhs.description.utf8.lexicographicallyPrecedes(rhs.description.utf8)
+        // The bytes compared as unsigned, as `memcmp` does: a generic comparison of the two
+        // UTF-8 views stepped through their indices a byte at a time.
+        UTF8Text.withBytes(of: lhs.description) { left in
+            UTF8Text.withBytes(of: rhs.description) { right in
+                let common = min(left.count, right.count)
+                if common > 0, let a = left.baseAddress, let b = right.baseAddress {
+                    let order = memcmp(a, b, common)
+                    if order != 0 { return order < 0 }
+                }
+                return left.count < right.count
+            }
+        }
     }
 
     public static func == (lhs: RestorationPath, rhs: RestorationPath) -> Bool {
