@@ -36,7 +36,10 @@ extension ArchiveStore {
             let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
             var digest: Int64 = 0
             var totalBytes = 0
-            for node in nodes {
+            // In path order, the order of the primary key within the new epoch: each row goes
+            // at the end of the table's last page, and pages are filled, not split.
+            for index in nodes.indices.sorted(by: { nodes[$0].path < nodes[$1].path }) {
+                let node = nodes[index]
                 digest &+= try writer.insert(node, born: generation, epoch: generation)
                 totalBytes += node.state.count
             }
