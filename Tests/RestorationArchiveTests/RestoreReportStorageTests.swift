@@ -190,4 +190,37 @@ struct RestoreReportStorageTests {
             }
         }
     }
+
+    /// A store holding more reports than the window (kept by a library that retained more)
+    /// is brought back to it by the next report, not only the one report that falls out.
+    @Test func reportsBeyondTheWindowArePrunedAll() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root")])
+            let window = Int64(ArchiveStore.retainedRestoreReports)
+            for _ in 0..<(window + 4) { _ = try engine.restore([Probe("Root")]) }
+            func sequences() throws -> [Int64] {
+                try store.withConnection { connection in
+                    let statement = try connection.statement("SELECT sequence FROM restore_report ORDER BY sequence")
+                    var found: [Int64] = []
+                    while try statement.step() { found.append(try statement.int64(0)) }
+                    return found
+                }
+            }
+            #expect(try sequences() == Array(5...(window + 4)))
+            // Four older reports, as a library that kept 20 would have left them.
+            try store.withConnection { connection in
+                try connection.execute(
+                    """
+                    INSERT INTO restore_report (archive_id, sequence, generation, reported_at, outcome, report) \
+                    SELECT archive_id, sequence - 4, generation, reported_at, outcome, report FROM restore_report \
+                    WHERE sequence BETWEEN 5 AND 8
+                    """)
+            }
+            #expect(try sequences() == Array(1...(window + 4)))
+            _ = try engine.restore([Probe("Root")])
+            #expect(try sequences() == Array(6...(window + 5)))
+            #expect(try store.restoreReports().count == ArchiveStore.retainedRestoreReports)
+        }
+    }
 }
