@@ -46,12 +46,6 @@ struct Checksum {
         if let value { combine(value) }
     }
 
-    /// The same as the `String?` it would be made into.
-    mutating func combine(_ value: Substring?) {
-        combine(word: value == nil ? 0 : 1)
-        if let value { UTF8Text.withBytes(of: value) { combine(lengthPrefixed: $0) } }
-    }
-
     mutating func combine(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { combine(lengthPrefixed: $0) }
     }
