@@ -3,12 +3,11 @@
 enum ArchiveRows {
     // MARK: Checksums
 
+    /// A node's checksum from its values (the store computes it from the bytes it binds or
+    /// reads, with the function below; the tests from nodes).
     static func nodeChecksum(archive: ArchiveName, node: ArchivedNode, born: Generation) -> Int64 {
-        nodeChecksum(start: nodeChecksumStart(archive: archive), node: node, born: born)
-    }
-
-    static func nodeChecksum(start: Checksum, node: ArchivedNode, born: Generation) -> Int64 {
-        UTF8Text.withBytes(of: node.path.description) { path in
+        let start = nodeChecksumStart(archive: archive)
+        return UTF8Text.withBytes(of: node.path.description) { path in
             UTF8Text.withBytes(of: node.className) { className in
                 node.state.withUnsafeBytes { state in
                     nodeChecksum(
