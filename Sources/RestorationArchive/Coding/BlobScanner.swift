@@ -219,7 +219,14 @@ struct BlobScanner {
 
     @inline(__always)
     func readDate(at offset: inout Int) throws(StateCodingError) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed(UInt64.self, at: &offset)))
+        Self.date(bits: try readFixed(UInt64.self, at: &offset))
+    }
+
+    /// The date a ``BlobFormat/Tag/date`` payload stands for: the bit pattern of its seconds
+    /// since 2001-01-01.
+    @inline(__always)
+    static func date(bits: UInt64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
     }
 
     /// A length-prefixed byte string (after its tag).

@@ -110,7 +110,7 @@ public struct StateDecoder: Sendable {
     }
     public func decode(_: Date.Type, forKey key: String) throws(StateCodingError) -> Date {
         let stored = quickValue(forKey: key)
-        if stored.is(.date) { return Date(timeIntervalSinceReferenceDate: Double(bitPattern: stored.payload)) }
+        if stored.is(.date) { return BlobScanner.date(bits: stored.payload) }
         return try converted(key) { (value) throws(StateCodingError) in try value.date(key: key) }
     }
     public func decode(_: UUID.Type, forKey key: String) throws(StateCodingError) -> UUID {
