@@ -115,6 +115,27 @@ struct StoreDamageTests {
         }
     }
 
+    /// The reader reuses the previous row's class name when the stored bytes are the same:
+    /// a class name damaged into the previous row's is still caught by the checksum, and one
+    /// damaged into invalid UTF-8 after rows of another class is still validated.
+    @Test func aClassNameIsCheckedWhenTheReaderReusesThePreviousOne() throws {
+        try withSavedStore { path, _ in
+            // Root/n1 follows Root in path order: its class becomes Root's bytes.
+            try tamper(with: path, "UPDATE node SET class_name = 'Root' WHERE path = 'Root/n1'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedNode(.main, try RestorationPath("Root", "n1"), 1)) {
+                try store.snapshot()
+            }
+        }
+        try withSavedStore { path, _ in
+            try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root/n2'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedStore("column 'class_name' holds text that is not valid UTF-8")) {
+                try store.snapshot()
+            }
+        }
+    }
+
     @Test func invalidUTF8InAStoredTextIsATypedError() throws {
         try withSavedStore { path, _ in
             try tamper(with: path, "UPDATE generation SET app_build = CAST(x'31ff32' AS TEXT)")
