@@ -21,7 +21,7 @@ extension ArchiveStore {
     public func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName = .main)
         throws(ArchiveStoreError) -> SaveResult
     {
-        try Self.checkTree(nodes)
+        let order = try PathOrder(nodes, requireParents: true).indexes
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
@@ -38,7 +38,7 @@ extension ArchiveStore {
             var totalBytes = 0
             // In path order, the order of the primary key within the new epoch: each row goes
             // at the end of the table's last page, and pages are filled, not split.
-            for index in nodes.indices.sorted(by: { nodes[$0].path < nodes[$1].path }) {
+            for index in order {
                 let node = nodes[index]
                 digest &+= try writer.insert(node, born: generation, epoch: generation)
                 totalBytes += node.state.count
@@ -76,9 +76,8 @@ extension ArchiveStore {
         _ changed: [ArchivedNode], removing removed: [RestorationPath] = [], basedOn base: Generation,
         header: SaveHeader, in archive: ArchiveName = .main
     ) throws(ArchiveStoreError) -> SaveResult {
-        try Self.checkUnique(changed)
         // Parents before children, so a new parent exists before its new children are checked.
-        let changed = changed.sorted { $0.path < $1.path }
+        let changed = try PathOrder(changed, requireParents: false).indexes.map { changed[$0] }
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
@@ -286,33 +285,5 @@ extension ArchiveStore {
         try deleteRows(Self.deleteEarlierEpochs, below: oldestEpoch)
         try deleteRows(Self.deleteRetiredRows, below: oldestKept + 1)
         return pruned
-    }
-
-    // MARK: Checks before writing
-
-    /// Paths are unique (R2) and every node's parent is among the nodes.
-    static func checkTree(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) {
-        let indexes = try checkUnique(nodes)
-        for node in nodes {
-            if let parent = node.path.parentDescription, indexes[parent] == nil {
-                throw .missingParent(node.path)
-            }
-        }
-    }
-
-    /// Every node is valid and its path unique. Returns each node's index by its path's text
-    /// (texts are equal exactly when paths are): a parent's text is then looked up in place,
-    /// where a `RestorationPath` of its own would be a new string for each node.
-    @discardableResult
-    static func checkUnique(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [Substring: Int] {
-        var indexes: [Substring: Int] = [:]
-        indexes.reserveCapacity(nodes.count)
-        for (index, node) in nodes.enumerated() {
-            try node.validate()
-            if let first = indexes.updateValue(index, forKey: node.path.description[...]) {
-                throw .duplicatePath(node.path, firstClass: nodes[first].className, secondClass: node.className)
-            }
-        }
-        return indexes
     }
 }

@@ -1,0 +1,134 @@
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+/// The order a save writes its nodes in and the checks it makes on them (`PathOrder`), against
+/// the plain way to do both: a dictionary of paths, and a sort by `RestorationPath.<`.
+@Suite("Path order of a save")
+struct PathOrderTests {
+    /// What `PathOrder` must answer, done the plain way.
+    static func expected(_ nodes: [ArchivedNode], requireParents: Bool) -> Result<[Int], ArchiveStoreError> {
+        var firstIndex: [RestorationPath: Int] = [:]
+        for (index, node) in nodes.enumerated() {
+            if let first = firstIndex[node.path] {
+                return .failure(.duplicatePath(node.path, firstClass: nodes[first].className, secondClass: node.className))
+            }
+            firstIndex[node.path] = index
+        }
+        if requireParents, let orphan = nodes.first(where: { $0.parentPath.map { firstIndex[$0] == nil } ?? false }) {
+            return .failure(.missingParent(orphan.path))
+        }
+        return .success(nodes.indices.sorted { (nodes[$0].path, $0) < (nodes[$1].path, $1) })
+    }
+
+    static func actual(_ nodes: [ArchivedNode], requireParents: Bool) -> Result<[Int], ArchiveStoreError> {
+        Result { () throws(ArchiveStoreError) in try PathOrder(nodes, requireParents: requireParents).indexes }
+    }
+
+    static func node(_ identifiers: [String], _ className: String = "C") throws -> ArchivedNode {
+        ArchivedNode(path: try RestorationPath(identifiers), className: className, state: [])
+    }
+
+    @Test func aParentIsFoundPastPathsThatSortBetweenItAndItsChild() throws {
+        // "A-x" and "A.y" sort between "A" and "A/B" ('-' and '.' come before '/'), and "A/B"
+        // begins "A/Bz/C"'s bytes without being its parent.
+        let nodes = try [
+            ["A", "B"], ["A"], ["A-x"], ["A.y"], ["A-x", "q"], ["A", "Bz"], ["A", "Bz", "C"], ["A", "B", "C"], ["Z"],
+        ].map { try Self.node($0) }
+        let order = try PathOrder(nodes, requireParents: true).indexes
+        #expect(order.map { nodes[$0].path.description } == [
+            "A", "A-x", "A-x/q", "A.y", "A/B", "A/B/C", "A/Bz", "A/Bz/C", "Z",
+        ])
+        #expect(Self.actual(nodes, requireParents: true) == Self.expected(nodes, requireParents: true))
+    }
+
+    @Test func aMissingParentIsFoundWhenAPathBeginningWithItsTextIsPresent() throws {
+        // "A/B" is missing; "A/B-x" and "A/Bz" begin with its bytes.
+        let nodes = try [["A"], ["A", "B-x"], ["A", "Bz"], ["A", "B", "C"]].map { try Self.node($0) }
+        #expect(Self.actual(nodes, requireParents: true) == .failure(.missingParent(try RestorationPath("A", "B", "C"))))
+        #expect(Self.actual(nodes, requireParents: false) == Self.expected(nodes, requireParents: false))
+    }
+
+    @Test func theFirstNodeWithAProblemIsNamed() throws {
+        // Two paths repeated: the error names the one whose second node comes first.
+        let nodes = try [
+            Self.node(["R"], "R1"), Self.node(["Q"], "Q1"), Self.node(["Q", "x"]), Self.node(["R"], "R2"),
+            Self.node(["Q"], "Q2"), Self.node(["Q"], "Q3"),
+        ]
+        #expect(Self.actual(nodes, requireParents: true)
+            == .failure(.duplicatePath(try RestorationPath("R"), firstClass: "R1", secondClass: "R2")))
+        // Two orphans: the first by index is named, not the first in path order.
+        let orphans = try [Self.node(["A"]), Self.node(["B", "c"]), Self.node(["A", "b", "c"])]
+        #expect(Self.actual(orphans, requireParents: true) == .failure(.missingParent(orphans[1].path)))
+    }
+
+    @Test func pathsEqualAsStringsAreOneEvenWithOtherBytes() throws {
+        // Composed and decomposed "é", and the Kelvin sign and "K": the same path to Swift
+        // (and to the engine), so a save refuses them as duplicates.
+        for (first, second) in [("caf\u{E9}", "cafe\u{301}"), ("\u{212A}", "K")] {
+            let nodes = try [Self.node([first], "First"), Self.node([second], "Second")]
+            #expect(Self.actual(nodes, requireParents: true)
+                == .failure(.duplicatePath(nodes[1].path, firstClass: "First", secondClass: "Second")))
+        }
+        // Different paths that are not all ASCII are ordered by their bytes, as ASCII ones.
+        let nodes = try [["\u{E9}t\u{E9}"], ["\u{E9}t\u{E9}", "a"], ["ete"], ["\u{E9}t\u{E9}-"]].map { try Self.node($0) }
+        #expect(Self.actual(nodes, requireParents: true) == Self.expected(nodes, requireParents: true))
+        #expect(try PathOrder(nodes, requireParents: true).indexes == [2, 0, 3, 1])
+    }
+
+    @Test func anInvalidNodeIsRefusedFirst() throws {
+        let nodes = try [Self.node(["A", "b"]), Self.node(["A", "b"]), Self.node(["C"], "")]
+        guard case .failure(.invalidNode(let path, _)) = Self.actual(nodes, requireParents: true) else {
+            Issue.record("an empty class name was not refused first")
+            return
+        }
+        #expect(path == nodes[2].path)
+    }
+
+    /// Random trees over a few identifiers whose bytes sort around `/` ('-', '.', '0' and
+    /// letters, one of them not ASCII), with nodes dropped (orphans) and repeated (duplicates):
+    /// the same order or the same error as the plain way, with and without parents required.
+    @Test func randomTreesAgreeWithThePlainWay() throws {
+        var random = SeededGenerator(seed: 0x5EED_0A7D)
+        let identifiers = ["a", "a-", "a.b", "a0", "b", "ab", "-", ".", "0", "Z", "\u{E9}", "%", "/"]
+        var outcomes: [String: Int] = [:]
+        for trial in 0..<2_000 {
+            var paths: [[String]] = []
+            for _ in 0..<Int.random(in: 1...40, using: &random) {
+                let parent = paths.isEmpty || Int.random(in: 0..<5, using: &random) == 0
+                    ? [] : paths.randomElement(using: &random)!
+                guard parent.count < 6 else { continue }
+                paths.append(parent + [identifiers.randomElement(using: &random)!])
+            }
+            // Paths repeat by chance; in two trials of three, only their first node is kept.
+            if trial % 3 != 0 {
+                var seen: Set<[String]> = []
+                paths.removeAll { !seen.insert($0).inserted }
+            }
+            var nodes = try paths.enumerated().map { try Self.node($1, "C\($0)") }
+            // Without the not-ASCII identifier in half the trials, so that the byte route is taken.
+            if trial % 2 == 0 {
+                nodes.removeAll { !$0.path.description.utf8.allSatisfy { $0 < 0x80 } }
+            }
+            if Int.random(in: 0..<2, using: &random) == 0, !nodes.isEmpty {
+                nodes.remove(at: Int.random(in: 0..<nodes.count, using: &random))
+            }
+            nodes.shuffle(using: &random)
+            for requireParents in [true, false] {
+                let expected = Self.expected(nodes, requireParents: requireParents)
+                #expect(Self.actual(nodes, requireParents: requireParents) == expected, "trial \(trial)")
+                switch expected {
+                case .success: outcomes["ordered", default: 0] += 1
+                case .failure(.duplicatePath): outcomes["duplicate", default: 0] += 1
+                case .failure(.missingParent): outcomes["orphan", default: 0] += 1
+                case .failure: outcomes["other", default: 0] += 1
+                }
+            }
+        }
+        // Each outcome came up often enough to be tested.
+        #expect(outcomes["ordered", default: 0] > 300)
+        #expect(outcomes["duplicate", default: 0] > 300)
+        #expect(outcomes["orphan", default: 0] > 300)
+        #expect(outcomes["other"] == nil)
+    }
+}
