@@ -69,21 +69,30 @@ final class Connection {
         return statement
     }
 
-    /// The statement cache's key: the SQL text, hashed by its length and its first and last
-    /// 16 bytes. Hashing the whole text (often 100–200 bytes) cost about 2,000 instructions
-    /// per lookup, more than binding the statement's values; texts that share those bytes
-    /// only cost an equality check more.
+    /// The statement cache's key: the SQL text, hashed by one word made of its length and its
+    /// first 16 and last 8 bytes. Hashing the whole text (often 100–200 bytes) cost about
+    /// 2,000 instructions per lookup, and hashing those bytes through `Hasher` about 300, more
+    /// than binding a statement's values; texts that make the same word only cost an equality
+    /// check more.
     private struct StatementKey: Hashable {
         let sql: String
 
         init(_ sql: String) { self.sql = sql }
 
         func hash(into hasher: inout Hasher) {
-            UTF8Text.withBytes(of: sql) { bytes in
-                hasher.combine(bytes.count)
-                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(16)))
-                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes.suffix(16)))
+            hasher.combine(UTF8Text.withBytes(of: sql, Self.word(of:)))
+        }
+
+        private static func word(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+            let count = bytes.count
+            var word = UInt64(count) &* 0x9E37_79B9_7F4A_7C15
+            guard count >= 16 else {
+                for byte in bytes { word = (word ^ UInt64(byte)) &* 0x100_0000_01B3 }
+                return word
             }
+            word ^= bytes.loadUnaligned(as: UInt64.self) &* 0xC2B2_AE3D_27D4_EB4F
+            word ^= bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 0x85EB_CA77_C2B2_AE63
+            return word ^ bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
         }
     }
 
