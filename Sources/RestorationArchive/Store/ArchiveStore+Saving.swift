@@ -152,7 +152,10 @@ extension ArchiveStore {
                     try retireOne.bind(born, at: 5)
                     try retireOne.run()
                 }
-                if let parent = node.path.parentDescription {
+                // A node live in the base has its parent live too: every save keeps the tree
+                // whole, and a removal above it (made first) retired it with its subtree. So only
+                // a new node's parent is looked up.
+                if born == nil, let parent = node.path.parentDescription {
                     try parentExists.bind(row.id, at: 1)
                     try parentExists.bind(epoch.rawValue, at: 2)
                     try parentExists.bind(parent, at: 3)
@@ -251,6 +254,7 @@ extension ArchiveStore {
         // Epochs only grow with generations, so the oldest retained generation's is the
         // oldest any retained generation reads.
         var oldestEpoch = newest.rawValue
+        var oldestPrunedEpoch = Int64.max
         do {
             let listed = try connection.statement(
                 "SELECT generation, epoch FROM generation WHERE archive_id = ? ORDER BY generation")
@@ -260,6 +264,7 @@ extension ArchiveStore {
                 let generation = try listed.int64(0)
                 if generation < oldestKept {
                     pruned.append(Generation(generation))
+                    oldestPrunedEpoch = min(oldestPrunedEpoch, try listed.int64(1))
                 } else {
                     oldestEpoch = min(oldestEpoch, try listed.int64(1))
                 }
@@ -275,6 +280,14 @@ extension ArchiveStore {
         // The rows of earlier epochs, then the rows retired within the retained ones: a row
         // retired by generation d is last part of d - 1, so no retained generation holds it once
         // d <= oldestKept. Each `DELETE` is one pass over a range of an index.
+        //
+        // Each prune leaves no row that a generation it pruned alone read, and a discard deletes
+        // an archive's rows with its generations: so there is nothing to delete unless a
+        // generation is pruned now, and no earlier epoch unless one pruned now is of an epoch
+        // older than the oldest retained one (most saves are incremental and prune a
+        // generation of the epoch they write to). A `DELETE` that finds nothing still costs
+        // about as much as a one-row `SELECT`.
+        guard !pruned.isEmpty else { return pruned }
         func deleteRows(_ sql: String, below limit: Int64) throws {
             let delete = try connection.statement(sql)
             defer { delete.reset() }
@@ -282,7 +295,7 @@ extension ArchiveStore {
             try delete.bind(limit, at: 2)
             try delete.run()
         }
-        try deleteRows(Self.deleteEarlierEpochs, below: oldestEpoch)
+        if oldestPrunedEpoch < oldestEpoch { try deleteRows(Self.deleteEarlierEpochs, below: oldestEpoch) }
         try deleteRows(Self.deleteRetiredRows, below: oldestKept + 1)
         return pruned
     }

@@ -1,0 +1,102 @@
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+/// Full and incremental saves in random order, with the retention changing between them (as
+/// when an app's next version keeps more or fewer generations): every retained generation reads
+/// back as it was saved, the pruned ones are gone, and no node row is left that no retained
+/// generation reads (`check()` lists such rows).
+@Suite("Retention over random saves")
+struct StoreRetentionTests {
+    let header = SampleArchives.header
+
+    /// The archive as the test expects it: each retained generation's nodes by path.
+    struct Model {
+        var generations: [Generation: [RestorationPath: ArchivedNode]] = [:]
+        var newest: Generation?
+
+        mutating func saved(_ nodes: [RestorationPath: ArchivedNode], as generation: Generation, retained: Int) {
+            generations[generation] = nodes
+            newest = generation
+            generations = generations.filter { $0.key.rawValue > generation.rawValue - Int64(retained) }
+        }
+    }
+
+    /// A state the keyed coder wrote (`check()` decodes every state).
+    static func state(_ value: Int) throws -> [UInt8] {
+        let coder = StateEncoder()
+        try coder.encode(value, forKey: "value")
+        return try coder.encodedBlob()
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func everyRetainedGenerationReadsBackAsSaved(seed: UInt64) throws {
+        try withTemporaryStorePath { path in
+            var random = SeededGenerator(seed: seed)
+            var stores: [Int: ArchiveStore] = [:]
+            func store(retaining count: Int) throws -> ArchiveStore {
+                if let store = stores[count] { return store }
+                let store = try ArchiveStore(path: path, configuration: .init(retainedGenerations: count))
+                stores[count] = store
+                return store
+            }
+            var model = Model()
+            var counts: [String: Int] = [:]
+            for step in 0..<60 {
+                let retained = Int.random(in: 1...4, using: &random)
+                let store = try store(retaining: retained)
+                let current = model.newest.flatMap { model.generations[$0] } ?? [:]
+                let result: SaveResult
+                var next = current
+                if current.isEmpty || Int.random(in: 0..<4, using: &random) == 0 {
+                    let nodes = try SampleArchives.tree(count: Int.random(in: 1...30, using: &random)).map { node in
+                        var node = node
+                        node.state = try Self.state(step)
+                        return node
+                    }
+                    result = try store.save(nodes.shuffled(using: &random), header: header)
+                    next = Dictionary(uniqueKeysWithValues: nodes.map { ($0.path, $0) })
+                    counts["full", default: 0] += 1
+                } else {
+                    // Remove a subtree (not the root) now and then, change a few nodes outside
+                    // it, and add a child or two.
+                    var removed: [RestorationPath] = []
+                    if Int.random(in: 0..<3, using: &random) == 0,
+                        let path = current.keys.sorted().filter({ $0.depth > 1 }).randomElement(using: &random)
+                    {
+                        removed.append(path)
+                        next = next.filter { $0.key != path && !$0.key.description.hasPrefix(path.description + "/") }
+                        counts["removal", default: 0] += 1
+                    }
+                    var changed: [ArchivedNode] = []
+                    for var node in next.values.sorted(by: { $0.path < $1.path }).shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)) {
+                        node.state = try Self.state(Int.random(in: 0...1_000_000, using: &random))
+                        changed.append(node)
+                    }
+                    if let parent = next.keys.sorted().randomElement(using: &random), parent.depth < 6 {
+                        changed.append(
+                            ArchivedNode(path: try parent.appending("s\(step)"), className: "Added", state: try Self.state(-step)))
+                    }
+                    for node in changed { next[node.path] = node }
+                    result = try store.saveChanges(
+                        changed, removing: removed, basedOn: model.newest!, header: header)
+                    counts["incremental", default: 0] += 1
+                }
+                model.saved(next, as: result.generation, retained: retained)
+                counts["pruned", default: 0] += result.prunedGenerations.count
+
+                #expect(try store.generations().map(\.generation).sorted() == model.generations.keys.sorted(), "step \(step)")
+                for (generation, nodes) in model.generations {
+                    let read = try store.snapshot(generation: generation)?.nodes ?? []
+                    #expect(read == nodes.values.sorted { $0.path < $1.path }, "step \(step), generation \(generation)")
+                }
+                let problems = try store.check()
+                #expect(problems.isEmpty, "step \(step): \(problems)")
+            }
+            // The sequence did what it is meant to test (dictionaries are ordered before a
+            // random pick, so that a seed always makes the same sequence).
+            #expect(counts["full", default: 0] >= 8 && counts["incremental", default: 0] >= 30)
+            #expect(counts["removal", default: 0] >= 8 && counts["pruned", default: 0] >= 40)
+        }
+    }
+}
