@@ -12,15 +12,19 @@ import Darwin
 /// node's parent is among the nodes.
 ///
 /// The paths' bytes are copied once into one buffer, sorted there, and checked in that order:
-/// equal paths are next to each other, and a node's parent is found on a stack of the paths
-/// that lead to it. A dictionary of paths cost two hashes of a path per node, and sorting by
-/// ``RestorationPath/<`` a lookup of both nodes per comparison: together a tenth of a full save.
+/// equal paths are next to each other, and a node's parent is found on a
+/// ``PathPrefixStack``. A dictionary of paths cost two hashes of a path per node, and sorting
+/// by ``RestorationPath/<`` a lookup of both nodes per comparison: together a tenth of a full
+/// save.
 ///
-/// Bytes tell paths apart as the store does, but Swift's `String` equality (and so
-/// ``RestorationPath``'s) is canonical equivalence, under which different bytes can be the
-/// same path (`"é"` composed or not, or the Kelvin sign and `K`). Such paths are one path to
-/// the engine, so a save refuses them as duplicates: when any path is not ASCII (for which
-/// bytes and canonical equivalence agree), the checks are made on the paths themselves.
+/// Swift's `String` equality (and so ``RestorationPath``'s) is canonical equivalence, under
+/// which different bytes can be the same path (`"é"` composed or not, or the Kelvin sign and
+/// `K`). Such paths are one path to the engine, so a save refuses them as duplicates: when
+/// any path is not ASCII (for which bytes and canonical equivalence agree), duplicates are
+/// looked for among the paths themselves too. A parent is found by its bytes, as the store
+/// finds it (an incremental save's parent lookup, and a restore's order, where a parent comes
+/// before its children): a child whose path begins with another form of its parent's is
+/// refused as having no parent, where it would be saved and then never restored.
 struct PathOrder {
     /// The nodes' indexes in path order.
     let indexes: [Int]
@@ -34,10 +38,7 @@ struct PathOrder {
     init(_ nodes: [ArchivedNode], requireParents: Bool) throws(ArchiveStoreError) {
         for node in nodes { try node.validate() }
         let texts = Texts(nodes)
-        if !texts.isASCII {
-            indexes = try Self.byPaths(nodes, requireParents: requireParents)
-            return
-        }
+        if !texts.isASCII { try Self.checkDuplicateStrings(nodes) }
         indexes = try texts.withBytes { bytes -> Result<[Int], ArchiveStoreError> in
             let order = texts.sorted(in: bytes)
             if let (first, second) = texts.firstDuplicate(in: order, bytes) {
@@ -51,8 +52,9 @@ struct PathOrder {
         }.get()
     }
 
-    /// The general route, for paths that are not all ASCII: paths compared as `String`s.
-    private static func byPaths(_ nodes: [ArchivedNode], requireParents: Bool) throws(ArchiveStoreError) -> [Int] {
+    /// Refuses paths equal as `String`s (canonical equivalence), for paths that are not all
+    /// ASCII; the bytes' order finds the rest.
+    private static func checkDuplicateStrings(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) {
         var indexes: [Substring: Int] = [:]
         indexes.reserveCapacity(nodes.count)
         for (index, node) in nodes.enumerated() {
@@ -60,14 +62,6 @@ struct PathOrder {
                 throw .duplicatePath(node.path, firstClass: nodes[first].className, secondClass: node.className)
             }
         }
-        if requireParents {
-            for node in nodes {
-                if let parent = node.path.parentDescription, indexes[parent] == nil {
-                    throw .missingParent(node.path)
-                }
-            }
-        }
-        return nodes.indices.sorted { nodes[$0].path < nodes[$1].path }
     }
 
     /// The paths' text forms, their bytes one after another.
@@ -75,20 +69,15 @@ struct PathOrder {
         private var storage: [UInt8] = []
         /// Each path's bytes in `storage`: its start above 32 bits, its length below.
         private var spans: [UInt64] = []
-        /// Where each path's parent's text ends (the offset of the last `/` in its own), or -1
-        /// for a root.
-        private var parentLengths: [Int32] = []
         private(set) var isASCII = true
 
         init(_ nodes: [ArchivedNode]) {
             spans.reserveCapacity(nodes.count)
-            parentLengths.reserveCapacity(nodes.count)
             storage.reserveCapacity(nodes.count * 32)
             for node in nodes {
                 UTF8Text.withBytes(of: node.path.description) { text in
                     isASCII = isASCII && UTF8Text.isASCII(text)
                     spans.append(UInt64(storage.count) << 32 | UInt64(text.count))
-                    parentLengths.append(RestorationPath.lastSlash(in: text).map { Int32($0) } ?? -1)
                     storage.append(contentsOf: text)
                 }
             }
@@ -112,13 +101,6 @@ struct PathOrder {
                 if order != 0 { return order }
             }
             return leftCount == rightCount ? 0 : (leftCount < rightCount ? -1 : 1)
-        }
-
-        /// Whether `prefix`'s bytes begin `path`'s (or are all of them).
-        private func isPrefix(_ prefix: Int, of path: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
-            let prefixCount = count(prefix)
-            guard prefixCount <= count(path), let base = bytes.baseAddress else { return prefixCount == 0 }
-            return memcmp(base + start(prefix), base + start(path), prefixCount) == 0
         }
 
         /// The indexes in path order; equal paths in index order.
@@ -147,25 +129,13 @@ struct PathOrder {
         }
 
         /// The first node (by index) whose parent is not among the nodes; the paths are unique.
-        ///
-        /// Walked in path order with a stack of the paths seen that begin the current one, each
-        /// longer than the one below. Every path between a parent and its child in that order
-        /// begins with the parent's bytes, so the parent is still on the stack at the child,
-        /// where it is the entry as long as the child's parent text.
         func firstOrphan(in order: [Int], _ bytes: UnsafeRawBufferPointer) -> Int? {
             var orphan: Int?
-            var stack: [Int] = []
+            var ancestors = PathPrefixStack<Void>()
             for index in order {
-                while let top = stack.last, !isPrefix(top, of: index, bytes) { stack.removeLast() }
-                let parentLength = Int(parentLengths[index])
-                if parentLength >= 0 {
-                    var position = stack.count - 1
-                    while position >= 0 && count(stack[position]) > parentLength { position -= 1 }
-                    if position < 0 || count(stack[position]) != parentLength, index < orphan ?? .max {
-                        orphan = index
-                    }
-                }
-                stack.append(index)
+                let path = UnsafeRawBufferPointer(rebasing: bytes[start(index)..<start(index) &+ count(index)])
+                if case .missing = ancestors.parent(of: path), index < orphan ?? .max { orphan = index }
+                ancestors.push(path, ())
             }
             return orphan
         }
