@@ -165,6 +165,73 @@ struct EngineLookupRuleTests {
         }
     }
 
+    /// Each node finds its parent's object past paths that sort between the two ('-' and '.'
+    /// come before '/', and "A/Bz" begins with "A/B"'s bytes), and the subtree of a node that
+    /// got no object is skipped, siblings and cousins restored.
+    @Test func R8_everyNodeFindsItsParentsObjectAndADeclinedNodesSubtreeIsSkipped() throws {
+        try withTemporaryStore { store in
+            let tree = [
+                Probe("A", value: "a", [
+                    Probe("B", value: "b", [Probe("C", value: "c")]), Probe("Bz", value: "bz", [Probe("C", value: "bzc")]),
+                ]),
+                Probe("A-x", value: "ax", [Probe("q", value: "axq", [Probe("r", value: "axqr")])]),
+                Probe("A.y", value: "ay", [Probe("C", value: "ayc")]),
+            ]
+            try makeEngine(store).preserve(tree)
+            var registry = RestorationRegistry()
+            var made: [String: Probe] = [:]
+            registry.fallback = { request in
+                guard request.path.description != "A-x/q" else { return nil }
+                let probe = Probe(request.path.identifiers.last)
+                made[request.path.description] = probe
+                return probe
+            }
+            let result = try makeEngine(store, registry: registry).restore([])
+            #expect(result.report.nodes.map(\.path.description) == [
+                "A", "A-x", "A-x/q", "A-x/q/r", "A.y", "A.y/C", "A/B", "A/B/C", "A/Bz", "A/Bz/C",
+            ])
+            #expect(try outcome(result, "A-x/q") == .skipped(.noRestorationClass))
+            #expect(try outcome(result, "A-x/q/r") == .skipped(.parentNotRestored))
+            #expect(result.report.restoredCount == 8)
+            for (path, value) in ["A": "a", "A/B/C": "c", "A/Bz/C": "bzc", "A-x": "ax", "A.y/C": "ayc"] {
+                #expect(made[path]?.value == value, "\(path)")
+            }
+            // Each object got its own children.
+            func children(_ path: String) -> [String] {
+                (made[path]?.restoredChildren ?? []).compactMap { ($0 as? Probe)?.value }
+            }
+            #expect(children("A") == ["b", "bz"])
+            #expect(children("A/B") == ["c"])
+            #expect(children("A/Bz") == ["bzc"])
+            #expect(children("A.y") == ["ayc"])
+        }
+    }
+
+    /// Paths that are not all ASCII: each node finds its parent too (by path, as strings).
+    @Test func R8_nodesWhosePathsAreNotASCIIFindTheirParents() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([
+                Probe("caf\u{E9}", value: "caf\u{E9}", [Probe("men\u{FC}", value: "men\u{FC}", [Probe("\u{1F375}", value: "tea")])]),
+                Probe("cafe", value: "cafe", [Probe("menu", value: "menu")]),
+            ])
+            var registry = RestorationRegistry()
+            var made: [String: Probe] = [:]
+            registry.fallback = { request in
+                let probe = Probe(request.path.identifiers.last)
+                made[request.path.description] = probe
+                return probe
+            }
+            let result = try makeEngine(store, registry: registry).restore([])
+            #expect(result.report.restoredCount == 5)
+            func children(_ path: String) -> [String] {
+                (made[path]?.restoredChildren ?? []).compactMap { ($0 as? Probe)?.value }
+            }
+            #expect(children("caf\u{E9}") == ["men\u{FC}"])
+            #expect(children("caf\u{E9}/men\u{FC}") == ["tea"])
+            #expect(children("cafe") == ["menu"])
+        }
+    }
+
     // MARK: R12 class versions
 
     @Test func R12_nodeFromANewerClassVersionIsSkipped() throws {

@@ -192,31 +192,30 @@ struct RestorationWalk {
     }
 
     /// Restores `nodes`, sorted by path. Objects refer to their parent by its place in the
-    /// list of objects found, so each node's path is hashed three times (its parent looked
-    /// up, itself entered in two tables), not at every step.
+    /// list of objects found, so each node's path is hashed once (entered in the objects the
+    /// contexts look up), not at every step.
     mutating func run(_ nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
         // Phase 1, parents first (sorted paths put a parent before its children): find or
         // create every object.
         var found: [Found] = []
-        var foundIndex: [RestorationPath: Int] = [:]
+        var parents = FoundParents(nodes)
         found.reserveCapacity(nodes.count)
-        foundIndex.reserveCapacity(nodes.count)
         report.reserveCapacity(nodes.count)
         shared.objects.reserveCapacity(nodes.count)
         for node in nodes {
             report.append(.init(path: node.path, className: node.className, classVersion: node.classVersion, outcome: .restored))
             var parentIndex: Int?
-            if let parent = node.parentPath {
-                parentIndex = foundIndex[parent]
-                guard parentIndex != nil else {
-                    report[report.count - 1].outcome = .skipped(.parentNotRestored)
-                    continue
-                }
+            switch parents.parent(of: node.path) {
+            case .root: break
+            case .found(let index): parentIndex = index
+            case .missing:
+                report[report.count - 1].outcome = .skipped(.parentNotRestored)
+                continue
             }
             switch lookUp(node, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
             case .success(let (object, coder)):
                 shared.objects[node.path] = object
-                foundIndex[node.path] = found.count
+                parents.found(node.path, at: found.count)
                 found.append(
                     Found(node: node, parentIndex: parentIndex, reportIndex: report.count - 1, object: object, coder: coder))
             case .failure(let outcome):
@@ -255,6 +254,50 @@ struct RestorationWalk {
         // Phase 3: every object has its state; tell each that restoration finished (R8).
         for index in found.indices where decoded[index] {
             found[index].object.restorationDidFinish()
+        }
+    }
+
+    /// The objects found so far, each by its place in the list of objects found, for the
+    /// nodes below to find their parent's. On a ``PathPrefixStack`` when the paths are ASCII and
+    /// in ascending byte order (as the store reads them), without hashing a path; otherwise
+    /// in a dictionary, where paths are equal as `String`s are.
+    private struct FoundParents {
+        private var ancestors = PathPrefixStack<Int>()
+        private var byPath: [RestorationPath: Int]?
+
+        init(_ nodes: [ArchivedNode]) {
+            var byBytes = true
+            for index in nodes.indices where byBytes {
+                byBytes = UTF8Text.withBytes(of: nodes[index].path.description) { path in
+                    guard UTF8Text.isASCII(path) else { return false }
+                    guard index > 0 else { return true }
+                    return UTF8Text.withBytes(of: nodes[index - 1].path.description) { previous in
+                        BlobScanner.order(previous, 0, previous.count, path, 0, path.count) < 0
+                    }
+                }
+            }
+            if !byBytes {
+                byPath = [:]
+                byPath?.reserveCapacity(nodes.count)
+            }
+        }
+
+        /// The parent of `path`, the next node's (nodes come in the order given to `init`).
+        mutating func parent(of path: RestorationPath) -> PathPrefixStack<Int>.Parent {
+            if let byPath {
+                guard let parent = path.parent else { return .root }
+                return byPath[parent].map { .found($0) } ?? .missing
+            }
+            return UTF8Text.withBytes(of: path.description) { ancestors.parent(of: $0) }
+        }
+
+        /// Records that the node last given to ``parent(of:)`` has an object, at `index`.
+        mutating func found(_ path: RestorationPath, at index: Int) {
+            if byPath != nil {
+                byPath?[path] = index
+            } else {
+                UTF8Text.withBytes(of: path.description) { ancestors.push($0, index) }
+            }
         }
     }
 
