@@ -28,5 +28,7 @@ package enum StoreMigrations {
         StoreMigration("v0007_full_save_epochs", PackageResources.v0007_full_save_epochs_sql),
         StoreMigration(
             "v0008_node_rows_without_foreign_key", PackageResources.v0008_node_rows_without_foreign_key_sql),
+        StoreMigration(
+            "v0009_node_rows_without_parent_path", PackageResources.v0009_node_rows_without_parent_path_sql),
     ]
 }

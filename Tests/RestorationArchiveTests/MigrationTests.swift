@@ -160,6 +160,12 @@ struct MigrationTests {
             }
             try expectTheFixture()
             #expect(try rowsPerEpoch(.main) == [0: 10] && rowsPerEpoch(SchemaV6Fixture.scene) == [0: 10])
+            // v0009 dropped the stored parent: the checksums, which cover the parent the path
+            // implies, still hold (`check()` above).
+            let columns = try store.withConnection { connection in
+                try connection.pragmaText("SELECT group_concat(name, ' ') FROM pragma_table_info('node')")
+            }
+            #expect(columns == "archive_id epoch path born died class_name class_version sibling_order state checksum")
             // Reopening changes nothing.
             _ = try ArchiveStore(path: path)
             try expectTheFixture()

@@ -30,9 +30,8 @@ struct StoreDamageTests {
         "UPDATE node SET class_name = 'Other' WHERE path = 'Root/n1'",
         "UPDATE node SET class_version = 99 WHERE path = 'Root/n1'",
         "UPDATE node SET sibling_order = 3 WHERE path = 'Root/n1'",
-        "UPDATE node SET parent_path = 'Root/n2' WHERE path = 'Root/n1'",
         "UPDATE node SET born = 1, path = 'Root/n9' WHERE path = 'Root/n1'",
-        "INSERT INTO node SELECT archive_id, epoch, 'Root/n1/x', born, died, parent_path, class_name, class_version, "
+        "INSERT INTO node SELECT archive_id, epoch, 'Root/n1/x', born, died, class_name, class_version, "
             + "sibling_order, state, checksum FROM node WHERE path = 'Root/n1/n5'",
     ])
     func changedLocatingFieldsAreDetected(sql: String) throws {
@@ -65,20 +64,6 @@ struct StoreDamageTests {
                 Issue.record("unexpected \(error)")
                 return
             }
-        }
-    }
-
-    /// The stored parent is compared byte for byte with the one the path implies, so a parent
-    /// damaged into another storage class, a NULL, a longer text or invalid UTF-8 is damage to
-    /// its node, like any other field.
-    @Test(arguments: ["CAST(x'526f6fff' AS TEXT)", "42", "NULL", "'Root/n1/'", "'Root/n'"])
-    func aDamagedParentIsDamageToItsNode(value: String) throws {
-        try withSavedStore { path, _ in
-            try tamper(with: path, "UPDATE node SET parent_path = \(value) WHERE path = 'Root/n1/n5'")
-            let store = try ArchiveStore(path: path, mode: .readOnly)
-            let node = try RestorationPath("Root", "n1", "n5")
-            #expect(throws: ArchiveStoreError.damagedNode(.main, node, 1)) { try store.snapshot() }
-            #expect(throws: ArchiveStoreError.damagedNode(.main, node, 1)) { try store.node(at: node) }
         }
     }
 

@@ -219,7 +219,7 @@ struct StoreSavingTests {
                     try connection.pragmaText(
                         """
                         SELECT group_concat(hex(path) || ' ' || born || ' ' || coalesce(died, '-') || ' ' \
-                        || coalesce(hex(parent_path), '-') || ' ' || class_name || ' ' || class_version || ' ' \
+                        || class_name || ' ' || class_version || ' ' \
                         || sibling_order || ' ' || hex(state) || ' ' || checksum, ',') \
                         FROM (SELECT * FROM node WHERE epoch = \(epoch) ORDER BY path, born)
                         """)

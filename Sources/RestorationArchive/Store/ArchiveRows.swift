@@ -385,7 +385,7 @@ enum ArchiveRows {
 
     // MARK: Node rows
 
-    static let nodeColumns = "path, parent_path, class_name, class_version, sibling_order, state, checksum, born"
+    static let nodeColumns = "path, class_name, class_version, sibling_order, state, checksum, born"
 
     /// A node's state size as saved: its stored length, less the seal's bytes when sealed.
     static let plainLength = "length(state) - CASE WHEN substr(state, 1, 1) = x'E1' THEN \(StateSeal.overhead) ELSE 0 END"

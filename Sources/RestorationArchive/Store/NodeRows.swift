@@ -20,8 +20,8 @@ struct NodeRowWriter {
         checksumStart = ArchiveRows.nodeChecksumStart(archive: archive.name)
         statement = try connection.statement(
             """
-            INSERT INTO node (archive_id, path, born, parent_path, class_name, class_version, sibling_order, state, \
-            checksum, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO node (archive_id, path, born, class_name, class_version, sibling_order, state, checksum, epoch) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
     }
 
@@ -35,12 +35,12 @@ struct NodeRowWriter {
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.rawValue, at: 3)
-        try statement.bind(node.classVersion, at: 6)
-        try statement.bind(node.order, at: 7)
-        try statement.bind(epoch.rawValue, at: 10)
-        // The path, its parent's text, the class name and the state are bound in place and
-        // checksummed from the same bytes: SQLite copied each, and the checksum took the
-        // strings' bytes again, about 2,300 instructions a row.
+        try statement.bind(node.classVersion, at: 5)
+        try statement.bind(node.order, at: 6)
+        try statement.bind(epoch.rawValue, at: 9)
+        // The path, the class name and the state are bound in place and checksummed from the
+        // same bytes: SQLite copied each, and the checksum took the strings' bytes again, about
+        // 2,300 instructions a row.
         let inserted = UTF8Text.withBytes(of: node.path.description) { path in
             UTF8Text.withBytes(of: node.className) { className in
                 state.withUnsafeBytes { stateBytes in
@@ -51,10 +51,9 @@ struct NodeRowWriter {
                             classVersion: Int64(node.classVersion), order: Int64(node.order),
                             born: generation.rawValue, state: stateBytes)
                         try statement.bind(inPlaceText: path, at: 2)
-                        try statement.bind(inPlaceOptionalText: ArchiveRows.parentText(ofPath: path), at: 4)
-                        try statement.bind(inPlaceText: className, at: 5)
-                        try statement.bind(inPlaceBlob: stateBytes, at: 8)
-                        try statement.bind(checksum, at: 9)
+                        try statement.bind(inPlaceText: className, at: 4)
+                        try statement.bind(inPlaceBlob: stateBytes, at: 7)
+                        try statement.bind(checksum, at: 8)
                         try statement.run()
                         return checksum
                     }
@@ -108,22 +107,22 @@ struct NodeRowReader {
         guard let path = RestorationPath(canonicalText: pathText) else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
         }
-        let classNameBytes = try statement.storedText(2)
-        let classVersion = try statement.int64(3)
-        let order = try statement.int64(4)
-        let stateBytes = try statement.storedBlob(5)
-        let checksum = try statement.int64(6)
-        let born = try statement.int64(7)
+        let classNameBytes = try statement.storedText(1)
+        let classVersion = try statement.int64(2)
+        let order = try statement.int64(3)
+        let stateBytes = try statement.storedBlob(4)
+        let checksum = try statement.int64(5)
+        let born = try statement.int64(6)
         var node = ArchivedNode(
             path: path, className: try className(statement, stored: classNameBytes),
             classVersion: Int(truncatingIfNeeded: classVersion), order: Int(truncatingIfNeeded: order),
             state: [UInt8](stateBytes))
+        // The checksum covers the parent the path implies (until v0009, also a column of its own).
         let intact =
-            Self.parentMatches(statement, path: pathBytes)
-            && checksum
-                == ArchiveRows.nodeChecksum(
-                    start: checksumStart, path: pathBytes, className: classNameBytes, classVersion: classVersion,
-                    order: order, born: born, state: stateBytes)
+            checksum
+            == ArchiveRows.nodeChecksum(
+                start: checksumStart, path: pathBytes, className: classNameBytes, classVersion: classVersion,
+                order: order, born: born, state: stateBytes)
         guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
         if seal != nil || StateSeal.isSealed(node.state) {
             guard let seal else {
@@ -142,20 +141,8 @@ struct NodeRowReader {
     /// The class name, validated as UTF-8 unless it is the previous row's bytes.
     private mutating func className(_ statement: Statement, stored: UnsafeRawBufferPointer) throws -> String {
         if UTF8Text.withBytes(of: className, { Self.equal($0, stored) }) { return className }
-        className = try statement.string(2, stored: stored)
+        className = try statement.string(1, stored: stored)
         return className
-    }
-
-    /// Whether the parent path column is the path's parent: NULL for a path of one identifier.
-    /// A value of another storage class does not match (damage to this node alone).
-    private static func parentMatches(_ statement: Statement, path: UnsafeRawBufferPointer) -> Bool {
-        let stored: UnsafeRawBufferPointer?
-        do { stored = try statement.storedOptionalText(1) } catch { return false }
-        switch (ArchiveRows.parentText(ofPath: path), stored) {
-        case (nil, nil): return true
-        case (let expected?, let stored?): return equal(expected, stored)
-        default: return false
-        }
     }
 
     private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
