@@ -55,13 +55,7 @@ extension RestorationEngine {
     {
         do {
             if let known = lastKnown[archive] {
-                let knownNodes = Self.byPath(known.nodes)
-                let changed = nodes.filter { knownNodes[$0.path] != $0 }
-                let present = Set(nodes.map(\.path))
-                // Removing a path removes its subtree: name only the topmost removed paths.
-                let removed = knownNodes.keys.filter { path in
-                    !present.contains(path) && !(path.parent.map { knownNodes[$0] != nil && !present.contains($0) } ?? false)
-                }
+                let (changed, removed) = Self.changes(from: known.nodes, to: nodes)
                 if changed.count + removed.count <= nodes.count / 2 {
                     do {
                         let save = try store.saveChanges(
@@ -77,6 +71,38 @@ extension RestorationEngine {
         } catch {
             throw .store(error)
         }
+    }
+}
+
+extension RestorationEngine {
+    /// The nodes of `nodes` added or changed since `known`, and the topmost paths of `known`
+    /// no longer there (removing a path removes its subtree). Paths are unique in each list.
+    ///
+    /// When the walk found the same paths in the same order as the generation known (an app
+    /// backgrounded again with the same screens, the common case), one pass compares the
+    /// nodes pairwise. Otherwise they are matched by path, four path hashes a node.
+    static func changes(from known: [ArchivedNode], to nodes: [ArchivedNode])
+        -> (changed: [ArchivedNode], removed: [RestorationPath])
+    {
+        if known.count == nodes.count {
+            var changed: [ArchivedNode] = []
+            var samePaths = true
+            for index in nodes.indices {
+                guard nodes[index].path == known[index].path else {
+                    samePaths = false
+                    break
+                }
+                if nodes[index] != known[index] { changed.append(nodes[index]) }
+            }
+            if samePaths { return (changed, []) }
+        }
+        let knownNodes = byPath(known)
+        let changed = nodes.filter { knownNodes[$0.path] != $0 }
+        let present = Set(nodes.map(\.path))
+        let removed = knownNodes.keys.filter { path in
+            !present.contains(path) && !(path.parent.map { knownNodes[$0] != nil && !present.contains($0) } ?? false)
+        }
+        return (changed, removed)
     }
 }
 
