@@ -3,32 +3,77 @@
 enum ArchiveRows {
     // MARK: Checksums
 
-    /// A node's checksum from its values (the store computes it from the bytes it binds or
-    /// reads, with the function below; the tests from nodes).
+    /// A node's checksum from its values, as the store writes it (``NodeChecksum``; the store
+    /// computes it from the bytes it binds or reads, the tests from nodes).
     static func nodeChecksum(archive: ArchiveName, node: ArchivedNode, born: Generation) -> Int64 {
-        let start = nodeChecksumStart(archive: archive)
-        return UTF8Text.withBytes(of: node.path.description) { path in
+        withBytes(of: node) { path, className, state in
+            NodeChecksum.checksum(
+                start: NodeChecksum.start(archive: archive), path: path, className: className,
+                classVersion: Int64(node.classVersion), order: Int64(node.order), born: born.rawValue, state: state)
+        }
+    }
+
+    /// The first node checksum from a node's values, as rows written before ``NodeChecksum``
+    /// hold it.
+    static func firstNodeChecksum(archive: ArchiveName, node: ArchivedNode, born: Generation) -> Int64 {
+        withBytes(of: node) { path, className, state in
+            firstNodeChecksum(
+                start: firstNodeChecksumStart(archive: archive), path: path, className: className,
+                classVersion: Int64(node.classVersion), order: Int64(node.order), born: born.rawValue, state: state)
+        }
+    }
+
+    private static func withBytes<Result>(
+        of node: ArchivedNode,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result
+    ) -> Result {
+        UTF8Text.withBytes(of: node.path.description) { path in
             UTF8Text.withBytes(of: node.className) { className in
-                node.state.withUnsafeBytes { state in
-                    nodeChecksum(
-                        start: start, path: path, className: className, classVersion: Int64(node.classVersion),
-                        order: Int64(node.order), born: born.rawValue, state: state)
-                }
+                node.state.withUnsafeBytes { state in body(path, className, state) }
             }
         }
     }
 
-    /// What every node checksum of an archive starts from: the domain and the archive's name.
-    static func nodeChecksumStart(archive: ArchiveName) -> Checksum {
+    /// Where the node checksums of an archive start, both kinds.
+    struct NodeChecksumStarts {
+        let current: UInt64
+        let first: Checksum
+
+        init(archive: ArchiveName) {
+            current = NodeChecksum.start(archive: archive)
+            first = firstNodeChecksumStart(archive: archive)
+        }
+    }
+
+    /// Whether a node row's stored checksum is its fields' checksum: the one the store writes
+    /// or, for rows written before it, the first one (computed only when the other does not
+    /// match).
+    static func nodeChecksumMatches(
+        _ stored: Int64, starts: NodeChecksumStarts, path: UnsafeRawBufferPointer, className: UnsafeRawBufferPointer,
+        classVersion: Int64, order: Int64, born: Int64, state: UnsafeRawBufferPointer
+    ) -> Bool {
+        stored
+            == NodeChecksum.checksum(
+                start: starts.current, path: path, className: className, classVersion: classVersion, order: order,
+                born: born, state: state)
+            || stored
+                == firstNodeChecksum(
+                    start: starts.first, path: path, className: className, classVersion: classVersion, order: order,
+                    born: born, state: state)
+    }
+
+    /// What every first node checksum of an archive starts from: the domain and the archive's
+    /// name.
+    static func firstNodeChecksumStart(archive: ArchiveName) -> Checksum {
         var checksum = Checksum(domain: 0x4E4F_4445)  // "NODE"
         checksum.combine(archive.rawValue)
         return checksum
     }
 
-    /// A node's checksum from its fields' bytes, as given or as stored: the path's text, the
-    /// parent's (the path up to its last "/", or none), the class name, the class version, the
-    /// order, the generation that wrote it and the state.
-    static func nodeChecksum(
+    /// The first node checksum from a node's fields' bytes: one ``Checksum`` stream of the
+    /// path's text, the parent's (the path up to its last "/", or none), the class name, the
+    /// class version, the order, the generation that wrote it and the state.
+    static func firstNodeChecksum(
         start: Checksum, path: UnsafeRawBufferPointer, className: UnsafeRawBufferPointer, classVersion: Int64,
         order: Int64, born: Int64, state: UnsafeRawBufferPointer
     ) -> Int64 {

@@ -7,8 +7,8 @@
 ///
 /// Fields are combined with a length prefix, so `("ab", "c")` and `("a", "bc")` differ.
 struct Checksum {
-    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
-    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
 
     private var state: UInt64
@@ -18,7 +18,7 @@ struct Checksum {
 
     /// - Parameter domain: distinguishes checksums of different kinds of row.
     init(domain: UInt64) {
-        state = domain &* Self.prime1 &+ Self.prime4
+        state = Self.seed(domain: domain)
     }
 
     mutating func combine(_ value: Int64) {
@@ -66,14 +66,23 @@ struct Checksum {
         var hash = state
         if pendingCount > 0 { hash = Self.round(hash, pending) }
         hash ^= length
-        // fmix64
+        return Int64(bitPattern: Self.fmix(hash))
+    }
+
+    /// MurmurHash3's `fmix64`: every input bit affects every output bit.
+    @inline(__always)
+    static func fmix(_ value: UInt64) -> UInt64 {
+        var hash = value
         hash ^= hash >> 33
         hash &*= 0xFF51_AFD7_ED55_8CCD
         hash ^= hash >> 33
         hash &*= 0xC4CE_B9FE_1A85_EC53
         hash ^= hash >> 33
-        return Int64(bitPattern: hash)
+        return hash
     }
+
+    /// The state a checksum of `domain` starts from.
+    static func seed(domain: UInt64) -> UInt64 { domain &* prime1 &+ prime4 }
 
     private mutating func combine(lengthPrefixed bytes: UnsafeRawBufferPointer) {
         combine(word: UInt64(bytes.count))
@@ -141,14 +150,14 @@ struct Checksum {
     }
 
     @inline(__always)
-    private static func word(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+    static func word(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// `count` (1 to 7) bytes from `offset` as the low bytes of a little-endian word, the rest
     /// zero: two overlapping loads (the overlap holds the same bytes, so OR keeps them).
     @inline(__always)
-    private static func partialWord(_ bytes: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
+    static func partialWord(_ bytes: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
         if count >= 4 {
             let low = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             let high = UInt64(
@@ -160,7 +169,9 @@ struct Checksum {
             | UInt64(bytes[offset &+ count &- 1]) &<< UInt64((count &- 1) &* 8)
     }
 
-    private static func round(_ hash: UInt64, _ word: UInt64) -> UInt64 {
+    /// xxHash64's round: `word` mixed into `hash`.
+    @inline(__always)
+    static func round(_ hash: UInt64, _ word: UInt64) -> UInt64 {
         var k = word &* prime2
         k = (k << 31) | (k >> 33)
         k &*= prime1

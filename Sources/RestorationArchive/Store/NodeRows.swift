@@ -11,13 +11,13 @@ import Darwin
 struct NodeRowWriter {
     private let archive: ArchiveRows.ArchiveRow
     private let seal: StateSeal?
-    private let checksumStart: Checksum
+    private let checksumStart: UInt64
     private let statement: Statement
 
     init(archive: ArchiveRows.ArchiveRow, seal: StateSeal?, connection: Connection) throws {
         self.archive = archive
         self.seal = seal
-        checksumStart = ArchiveRows.nodeChecksumStart(archive: archive.name)
+        checksumStart = NodeChecksum.start(archive: archive.name)
         statement = try connection.statement(
             """
             INSERT INTO node (archive_id, path, born, class_name, class_version, sibling_order, state, checksum, epoch) \
@@ -46,7 +46,7 @@ struct NodeRowWriter {
                 state.withUnsafeBytes { stateBytes in
                     Result { () throws(DatabaseError) -> Int64 in
                         defer { statement.reset() }  // before the bytes go
-                        let checksum = ArchiveRows.nodeChecksum(
+                        let checksum = NodeChecksum.checksum(
                             start: checksumStart, path: path, className: className,
                             classVersion: Int64(node.classVersion), order: Int64(node.order),
                             born: generation.rawValue, state: stateBytes)
@@ -70,7 +70,7 @@ struct NodeRowReader {
     private let archive: ArchiveName
     private let seal: StateSeal?
     private let leavingSealed: Bool
-    private let checksumStart: Checksum
+    private let checksumStarts: ArchiveRows.NodeChecksumStarts
     /// The class name of the row read last. An archive's nodes share a few class names: the
     /// next row's, when the same bytes, is this string again rather than a new one.
     private var className = ""
@@ -81,7 +81,7 @@ struct NodeRowReader {
         self.archive = archive
         self.seal = seal
         self.leavingSealed = leavingSealed
-        checksumStart = ArchiveRows.nodeChecksumStart(archive: archive)
+        checksumStarts = ArchiveRows.NodeChecksumStarts(archive: archive)
     }
 
     /// Reads the statement's current row, verified, and throws the row's rejection if any.
@@ -118,11 +118,9 @@ struct NodeRowReader {
             classVersion: Int(truncatingIfNeeded: classVersion), order: Int(truncatingIfNeeded: order),
             state: [UInt8](stateBytes))
         // The checksum covers the parent the path implies (until v0009, also a column of its own).
-        let intact =
-            checksum
-            == ArchiveRows.nodeChecksum(
-                start: checksumStart, path: pathBytes, className: classNameBytes, classVersion: classVersion,
-                order: order, born: born, state: stateBytes)
+        let intact = ArchiveRows.nodeChecksumMatches(
+            checksum, starts: checksumStarts, path: pathBytes, className: classNameBytes, classVersion: classVersion,
+            order: order, born: born, state: stateBytes)
         guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
         if seal != nil || StateSeal.isSealed(node.state) {
             guard let seal else {
