@@ -129,6 +129,20 @@ extension ArchiveStore {
             generations: generations.map { $0.summary() })
     }
 
+    /// The rows of a generation older than the newest: of its epoch, born by then, and not
+    /// retired by then nor by a generation that does not exist (damage).
+    private static let nodesOfGeneration = """
+        SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND epoch = ?2 AND born <= ?3 \
+        AND (died IS NULL OR (died > ?3 AND died <= ?4)) ORDER BY path
+        """
+
+    /// The rows of the newest generation: those of its epoch never retired. No row is born
+    /// after the newest generation (a row whose `born` damage changed fails its checksum).
+    private static let newestNodes = """
+        SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND epoch = ?2 AND died IS NULL \
+        ORDER BY path
+        """
+
     /// The nodes of one generation, sorted by path, verified against the generation's totals.
     ///
     /// A node that does not match its checksum throws, or with `toleratingDamage` is listed
@@ -141,17 +155,18 @@ extension ArchiveStore {
         // One range of the table, in path order: the generation's epoch (v0007). Within it, the
         // rows born by then and not retired by then. Only a generation that exists retires a
         // row (?4 is the newest), so the newest generation's rows are exactly those never
-        // retired, and a row retired by a generation still to come is left out as damage.
+        // retired, and a row retired by a generation still to come is left out as damage. The
+        // newest generation, which launches read, has a query of its own without the tests
+        // on `born` that only older generations need.
         let statement = try connection.statement(
-            """
-            SELECT \(ArchiveRows.nodeColumns) FROM node WHERE archive_id = ?1 AND epoch = ?2 AND born <= ?3 \
-            AND (died IS NULL OR (died > ?3 AND died <= ?4)) ORDER BY path
-            """)
+            generation.generation == archive.generation ? Self.newestNodes : Self.nodesOfGeneration)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.epoch.rawValue, at: 2)
-        try statement.bind(generation.generation.rawValue, at: 3)
-        try statement.bind(archive.generation.rawValue, at: 4)
+        if generation.generation != archive.generation {
+            try statement.bind(generation.generation.rawValue, at: 3)
+            try statement.bind(archive.generation.rawValue, at: 4)
+        }
         var nodes: [ArchivedNode] = []
         nodes.reserveCapacity(Int(clamping: max(0, min(generation.nodeCount, 1 << 20))))
         var damaged: Set<RestorationPath> = []
