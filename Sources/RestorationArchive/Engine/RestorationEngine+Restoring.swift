@@ -316,9 +316,11 @@ struct RestorationWalk {
             guard node.state.count <= configuration.maximumNodeBytes else {
                 throw .skipped(.overBudget(bytes: node.state.count, budget: configuration.maximumNodeBytes))
             }
-            let archived: StateDecoder
+            // One coder, changed only by a migration: a `StateDecoder` is about 180 bytes and two
+            // references, and a copy of it is a copy of those (a launch made six a node, now four).
+            var coder: StateDecoder
             do throws(StateCodingError) {
-                archived = try StateDecoder(blob: node.state, limits: configuration.decodingLimits)
+                coder = try StateDecoder(blob: node.state, limits: configuration.decodingLimits)
             } catch .checksumMismatch {
                 throw .failed(.checksumMismatch)
             } catch {
@@ -327,9 +329,8 @@ struct RestorationWalk {
 
             let registration = registry.registration(for: node.className)
             // A known class: check the version and migrate before anyone reads the state.
-            var coder = archived
             if let registration {
-                coder = try migrated(node, coder: archived, to: registration.type)
+                try migrate(node, &coder, to: registration.type)
             }
             let request = RestorationRequest(
                 path: node.path, className: node.className, classVersion: node.classVersion, coder: coder)
@@ -356,23 +357,24 @@ struct RestorationWalk {
                 throw .skipped(.classMismatch(found: type(of: object).restorationClassName))
             }
             if registration == nil {
-                coder = try migrated(node, coder: archived, to: type(of: object))
+                try migrate(node, &coder, to: type(of: object))
             }
             return (object, coder)
         }
     }
 
-    /// The node's state in `type`'s current version (R12): as is, migrated, or skipped when newer.
-    private func migrated(_ node: ArchivedNode, coder: StateDecoder, to type: any Restorable.Type) throws(NotRestored)
-        -> StateDecoder
+    /// Brings `coder`, the node's state, to `type`'s current version (R12): as is, migrated, or
+    /// skipped when newer.
+    private func migrate(_ node: ArchivedNode, _ coder: inout StateDecoder, to type: any Restorable.Type)
+        throws(NotRestored)
     {
         let current = type.restorationClassVersion
         if node.classVersion > current { throw .skipped(.versionTooNew(supported: current)) }
-        guard node.classVersion < current else { return coder }
+        guard node.classVersion < current else { return }
         do {
             var state = try StateValue.decode(blob: node.state, limits: configuration.decodingLimits)
             try type.migrateRestorableState(&state, from: node.classVersion)
-            return try StateDecoder(blob: try StateValue.encode(state), limits: configuration.decodingLimits)
+            coder = try StateDecoder(blob: try StateValue.encode(state), limits: configuration.decodingLimits)
         } catch {
             throw .failed(.decodeFailed("migrating from class version \(node.classVersion): \(error)"))
         }
