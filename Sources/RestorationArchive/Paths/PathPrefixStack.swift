@@ -7,9 +7,11 @@
 /// the pushed paths that begin the current one: those are kept, each a prefix of the next, as
 /// the bytes of the deepest and the length of each.
 ///
-/// Paths are compared by bytes. Swift's `String` equality is canonical equivalence, under
-/// which two different byte sequences can be the same path; callers whose paths are not all
-/// ASCII (for which the two agree) use a dictionary of ``RestorationPath`` instead.
+/// Paths are compared by bytes, as the store compares them. Swift's `String` equality is
+/// canonical equivalence, under which two different byte sequences can be the same path: the
+/// restoration walk, which must find a parent as `String`s are equal, uses a dictionary of
+/// ``RestorationPath`` when the paths are not all ASCII (for which the two agree); a save finds
+/// parents by their bytes on purpose (``PathOrder``).
 struct PathPrefixStack<Value> {
     /// What ``parent(of:)`` found.
     enum Parent {

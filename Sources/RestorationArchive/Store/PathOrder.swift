@@ -67,8 +67,8 @@ struct PathOrder {
     /// The paths' text forms, their bytes one after another.
     private struct Texts {
         private var storage: [UInt8] = []
-        /// Each path's bytes in `storage`: its start above 32 bits, its length below.
-        private var spans: [UInt64] = []
+        /// Where each path's bytes are in `storage`.
+        private var spans: [(start: Int, count: Int)] = []
         private(set) var isASCII = true
 
         init(_ nodes: [ArchivedNode]) {
@@ -77,7 +77,7 @@ struct PathOrder {
             for node in nodes {
                 UTF8Text.withBytes(of: node.path.description) { text in
                     isASCII = isASCII && UTF8Text.isASCII(text)
-                    spans.append(UInt64(storage.count) << 32 | UInt64(text.count))
+                    spans.append((storage.count, text.count))
                     storage.append(contentsOf: text)
                 }
             }
@@ -87,8 +87,8 @@ struct PathOrder {
             storage.withUnsafeBytes(body)
         }
 
-        private func start(_ index: Int) -> Int { Int(spans[index] >> 32) }
-        private func count(_ index: Int) -> Int { Int(spans[index] & 0xFFFF_FFFF) }
+        private func start(_ index: Int) -> Int { spans[index].start }
+        private func count(_ index: Int) -> Int { spans[index].count }
 
         /// The bytes of two paths compared as `memcmp` compares them, the shorter first when
         /// one is the other's prefix.
