@@ -77,12 +77,6 @@ final class Statement {
         try check(bindText(utf8, at: index, copied: false))
     }
 
-    /// NULL for `nil`.
-    func bind(inPlaceOptionalText utf8: UnsafeRawBufferPointer?, at index: Int32) throws(DatabaseError) {
-        guard let utf8 else { return try bindNull(at: index) }
-        try check(bindText(utf8, at: index, copied: false))
-    }
-
     func bind(inPlaceBlob bytes: UnsafeRawBufferPointer, at index: Int32) throws(DatabaseError) {
         try check(bindBlob(bytes, at: index, copied: false))
     }
@@ -180,14 +174,6 @@ final class Statement {
 
     func storedText(_ column: Int32) throws(ColumnError) -> UnsafeRawBufferPointer {
         try stored(column, type: SQLITE_TEXT, expected: "text")
-    }
-
-    /// `nil` for NULL.
-    func storedOptionalText(_ column: Int32) throws(ColumnError) -> UnsafeRawBufferPointer? {
-        let type = sqlite3_column_type(handle, column)
-        if type == SQLITE_NULL { return nil }
-        guard type == SQLITE_TEXT else { throw ColumnError.unexpectedType(column: columnName(column), expected: "text") }
-        return storedBytes(column)
     }
 
     func storedBlob(_ column: Int32) throws(ColumnError) -> UnsafeRawBufferPointer {
