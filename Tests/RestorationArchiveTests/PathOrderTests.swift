@@ -20,6 +20,10 @@ struct PathOrderTests {
         if requireParents,
             let orphan = nodes.first(where: { $0.path.parentDescription.map { !texts.contains(Array($0.utf8)) } ?? false })
         {
+            // The parent there as a string, in other bytes, is named as such.
+            if let parent = orphan.path.parent, firstIndex[parent] != nil {
+                return .failure(.invalidNode(orphan.path, PathOrder.parentInAnotherForm))
+            }
             return .failure(.missingParent(orphan.path))
         }
         return .success(nodes.indices.sorted { (nodes[$0].path, $0) < (nodes[$1].path, $1) })
@@ -82,13 +86,28 @@ struct PathOrderTests {
 
     /// A child whose path begins with another form of its parent's (a decomposed "é" where
     /// the parent's is composed) would be saved and never restored: a restore finds a parent
-    /// by its bytes, and this child sorts before it.
+    /// by its bytes, and this child sorts before it. It is refused, and the error says why (a
+    /// `missingParent` would name a parent the app sees among its nodes).
     @Test func aParentIsFoundByItsBytes() throws {
         let nodes = try [Self.node(["caf\u{E9}"]), Self.node(["cafe\u{301}", "menu"])]
         #expect(nodes[0].path == nodes[1].path.parent)
-        #expect(Self.actual(nodes, requireParents: true) == .failure(.missingParent(nodes[1].path)))
+        #expect(Self.actual(nodes, requireParents: true)
+            == .failure(.invalidNode(nodes[1].path, PathOrder.parentInAnotherForm)))
         #expect(Self.actual(nodes, requireParents: true) == Self.expected(nodes, requireParents: true))
         #expect(Self.actual(nodes, requireParents: false) == .success([1, 0]))
+        // A parent missing in every form is still `missingParent`.
+        let orphan = try [Self.node(["caf\u{E9}"]), Self.node(["th\u{E9}", "menu"])]
+        #expect(Self.actual(orphan, requireParents: true) == .failure(.missingParent(orphan[1].path)))
+    }
+
+    @Test func aSaveSaysWhenAParentIsInAnotherUnicodeForm() throws {
+        try withTemporaryStore { store in
+            let nodes = try [Self.node(["caf\u{E9}"]), Self.node(["cafe\u{301}", "menu"])]
+            let error = try #require(throws: ArchiveStoreError.self) { try store.save(nodes, header: SampleArchives.header) }
+            #expect(error.description.contains("another Unicode form"))
+            #expect(error.description.contains("menu"))
+            #expect(try store.snapshot() == nil)
+        }
     }
 
     @Test func anInvalidNodeIsRefusedFirst() throws {

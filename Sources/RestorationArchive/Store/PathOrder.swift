@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The nodes of a save in the store's order (a path's UTF-8 bytes, as the primary key sorts
 /// them: a parent before everything below it), with the checks a save makes on its nodes
 /// before writing: each node is valid, each path is unique (R2) and, for a full save, each
@@ -24,7 +16,8 @@ import Darwin
 /// looked for among the paths themselves too. A parent is found by its bytes, as the store
 /// finds it (an incremental save's parent lookup, and a restore's order, where a parent comes
 /// before its children): a child whose path begins with another form of its parent's is
-/// refused as having no parent, where it would be saved and then never restored.
+/// refused (``ArchiveStoreError/invalidNode(_:_:)``, saying why), where it would be saved and
+/// then never restored.
 struct PathOrder {
     /// The nodes' indexes in path order.
     let indexes: [Int]
@@ -34,11 +27,12 @@ struct PathOrder {
     ///   save), or may be in the archive already (an incremental one).
     /// - Throws: for the first node in `nodes` with a problem, in this order:
     ///   ``ArchiveStoreError/invalidNode(_:_:)``, ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``
-    ///   (naming the path's first node and the second), ``ArchiveStoreError/missingParent(_:)``.
+    ///   (naming the path's first node and the second), ``ArchiveStoreError/missingParent(_:)``
+///   (or `invalidNode` when the parent is there in another Unicode form).
     init(_ nodes: [ArchivedNode], requireParents: Bool) throws(ArchiveStoreError) {
         for node in nodes { try node.validate() }
         let texts = Texts(nodes)
-        if !texts.isASCII { try Self.checkDuplicateStrings(nodes) }
+        let strings = texts.isASCII ? nil : try Self.checkDuplicateStrings(nodes)
         indexes = try texts.withBytes { bytes -> Result<[Int], ArchiveStoreError> in
             let order = texts.sorted(in: bytes)
             if let (first, second) = texts.firstDuplicate(in: order, bytes) {
@@ -46,15 +40,27 @@ struct PathOrder {
                     nodes[second].path, firstClass: nodes[first].className, secondClass: nodes[second].className))
             }
             if requireParents, let orphan = texts.firstOrphan(in: order, bytes) {
-                return .failure(.missingParent(nodes[orphan].path))
+                let path = nodes[orphan].path
+                // Its parent's identifiers are there, in other bytes: `missingParent` alone
+                // would name a parent the app can see among its nodes.
+                if let strings, let parent = path.parentDescription, strings[parent] != nil {
+                    return .failure(.invalidNode(path, Self.parentInAnotherForm))
+                }
+                return .failure(.missingParent(path))
             }
             return .success(order)
         }.get()
     }
 
+    static let parentInAnotherForm = """
+        its parent is among the nodes with the same identifiers in another Unicode form (composed \
+        or decomposed characters), but the store finds a parent by its bytes: write a parent's and \
+        its children's identifiers in one form, such as NFC
+        """
+
     /// Refuses paths equal as `String`s (canonical equivalence), for paths that are not all
-    /// ASCII; the bytes' order finds the rest.
-    private static func checkDuplicateStrings(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) {
+    /// ASCII; the bytes' order finds the rest. Returns each path's node by its text.
+    private static func checkDuplicateStrings(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [Substring: Int] {
         var indexes: [Substring: Int] = [:]
         indexes.reserveCapacity(nodes.count)
         for (index, node) in nodes.enumerated() {
@@ -62,6 +68,7 @@ struct PathOrder {
                 throw .duplicatePath(node.path, firstClass: nodes[first].className, secondClass: node.className)
             }
         }
+        return indexes
     }
 
     /// The paths' text forms, their bytes one after another.
@@ -90,17 +97,10 @@ struct PathOrder {
         private func start(_ index: Int) -> Int { spans[index].start }
         private func count(_ index: Int) -> Int { spans[index].count }
 
-        /// The bytes of two paths compared as `memcmp` compares them, the shorter first when
-        /// one is the other's prefix.
-        private func order(_ left: Int, _ right: Int, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-            let leftCount = count(left)
-            let rightCount = count(right)
-            let common = min(leftCount, rightCount)
-            if common > 0, let base = bytes.baseAddress {
-                let order = memcmp(base + start(left), base + start(right), common)
-                if order != 0 { return order }
-            }
-            return leftCount == rightCount ? 0 : (leftCount < rightCount ? -1 : 1)
+        /// The bytes of two paths in the store's order (`memcmp`'s, the shorter first when one
+        /// is the other's prefix): negative, zero or positive.
+        private func order(_ left: Int, _ right: Int, _ bytes: UnsafeRawBufferPointer) -> Int {
+            BlobScanner.order(bytes, start(left), count(left), bytes, start(right), count(right))
         }
 
         /// The indexes in path order; equal paths in index order.
