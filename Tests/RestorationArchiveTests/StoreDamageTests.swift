@@ -46,6 +46,29 @@ struct StoreDamageTests {
         }
     }
 
+    /// A row whose `born` damage moved past the newest generation: the newest generation's
+    /// query (rows never retired) reads it and its checksum names it; an older generation's
+    /// query leaves it out, and the count says the generation lost a node.
+    @Test func aRowBornAfterTheNewestGenerationIsDamage() throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 10)
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            var changed = nodes[4]
+            changed.state = [7]
+            try store.saveChanges([changed], basedOn: 1, header: SampleArchives.header)
+            // Generation 1's row of nodes[3], which generation 2 still reads, born "later".
+            try tamper(with: path, "UPDATE node SET born = 9 WHERE path = '\(nodes[3].path.description)'")
+            let damaged = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedNode(.main, nodes[3].path, 2)) { try damaged.snapshot() }
+            let older = try #require(throws: ArchiveStoreError.self) { try damaged.snapshot(generation: 1) }
+            guard case .damagedArchive(.main, 1, _) = older else {
+                Issue.record("unexpected \(older)")
+                return
+            }
+        }
+    }
+
     @Test(arguments: [
         "DELETE FROM node WHERE path = 'Root/n1/n5'",
         "UPDATE node SET died = 2 WHERE path = 'Root/n1/n5'",

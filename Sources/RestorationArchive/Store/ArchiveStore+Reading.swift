@@ -158,12 +158,12 @@ extension ArchiveStore {
         // retired, and a row retired by a generation still to come is left out as damage. The
         // newest generation, which launches read, has a query of its own without the tests
         // on `born` that only older generations need.
-        let statement = try connection.statement(
-            generation.generation == archive.generation ? Self.newestNodes : Self.nodesOfGeneration)
+        let isNewest = generation.generation == archive.generation
+        let statement = try connection.statement(isNewest ? Self.newestNodes : Self.nodesOfGeneration)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.epoch.rawValue, at: 2)
-        if generation.generation != archive.generation {
+        if !isNewest {
             try statement.bind(generation.generation.rawValue, at: 3)
             try statement.bind(archive.generation.rawValue, at: 4)
         }
