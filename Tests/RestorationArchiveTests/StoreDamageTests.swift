@@ -46,6 +46,43 @@ struct StoreDamageTests {
         }
     }
 
+    /// A node row's columns other than its path are read without checking their storage
+    /// class (`STRICT` keeps SQL from changing it; only a damaged file does). A value of
+    /// another class is read as SQLite converts it and checked by the node's checksum: damage
+    /// to that node alone, or, when it converts to the value saved (the state's bytes as text,
+    /// a version of 1.5 read as 1), the node as saved. `check()` reports the column either way.
+    @Test(arguments: [
+        ("class_version = 'one'", "text", true),
+        ("sibling_order = 2.5", "real", true),
+        ("checksum = 'none'", "text", true),
+        ("class_name = x'4f74686572'", "blob", true),
+        ("state = 12", "integer", true),
+        ("born = 1.5", "real", false),
+        ("class_version = 1.5", "real", false),
+        ("checksum = CAST(checksum AS TEXT) || 'x'", "text", false),
+        ("state = CAST(state AS TEXT)", "text", false),
+        ("class_name = CAST(class_name AS BLOB)", "blob", false),
+    ])
+    func aNodeColumnOfAnotherStorageClassIsCheckedByTheChecksum(change: String, storedAs: String, damaged: Bool) throws {
+        try withSavedStore { path, nodes in
+            let target = try RestorationPath("Root", "n1")
+            try tamperBypassingStrict(with: path, table: "node", "UPDATE node SET \(change) WHERE path = 'Root/n1'")
+            let column = String(change.prefix { $0 != " " })
+            let reader = try Connection(filename: path, flags: SQLITE_OPEN_READONLY)
+            #expect(try reader.pragmaText("SELECT typeof(\(column)) FROM node WHERE path = 'Root/n1'") == storedAs)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            if damaged {
+                #expect(throws: ArchiveStoreError.damagedNode(.main, target, 1)) { try store.snapshot() }
+                #expect(throws: ArchiveStoreError.damagedNode(.main, target, 1)) { try store.node(at: target) }
+                #expect(try store.node(at: nodes[2].path) == nodes[2])
+            } else {
+                #expect(try store.snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
+            }
+            // Either way the file is damaged, and a check says where.
+            #expect(try store.check().contains { $0.problem.contains("node.\(column)") })
+        }
+    }
+
     /// A row whose `born` damage moved past the newest generation: the newest generation's
     /// query (rows never retired) reads it and its checksum names it; an older generation's
     /// query leaves it out, and the count says the generation lost a node.

@@ -8,3 +8,31 @@ func tamper(with path: String, _ sql: String) throws {
     let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
     try connection.execute(sql)
 }
+
+/// Raw SQL against a store file's `table` with its `STRICT` taken away while `sql` runs, so
+/// that a column can be given a value of another storage class, as only a damaged file (a
+/// bad disk, another program writing the pages) otherwise holds. The schema text is put back
+/// as it was afterwards; the rows keep what `sql` wrote.
+func tamperBypassingStrict(with path: String, table: String, _ sql: String) throws {
+    func execute(_ sql: String) throws {
+        // A plain connection: the library's is defensive, which forbids writing the schema.
+        var handle: OpaquePointer?
+        defer { sqlite3_close_v2(handle) }
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+            sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
+        else {
+            throw DatabaseError(handle: handle, code: sqlite3_errcode(handle), sql: sql)
+        }
+    }
+    func setSchema(_ from: String, _ to: String) throws {
+        try execute(
+            """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_schema SET sql = replace(sql, '\(from)', '\(to)') WHERE type = 'table' AND name = '\(table)';
+            PRAGMA writable_schema = OFF;
+            """)
+    }
+    try setSchema(") STRICT, WITHOUT ROWID", ") WITHOUT ROWID")
+    try execute(sql)  // a new connection: it reads the schema without STRICT
+    try setSchema(") WITHOUT ROWID", ") STRICT, WITHOUT ROWID")
+}
