@@ -140,6 +140,46 @@ struct EngineLookupRuleTests {
         }
     }
 
+    /// Nodes of several classes in turn, one registered under an alias and one not registered
+    /// at all: each node gets its own class's restoration class (the walk keeps the last
+    /// registration it looked up, for runs of one class), or the fallback.
+    @Test func R6_eachNodeGetsItsOwnClassesRegistrationWhenClassesAlternate() throws {
+        try withTemporaryStore { store in
+            let saved = Probe("Root", value: "root", [
+                OtherProbe("A", value: "a", [Probe("A1", value: "a1"), Probe("A2", value: "a2")]),
+                SpecialProbe("B", value: "b"), OtherProbe("C", value: "c"), Probe("D", value: "d"),
+                SpecialProbe("E", value: "e"), SpecialProbe("F", value: "f"),
+            ])
+            try makeEngine(store).preserve([saved])
+            var asked: [String] = []
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self) { request in
+                asked.append("Probe \(request.path)")
+                return Probe(request.path.identifier)
+            }
+            // OtherProbe's nodes were archived as "OtherProbe"; a renamed type takes them.
+            try registry.register(RenamedProbe.self, aliases: ["OtherProbe"]) { request in
+                asked.append("Renamed \(request.path)")
+                return RenamedProbe(request.path.identifier)
+            }
+            registry.fallback = { request in
+                asked.append("fallback \(request.path) \(request.className)")
+                return SpecialProbe(request.path.identifier)
+            }
+            let result = try makeEngine(store, registry: registry).restore([])
+            #expect(result.report.notRestored.isEmpty)
+            #expect(asked == [
+                "Probe Root", "Renamed Root/A", "Probe Root/A/A1", "Probe Root/A/A2", "fallback Root/B SpecialProbe",
+                "Renamed Root/C", "Probe Root/D", "fallback Root/E SpecialProbe", "fallback Root/F SpecialProbe",
+            ])
+            let types = try ["Root", "Root/A", "Root/A/A1", "Root/B", "Root/C", "Root/D", "Root/F"].map { path in
+                result.object(at: try RestorationPath.text(path)).map { String(describing: type(of: $0)) }
+            }
+            #expect(types == ["Probe", "RenamedProbe", "Probe", "SpecialProbe", "RenamedProbe", "Probe", "SpecialProbe"])
+            #expect((result.object(at: try RestorationPath.text("Root/C")) as? Probe)?.value == "c")
+        }
+    }
+
     @Test func R7_registryRefusesConflictingNames() throws {
         var registry = RestorationRegistry()
         try registry.register(Probe.self)

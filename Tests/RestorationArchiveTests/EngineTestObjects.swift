@@ -52,6 +52,11 @@ final class OtherProbe: Probe {
     override class var restorationClassName: String { "OtherProbe" }
 }
 
+/// `OtherProbe` under a new name, which finds its old nodes through an alias (R7).
+final class RenamedProbe: Probe {
+    override class var restorationClassName: String { "RenamedProbe" }
+}
+
 /// A subclass that keeps its superclass's state under its own class name (R7).
 final class SpecialProbe: Probe {
     override class var restorationClassName: String { "SpecialProbe" }

@@ -199,6 +199,7 @@ struct RestorationWalk {
         // create every object.
         var found: [Found] = []
         var parents = FoundParents(nodes)
+        var registrations = LastRegistration()
         found.reserveCapacity(nodes.count)
         report.reserveCapacity(nodes.count)
         shared.objects.reserveCapacity(nodes.count)
@@ -212,7 +213,8 @@ struct RestorationWalk {
                 report[report.count - 1].outcome = .skipped(.parentNotRestored)
                 continue
             }
-            switch lookUp(node, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
+            let registration = registrations.registration(for: node.className, in: registry)
+            switch lookUp(node, registration: registration, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
             case .success(let (object, coder)):
                 shared.objects[node.path] = object
                 parents.found(node.path, at: found.count)
@@ -301,6 +303,22 @@ struct RestorationWalk {
         }
     }
 
+    /// The registration of the class name looked up last. A node's class name is most often
+    /// the one before it (the store reads both into one string, which compares at once), where a
+    /// lookup in the registry hashes the name: about 500 instructions a node.
+    private struct LastRegistration {
+        private var last: (className: String, registration: RestorationRegistry.Registration?)?
+
+        mutating func registration(for className: String, in registry: RestorationRegistry)
+            -> RestorationRegistry.Registration?
+        {
+            if let last, last.className == className { return last.registration }
+            let registration = registry.registration(for: className)
+            last = (className, registration)
+            return registration
+        }
+    }
+
     /// A node's outcome when it gets no object.
     private struct NotRestored: Error {
         let value: RestoreReport.NodeOutcome
@@ -309,8 +327,10 @@ struct RestorationWalk {
     }
 
     /// Finds or creates the object for one node whose parent has one (R6), checks its class
-    /// (R7) and version (R12).
-    private func lookUp(_ node: ArchivedNode, damaged: Bool) -> Result<(any Restorable, StateDecoder), NotRestored> {
+    /// (R7) and version (R12). `registration` is the registry's for the node's class name.
+    private func lookUp(_ node: ArchivedNode, registration: RestorationRegistry.Registration?, damaged: Bool)
+        -> Result<(any Restorable, StateDecoder), NotRestored>
+    {
         Result { () throws(NotRestored) -> (any Restorable, StateDecoder) in
             if damaged { throw .failed(.checksumMismatch) }
             guard node.state.count <= configuration.maximumNodeBytes else {
@@ -327,7 +347,6 @@ struct RestorationWalk {
                 throw .failed(.decodeFailed(error.description))
             }
 
-            let registration = registry.registration(for: node.className)
             // A known class: check the version and migrate before anyone reads the state.
             if let registration {
                 try migrate(node, &coder, to: registration.type)
