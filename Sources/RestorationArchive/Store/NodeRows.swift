@@ -117,27 +117,31 @@ struct NodeRowReader {
         let stateBytes = statement.uncheckedBytes(4)
         let checksum = statement.uncheckedInt64(5)
         let born = statement.uncheckedInt64(6)
-        var node = ArchivedNode(
-            path: path, className: try className(statement, stored: classNameBytes),
-            classVersion: Int(truncatingIfNeeded: classVersion), order: Int(truncatingIfNeeded: order),
-            state: [UInt8](stateBytes))
+        let className = try className(statement, stored: classNameBytes)
+        // Made where it is returned, from a `let`: one built in a `var` was copied out (three
+        // retains and releases a row).
+        func node(_ state: [UInt8]) -> ArchivedNode {
+            ArchivedNode(
+                path: path, className: className, classVersion: Int(truncatingIfNeeded: classVersion),
+                order: Int(truncatingIfNeeded: order), state: state)
+        }
         // The checksum covers the parent the path implies (until v0009, also a column of its own).
         let intact = ArchiveRows.nodeChecksumMatches(
             checksum, starts: checksumStarts, path: pathBytes, className: classNameBytes, classVersion: classVersion,
             order: order, born: born, state: stateBytes)
-        guard intact else { return (node, checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
-        if seal != nil || StateSeal.isSealed(node.state) {
+        let state = [UInt8](stateBytes)
+        guard intact else { return (node(state), checksum, ArchiveStoreError.damagedNode(archive, path, generation)) }
+        if seal != nil || StateSeal.isSealed(state) {
             guard let seal else {
-                if leavingSealed { return (node, checksum, nil) }
+                if leavingSealed { return (node(state), checksum, nil) }
                 throw ArchiveStoreError.encryptionKeyRequired(archive, path)
             }
-            guard let opened = seal.open(node.state, archive: archive, pathText: pathText, born: Generation(born))
-            else {
-                return (node, checksum, ArchiveStoreError.sealRejected(archive, path, generation))
+            guard let opened = seal.open(state, archive: archive, pathText: pathText, born: Generation(born)) else {
+                return (node(state), checksum, ArchiveStoreError.sealRejected(archive, path, generation))
             }
-            node.state = opened
+            return (node(opened), checksum, nil)
         }
-        return (node, checksum, nil)
+        return (node(state), checksum, nil)
     }
 
     /// The class name, validated as UTF-8 unless it is the previous row's bytes.
