@@ -110,6 +110,46 @@ struct PathOrderTests {
         }
     }
 
+    /// An incremental save finds rows by their paths' bytes too. A new node whose path is
+    /// another Unicode form of one the archive holds is refused (it would be a second node for
+    /// the same identifiers, which a full save refuses as a duplicate); a new node whose parent
+    /// is there in another form, in the archive or among the nodes saved, says so rather than
+    /// `missingParent`. The same bytes are a change, as ever, and a refused save writes nothing.
+    @Test func anIncrementalSaveRefusesAnotherUnicodeFormOfAPath() throws {
+        try withTemporaryStore { store in
+            var composed = try Self.node(["caf\u{E9}"])
+            let nodes = [composed, try Self.node(["caf\u{E9}", "menu"])]
+            let base = try store.save(nodes, header: SampleArchives.header).generation
+            func refusal(_ changed: [ArchivedNode]) throws -> ArchiveStoreError {
+                try #require(throws: ArchiveStoreError.self) {
+                    try store.saveChanges(changed, basedOn: base, header: SampleArchives.header)
+                }
+            }
+
+            let decomposed = try Self.node(["cafe\u{301}"], "Other")
+            guard case .invalidNode(decomposed.path, let reason) = try refusal([decomposed]) else {
+                Issue.record("another form of a node the archive holds was not refused as invalidNode")
+                return
+            }
+            #expect(reason.contains("another Unicode form") && reason.contains("second node"))
+
+            let child = try Self.node(["cafe\u{301}", "drinks"])
+            #expect(try refusal([child]) == .invalidNode(child.path, PathOrder.parentInAnotherForm))
+            let newParent = try Self.node(["th\u{E9}"])
+            let newChild = try Self.node(["the\u{301}", "menu"])
+            #expect(try refusal([newParent, newChild]) == .invalidNode(newChild.path, PathOrder.parentInAnotherForm))
+            let orphan = try Self.node(["th\u{E9}", "menu"])
+            #expect(try refusal([orphan]) == .missingParent(orphan.path))
+
+            #expect(try store.header()?.generation == base)
+            #expect(try store.snapshot()?.nodes == nodes)
+            composed.state = [9]
+            let saved = try store.saveChanges([composed, newParent], basedOn: base, header: SampleArchives.header)
+            #expect(saved.nodeCount == 3)
+            #expect(try store.node(at: composed.path)?.state == [9])
+        }
+    }
+
     @Test func anInvalidNodeIsRefusedFirst() throws {
         let nodes = try [Self.node(["A", "b"]), Self.node(["A", "b"]), Self.node(["C"], "")]
         guard case .failure(.invalidNode(let path, _)) = Self.actual(nodes, requireParents: true) else {

@@ -128,6 +128,7 @@ extension ArchiveStore {
             let parentExists = try connection.statement(
                 "SELECT 1 FROM node WHERE archive_id = ? AND epoch = ? AND path = ? AND died IS NULL")
             let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
+            var otherForms = OtherUnicodeForms(archive: row, epoch: epoch)
             for node in changed {
                 let path = node.path.description
                 var born: Int64?
@@ -155,13 +156,23 @@ extension ArchiveStore {
                 // A node live in the base has its parent live too: every save keeps the tree
                 // whole, and a removal above it (made first) retired it with its subtree. So only
                 // a new node's parent is looked up.
+                if born == nil, try otherForms.holds(path, connection) {
+                    throw ArchiveStoreError.invalidNode(node.path, OtherUnicodeForms.nodeInAnotherForm)
+                }
                 if born == nil, let parent = node.path.parentDescription {
                     try parentExists.bind(row.id, at: 1)
                     try parentExists.bind(epoch.rawValue, at: 2)
                     try parentExists.bind(parent, at: 3)
                     let found = try parentExists.step()
                     parentExists.reset()
-                    guard found else { throw ArchiveStoreError.missingParent(node.path) }
+                    guard found else {
+                        // Its parent's identifiers may be there in other bytes (in the archive or
+                        // among these nodes): `missingParent` alone would name a parent the app sees.
+                        if try otherForms.holds(String(parent), connection) || changed.contains(where: { $0.path.description == parent }) {
+                            throw ArchiveStoreError.invalidNode(node.path, PathOrder.parentInAnotherForm)
+                        }
+                        throw ArchiveStoreError.missingParent(node.path)
+                    }
                 }
                 digest &+= try writer.insert(node, born: generation, epoch: epoch)
                 totalBytes += Int64(node.state.count)
@@ -177,6 +188,54 @@ extension ArchiveStore {
             return SaveResult(
                 generation: generation, kind: .incremental, nodesWritten: changed.count, nodesRemoved: removedCount,
                 nodeCount: Int(nodeCount), prunedGenerations: pruned)
+        }
+    }
+
+    /// The paths live in an incremental save's epoch that are not all ASCII, as `String`s
+    /// (equal under canonical equivalence, as the engine compares paths), read the first time
+    /// a path that is not all ASCII asks: a row is found by its path's bytes, so a node whose
+    /// path is another Unicode form of one the archive holds would be a second node with the
+    /// same identifiers, and a parent in another form a missing one. ASCII paths, the common
+    /// case, never read them.
+    private struct OtherUnicodeForms {
+        let archive: ArchiveRows.ArchiveRow
+        let epoch: Generation
+        private var paths: Set<String>?
+
+        init(archive: ArchiveRows.ArchiveRow, epoch: Generation) {
+            self.archive = archive
+            self.epoch = epoch
+        }
+
+        static let nodeInAnotherForm = """
+            the archive holds a node with the same identifiers in another Unicode form (composed or \
+            decomposed characters), and the store finds a node by its bytes: this one would be a \
+            second node for them. Write each path's identifiers in one form, such as NFC
+            """
+
+        /// Whether `path`, when not all ASCII, is equal as a `String` to a live path of the
+        /// epoch (the rows this save wrote so far included). Callers ask about a path the store
+        /// did not find by its bytes.
+        mutating func holds(_ path: String, _ connection: Connection) throws -> Bool {
+            guard !UTF8Text.withBytes(of: path, UTF8Text.isASCII) else { return false }
+            if paths == nil { paths = try Self.read(archive: archive, epoch: epoch, connection) }
+            return paths?.contains(path) ?? false
+        }
+
+        private static func read(archive: ArchiveRows.ArchiveRow, epoch: Generation, _ connection: Connection) throws
+            -> Set<String>
+        {
+            let statement = try connection.statement("SELECT path FROM node WHERE archive_id = ? AND epoch = ? AND died IS NULL")
+            defer { statement.reset() }
+            try statement.bind(archive.id, at: 1)
+            try statement.bind(epoch.rawValue, at: 2)
+            var paths: Set<String> = []
+            while try statement.step() {
+                let bytes = try statement.storedText(0)
+                guard !UTF8Text.isASCII(bytes) else { continue }
+                paths.insert(try statement.string(0, stored: bytes))
+            }
+            return paths
         }
     }
 

@@ -28,7 +28,7 @@ struct PathOrder {
     /// - Throws: for the first node in `nodes` with a problem, in this order:
     ///   ``ArchiveStoreError/invalidNode(_:_:)``, ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``
     ///   (naming the path's first node and the second), ``ArchiveStoreError/missingParent(_:)``
-///   (or `invalidNode` when the parent is there in another Unicode form).
+    ///   (or `invalidNode` when the parent is there in another Unicode form).
     init(_ nodes: [ArchivedNode], requireParents: Bool) throws(ArchiveStoreError) {
         for node in nodes { try node.validate() }
         let texts = Texts(nodes)
@@ -53,9 +53,9 @@ struct PathOrder {
     }
 
     static let parentInAnotherForm = """
-        its parent is among the nodes with the same identifiers in another Unicode form (composed \
-        or decomposed characters), but the store finds a parent by its bytes: write a parent's and \
-        its children's identifiers in one form, such as NFC
+        its parent is there (among the nodes saved, or in the archive) with the same identifiers in \
+        another Unicode form (composed or decomposed characters), but the store finds a parent by \
+        its bytes: write a parent's and its children's identifiers in one form, such as NFC
         """
 
     /// Refuses paths equal as `String`s (canonical equivalence), for paths that are not all
