@@ -7,6 +7,30 @@ import TestSupport
 struct EngineRuleTests {
     // MARK: R1 opt-in
 
+    /// An identifier whose Unicode form changed between two preservations (composed "é",
+    /// then decomposed) is the same path to the engine, but not the same row to the store, which
+    /// refuses the incremental save: the engine saves in full instead, and the archive holds the
+    /// new form once.
+    @Test func R2_anIdentifierInAnotherUnicodeFormIsSavedInFull() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            let composed = "caf\u{E9}"
+            let decomposed = "cafe\u{301}"
+            let first = try engine.preserve([Probe("Root", value: "r", [Probe(composed, value: "a"), Probe("Other")])])
+            #expect(first.save?.kind == .full)
+            let second = try engine.preserve([Probe("Root", value: "r", [Probe(decomposed, value: "b"), Probe("Other")])])
+            #expect(second.save?.kind == .full)
+            let nodes = try #require(try store.snapshot()?.nodes)
+            #expect(nodes.count == 3)
+            let cafe = try #require(nodes.first { $0.path == (try? RestorationPath("Root", decomposed)) })
+            #expect(Array(cafe.path.description.utf8) == Array("Root/\(decomposed)".utf8))
+            #expect(try StateDecoder(blob: cafe.state).decode(String.self, forKey: "value") == "b")
+            // Unchanged since, in the new form: the next save is incremental again.
+            let third = try engine.preserve([Probe("Root", value: "r", [Probe(decomposed, value: "b"), Probe("Other", value: "o")])])
+            #expect(third.save?.kind == .incremental)
+        }
+    }
+
     @Test func R1_objectWithoutIdentifierExcludesItsWholeSubtree() throws {
         try withTemporaryStore { store in
             // Seed 000's stack A–B–C: B has no identifier, so C is not preserved although it has one.

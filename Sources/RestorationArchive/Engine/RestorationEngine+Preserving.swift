@@ -63,6 +63,10 @@ extension RestorationEngine {
                         return (save, changed.count, nodes.count - changed.count)
                     } catch .generationConflict, .generationNotFound, .archiveNotFound {
                         logger?.notice("Archive '\(archive)' changed since this engine last saw it; saving it in full")
+                    } catch .invalidNode(let path, let reason) where PathOrder.isAnotherUnicodeForm(reason) {
+                        // An identifier now in another Unicode form than the archive's: the paths
+                        // match as strings, not as the rows' bytes. A full save writes the new form.
+                        logger?.notice("The path \(path) is in another Unicode form than archive '\(archive)' holds; saving it in full")
                     }
                 }
             }

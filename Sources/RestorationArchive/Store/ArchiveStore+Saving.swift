@@ -157,7 +157,7 @@ extension ArchiveStore {
                 // whole, and a removal above it (made first) retired it with its subtree. So only
                 // a new node's parent is looked up.
                 if born == nil, try otherForms.holds(path, connection) {
-                    throw ArchiveStoreError.invalidNode(node.path, OtherUnicodeForms.nodeInAnotherForm)
+                    throw ArchiveStoreError.invalidNode(node.path, PathOrder.nodeInAnotherForm)
                 }
                 if born == nil, let parent = node.path.parentDescription {
                     try parentExists.bind(row.id, at: 1)
@@ -206,12 +206,6 @@ extension ArchiveStore {
             self.archive = archive
             self.epoch = epoch
         }
-
-        static let nodeInAnotherForm = """
-            the archive holds a node with the same identifiers in another Unicode form (composed or \
-            decomposed characters), and the store finds a node by its bytes: this one would be a \
-            second node for them. Write each path's identifiers in one form, such as NFC
-            """
 
         /// Whether `path`, when not all ASCII, is equal as a `String` to a live path of the
         /// epoch (the rows this save wrote so far included). Callers ask about a path the store

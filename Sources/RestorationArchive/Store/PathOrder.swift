@@ -58,6 +58,20 @@ struct PathOrder {
         its bytes: write a parent's and its children's identifiers in one form, such as NFC
         """
 
+    /// Why an incremental save refuses a new node whose path is another Unicode form of one
+    /// the archive holds.
+    static let nodeInAnotherForm = """
+        the archive holds a node with the same identifiers in another Unicode form (composed or \
+        decomposed characters), and the store finds a node by its bytes: this one would be a \
+        second node for them. Write each path's identifiers in one form, such as NFC
+        """
+
+    /// Whether an ``ArchiveStoreError/invalidNode(_:_:)`` reason is one of the two above: a
+    /// full save of the same nodes may then succeed where an incremental one cannot.
+    static func isAnotherUnicodeForm(_ reason: String) -> Bool {
+        reason == parentInAnotherForm || reason == nodeInAnotherForm
+    }
+
     /// Refuses paths equal as `String`s (canonical equivalence), for paths that are not all
     /// ASCII; the bytes' order finds the rest. Returns each path's node by its text.
     private static func checkDuplicateStrings(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [Substring: Int] {
