@@ -168,7 +168,9 @@ extension ArchiveStore {
                     guard found else {
                         // Its parent's identifiers may be there in other bytes (in the archive or
                         // among these nodes): `missingParent` alone would name a parent the app sees.
-                        if try otherForms.holds(String(parent), connection) || changed.contains(where: { $0.path.description == parent }) {
+                        if try otherForms.holds(String(parent), connection)
+                            || changed.contains(where: { $0.path.description == parent })
+                        {
                             throw ArchiveStoreError.invalidNode(node.path, PathOrder.parentInAnotherForm)
                         }
                         throw ArchiveStoreError.missingParent(node.path)
@@ -219,7 +221,8 @@ extension ArchiveStore {
         private static func read(archive: ArchiveRows.ArchiveRow, epoch: Generation, _ connection: Connection) throws
             -> Set<String>
         {
-            let statement = try connection.statement("SELECT path FROM node WHERE archive_id = ? AND epoch = ? AND died IS NULL")
+            let statement = try connection.statement(
+                "SELECT path FROM node WHERE archive_id = ? AND epoch = ? AND died IS NULL")
             defer { statement.reset() }
             try statement.bind(archive.id, at: 1)
             try statement.bind(epoch.rawValue, at: 2)

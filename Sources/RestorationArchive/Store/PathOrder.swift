@@ -63,7 +63,7 @@ struct PathOrder {
     static let nodeInAnotherForm = """
         the archive holds a node with the same identifiers in another Unicode form (composed or \
         decomposed characters), and the store finds a node by its bytes: this one would be a \
-        second node for them. Write each path's identifiers in one form, such as NFC
+        second node for them: write each path's identifiers in one form, such as NFC
         """
 
     /// Whether an ``ArchiveStoreError/invalidNode(_:_:)`` reason is one of the two above: a
