@@ -191,6 +191,14 @@ struct StoreDamageTests {
             try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root'")
             #expect(throws: ArchiveStoreError.self) { try store.node(at: try RestorationPath("Root")) }
         }
+        // A path's bytes, read for all rows before any is checked, are checked as UTF-8 too.
+        try withSavedStore { path, _ in
+            try tamper(with: path, "UPDATE node SET path = CAST(x'526f6f742f6eff' AS TEXT) WHERE path = 'Root/n4'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(throws: ArchiveStoreError.damagedStore("column 'path' holds text that is not valid UTF-8")) {
+                try store.snapshot()
+            }
+        }
     }
 
     /// Found by `scripts/torture` (damage): these used to read as "nothing to restore", so a

@@ -173,19 +173,31 @@ extension ArchiveStore {
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         var reader = NodeRowReader(archive: archive.name, seal: seal, leavingSealed: leavingSealed)
-        while try statement.step() {
-            // Taken apart at once: the tuple was otherwise copied whole through its runtime
-            // metadata at each use, about 500 instructions a node.
-            let (node, checksum, rejection) = try reader.read(statement, generation: generation.generation)
-            if let rejection {
-                guard toleratingDamage else { throw rejection }
-                damaged.insert(node.path)
+        // Every row copied out, then every row verified (`NodeRowReader.copy(_:into:)`).
+        var rows: [StoredNodeRow] = []
+        rows.reserveCapacity(nodes.capacity)
+        var bytes: [UInt8] = []
+        // Sized from the header (its states, and about 48 bytes of path and class name a row), at
+        // most 16 MiB ahead: a damaged header's sizes are found out below, never allocated.
+        let expected = max(0, generation.totalBytes) &+ Int64(nodes.capacity) &* 48
+        bytes.reserveCapacity(Int(clamping: min(expected, 1 << 24)))
+        while try statement.step() { rows.append(try NodeRowReader.copy(statement, into: &bytes)) }
+        try bytes.withUnsafeBytes { bytes in
+            for row in rows {
+                // Taken apart at once: the tuple was otherwise copied whole through its runtime
+                // metadata at each use, about 500 instructions a node.
+                let (node, checksum, rejection) = try reader.verify(
+                    row, in: bytes, generation: generation.generation)
+                if let rejection {
+                    guard toleratingDamage else { throw rejection }
+                    damaged.insert(node.path)
+                }
+                digest &+= checksum
+                // A state left sealed (checking without the key) counts as the plaintext it seals.
+                let leftSealed = seal == nil && StateSeal.isSealed(node.state)
+                totalBytes += Int64(node.state.count - (leftSealed ? StateSeal.overhead : 0))
+                nodes.append(node)
             }
-            digest &+= checksum
-            // A state left sealed (checking without the key) counts as the plaintext it seals.
-            let leftSealed = seal == nil && StateSeal.isSealed(node.state)
-            totalBytes += Int64(node.state.count - (leftSealed ? StateSeal.overhead : 0))
-            nodes.append(node)
         }
         // A damaged node's size may have changed with its content; its checksum already says so.
         guard nodes.count == generation.nodeCount, digest == generation.nodeDigest,
