@@ -173,21 +173,27 @@ extension ArchiveStore {
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         var reader = NodeRowReader(archive: archive.name, seal: seal, leavingSealed: leavingSealed)
-        // Every row copied out, then every row verified (`NodeRowReader.copy(_:into:)`).
+        // Every row copied out, then every row verified (`NodeRowReader.copy(_:into:state:)`).
         var rows: [StoredNodeRow] = []
         rows.reserveCapacity(nodes.capacity)
+        var states: [[UInt8]] = []
+        states.reserveCapacity(nodes.capacity)
         var bytes: [UInt8] = []
-        // Sized from the header (its states, and about 48 bytes of path and class name a row), at
-        // most 16 MiB ahead: a damaged header's sizes are found out below, never allocated.
-        let expected = max(0, generation.totalBytes) &+ Int64(nodes.capacity) &* 48
-        bytes.reserveCapacity(Int(clamping: min(expected, 1 << 24)))
-        while try statement.step() { rows.append(try NodeRowReader.copy(statement, into: &bytes)) }
+        bytes.reserveCapacity(nodes.capacity &* 48)  // about 48 bytes of path and class name a row
+        while try statement.step() {
+            var state: [UInt8] = []
+            rows.append(try NodeRowReader.copy(statement, into: &bytes, state: &state))
+            states.append(state)
+        }
         try bytes.withUnsafeBytes { bytes in
-            for row in rows {
+            for index in rows.indices {
+                // The state moves into its node: `states` keeps an empty array.
+                var state: [UInt8] = []
+                swap(&state, &states[index])
                 // Taken apart at once: the tuple was otherwise copied whole through its runtime
                 // metadata at each use, about 500 instructions a node.
                 let (node, checksum, rejection) = try reader.verify(
-                    row, in: bytes, generation: generation.generation)
+                    rows[index], in: bytes, state: state, generation: generation.generation)
                 if let rejection {
                     guard toleratingDamage else { throw rejection }
                     damaged.insert(node.path)

@@ -91,50 +91,56 @@ struct NodeRowReader {
         return (row.node, row.checksum)
     }
 
-    /// Reads the statement's current row: ``copy(_:into:)`` then ``verify(_:in:generation:)``.
+    /// Reads the statement's current row: ``copy(_:into:state:)`` then ``verify(_:in:state:generation:)``.
     mutating func read(_ statement: Statement, generation: Generation) throws
         -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?)
     {
         var bytes: [UInt8] = []
-        let row = try Self.copy(statement, into: &bytes)
-        return try bytes.withUnsafeBytes { bytes in try verify(row, in: bytes, generation: generation) }
+        var state: [UInt8] = []
+        let row = try Self.copy(statement, into: &bytes, state: &state)
+        return try bytes.withUnsafeBytes { bytes in
+            try verify(row, in: bytes, state: state, generation: generation)
+        }
     }
 
     /// The statement's current row as SQLite gives it, copied out before the next step: the
-    /// path's, the class name's and the state's bytes appended to `bytes`. Only the path's
-    /// storage class is checked here (a path that is not text is damage to the whole archive);
-    /// the checksum covers every other column, whose storage classes are not checked (six calls,
-    /// about 330 instructions a row): a value of another class reads as SQLite converts it and
-    /// fails the checksum, damage to this node alone, and the same bytes or number in another
-    /// class (a state as text) read as they were saved.
+    /// path's and the class name's bytes appended to `bytes`, the state into `state`. Only the
+    /// path's storage class is checked here (a path that is not text is damage to the whole
+    /// archive); the checksum covers every other column, whose storage classes are not checked
+    /// (six calls, about 330 instructions a row): a value of another class reads as SQLite
+    /// converts it and fails the checksum, damage to this node alone, and the same bytes or
+    /// number in another class (a state as text) read as they were saved.
     ///
     /// A generation's rows are all copied first, then all verified: each loop's code (SQLite's
     /// step and column reads; then the checksum, the strings and the checks) stays in the
     /// instruction cache, where one loop doing both missed it 20 to 35 more times a row than the
-    /// floor's (callgrind's cache simulation; about 3 now, the floor's 10). The rows are plain
-    /// numbers and one buffer, so that keeping them costs no reference counting.
-    static func copy(_ statement: Statement, into bytes: inout [UInt8]) throws -> StoredNodeRow {
+    /// floor's (callgrind's cache simulation; now about as often as the floor's). The rows are
+    /// plain numbers and one buffer of text, so that keeping them costs no reference counting;
+    /// each state is copied once, into the array its node will hold, so a read holds each
+    /// state's bytes once.
+    static func copy(_ statement: Statement, into bytes: inout [UInt8], state: inout [UInt8]) throws
+        -> StoredNodeRow
+    {
         let path = try statement.storedText(0)
         let className = statement.uncheckedBytes(1)
-        let state = statement.uncheckedBytes(4)
         let start = bytes.count
         bytes.append(contentsOf: path)
         bytes.append(contentsOf: className)
-        bytes.append(contentsOf: state)
+        state = [UInt8](statement.uncheckedBytes(4))
         return StoredNodeRow(
-            start: start, pathCount: path.count, classNameCount: className.count, stateCount: state.count,
+            start: start, pathCount: path.count, classNameCount: className.count,
             classVersion: statement.uncheckedInt64(2), order: statement.uncheckedInt64(3),
             checksum: statement.uncheckedInt64(5), born: statement.uncheckedInt64(6))
     }
 
-    /// Verifies a row copied by ``copy(_:into:)`` into `bytes`, and makes its node. `rejection`
-    /// is the error for a row that does not match its checksum or whose seal does not open (its
-    /// state is then left as stored). A row whose path cannot be read is damage to the whole
+    /// Verifies a row copied by ``copy(_:into:state:)`` into `bytes` and `state`, and makes its
+    /// node. `rejection` is the error for a row that does not match its checksum or whose seal
+    /// does not open (its state is then left as stored). A row whose path cannot be read is damage to the whole
     /// archive; a sealed state without a `seal` to open it throws
     /// ``ArchiveStoreError/encryptionKeyRequired(_:_:)``, unless `leavingSealed`.
-    mutating func verify(_ row: StoredNodeRow, in bytes: UnsafeRawBufferPointer, generation: Generation) throws
-        -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?)
-    {
+    mutating func verify(
+        _ row: StoredNodeRow, in bytes: UnsafeRawBufferPointer, state: [UInt8], generation: Generation
+    ) throws -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?) {
         // The checksum is computed on the bytes the strings and the state are made from.
         let pathBytes = UnsafeRawBufferPointer(rebasing: bytes[row.start..<row.start &+ row.pathCount])
         guard let pathText = UTF8Text.string(validating: pathBytes.assumingMemoryBound(to: UInt8.self)) else {
@@ -145,9 +151,8 @@ struct NodeRowReader {
             throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
         }
         let classNameStart = row.start &+ row.pathCount
-        let stateStart = classNameStart &+ row.classNameCount
-        let classNameBytes = UnsafeRawBufferPointer(rebasing: bytes[classNameStart..<stateStart])
-        let stateBytes = UnsafeRawBufferPointer(rebasing: bytes[stateStart..<stateStart &+ row.stateCount])
+        let classNameEnd = classNameStart &+ row.classNameCount
+        let classNameBytes = UnsafeRawBufferPointer(rebasing: bytes[classNameStart..<classNameEnd])
         let className = try className(stored: classNameBytes)
         // Made where it is returned, from a `let`: one built in a `var` was copied out (three
         // retains and releases a row).
@@ -157,10 +162,11 @@ struct NodeRowReader {
                 order: Int(truncatingIfNeeded: row.order), state: state)
         }
         // The checksum covers the parent the path implies (until v0009, also a column of its own).
-        let intact = ArchiveRows.nodeChecksumMatches(
-            row.checksum, starts: checksumStarts, path: pathBytes, className: classNameBytes,
-            classVersion: row.classVersion, order: row.order, born: row.born, state: stateBytes)
-        let state = [UInt8](stateBytes)
+        let intact = state.withUnsafeBytes { state in
+            ArchiveRows.nodeChecksumMatches(
+                row.checksum, starts: checksumStarts, path: pathBytes, className: classNameBytes,
+                classVersion: row.classVersion, order: row.order, born: row.born, state: state)
+        }
         guard intact else {
             return (node(state), row.checksum, ArchiveStoreError.damagedNode(archive, path, generation))
         }
@@ -194,14 +200,13 @@ struct NodeRowReader {
     }
 }
 
-/// A node row's columns as ``NodeRowReader/copy(_:into:)`` copies them out of a statement:
-/// where its path's, class name's and state's bytes are, one after another, in the bytes of
-/// the rows copied together, and its numbers.
+/// A node row's columns as ``NodeRowReader/copy(_:into:state:)`` copies them out of a
+/// statement, but its state: where its path's and class name's bytes are, one after the other,
+/// in the bytes of the rows copied together, and its numbers.
 struct StoredNodeRow {
     var start: Int
     var pathCount: Int
     var classNameCount: Int
-    var stateCount: Int
     var classVersion: Int64
     var order: Int64
     var checksum: Int64
