@@ -174,12 +174,14 @@ extension ArchiveStore {
         var totalBytes: Int64 = 0
         var reader = NodeRowReader(archive: archive.name, seal: seal, leavingSealed: leavingSealed)
         // Every row copied out, then every row verified (`NodeRowReader.copy(_:into:state:)`).
+        // Sized ahead for at most 65,536 rows: the header's count is only checked below.
+        let expectedRows = min(nodes.capacity, 1 << 16)
         var rows: [StoredNodeRow] = []
-        rows.reserveCapacity(nodes.capacity)
+        rows.reserveCapacity(expectedRows)
         var states: [[UInt8]] = []
-        states.reserveCapacity(nodes.capacity)
+        states.reserveCapacity(expectedRows)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(nodes.capacity &* 48)  // about 48 bytes of path and class name a row
+        bytes.reserveCapacity(expectedRows &* 48)  // about 48 bytes of path and class name a row
         while try statement.step() {
             var state: [UInt8] = []
             rows.append(try NodeRowReader.copy(statement, into: &bytes, state: &state))
