@@ -29,6 +29,20 @@ struct EngineRuleTests {
             let third = try engine.preserve([Probe("Root", value: "r", [Probe(decomposed, value: "b"), Probe("Other", value: "o")])])
             #expect(third.save?.kind == .incremental)
         }
+        // A new child under a parent whose identifier changed form, the parent itself
+        // unchanged (so not written): the store finds no parent by the child's bytes, and the
+        // engine saves in full here too.
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root", value: "r", [Probe("caf\u{E9}", value: "a"), Probe("Other")])])
+            let child = try engine.preserve([
+                Probe("Root", value: "r", [Probe("cafe\u{301}", value: "a", [Probe("drinks", value: "d")]), Probe("Other")])
+            ])
+            #expect(child.save?.kind == .full)
+            let paths = try #require(try store.snapshot()?.nodes.map { Array($0.path.description.utf8) })
+            #expect(paths.contains(Array("Root/cafe\u{301}/drinks".utf8)))
+            #expect(!paths.contains(Array("Root/caf\u{E9}".utf8)))
+        }
     }
 
     @Test func R1_objectWithoutIdentifierExcludesItsWholeSubtree() throws {

@@ -210,8 +210,9 @@ extension ArchiveStore {
         }
 
         /// Whether `path`, when not all ASCII, is equal as a `String` to a live path of the
-        /// epoch (the rows this save wrote so far included). Callers ask about a path the store
-        /// did not find by its bytes.
+        /// epoch as it was at the first question (rows this save writes later are not read
+        /// again: the save's own nodes are the caller's to look among). Callers ask about a path
+        /// the store did not find by its bytes.
         mutating func holds(_ path: String, _ connection: Connection) throws -> Bool {
             guard !UTF8Text.withBytes(of: path, UTF8Text.isASCII) else { return false }
             if paths == nil { paths = try Self.read(archive: archive, epoch: epoch, connection) }

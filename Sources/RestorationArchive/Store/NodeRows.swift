@@ -91,7 +91,8 @@ struct NodeRowReader {
         return (row.node, row.checksum)
     }
 
-    /// Reads the statement's current row: ``copy(_:into:state:)`` then ``verify(_:in:state:generation:)``.
+    /// Reads the statement's current row: ``copy(_:into:state:)``, then
+    /// ``verify(_:in:state:generation:)``.
     mutating func read(_ statement: Statement, generation: Generation) throws
         -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?)
     {
@@ -135,8 +136,8 @@ struct NodeRowReader {
 
     /// Verifies a row copied by ``copy(_:into:state:)`` into `bytes` and `state`, and makes its
     /// node. `rejection` is the error for a row that does not match its checksum or whose seal
-    /// does not open (its state is then left as stored). A row whose path cannot be read is damage to the whole
-    /// archive; a sealed state without a `seal` to open it throws
+    /// does not open (its state is then left as stored). A row whose path cannot be read is
+    /// damage to the whole archive; a sealed state without a `seal` to open it throws
     /// ``ArchiveStoreError/encryptionKeyRequired(_:_:)``, unless `leavingSealed`.
     mutating func verify(
         _ row: StoredNodeRow, in bytes: UnsafeRawBufferPointer, state: [UInt8], generation: Generation

@@ -62,7 +62,7 @@ struct PathOrder {
     /// the archive holds.
     static let nodeInAnotherForm = """
         the archive holds a node with the same identifiers in another Unicode form (composed or \
-        decomposed characters), and the store finds a node by its bytes: this one would be a \
+        decomposed characters), and the store finds a node by its bytes, so this one would be a \
         second node for them: write each path's identifiers in one form, such as NFC
         """
 
