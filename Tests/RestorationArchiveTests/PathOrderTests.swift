@@ -150,6 +150,38 @@ struct PathOrderTests {
         }
     }
 
+    /// Paths compare as `String`s: removing another Unicode form of a stored path removes that
+    /// node and its subtree, and the other nodes stay.
+    @Test func anIncrementalSaveRemovesAPathGivenInAnotherUnicodeForm() throws {
+        try withTemporaryStore { store in
+            let composed = try Self.node(["caf\u{E9}"])
+            let child = try Self.node(["caf\u{E9}", "menu"])
+            let kept = try Self.node(["th\u{E9}"])
+            let base = try store.save([composed, child, kept], header: SampleArchives.header).generation
+            let decomposed = try RestorationPath(["cafe\u{301}"])
+            #expect(decomposed == composed.path)
+            #expect(!decomposed.description.utf8.elementsEqual(composed.path.description.utf8))
+
+            let saved = try store.saveChanges([], removing: [decomposed], basedOn: base, header: SampleArchives.header)
+            #expect(saved.nodesRemoved == 2)
+            #expect(saved.nodeCount == 1)
+            #expect(try store.snapshot()?.nodes == [kept])
+
+            // The composed form comes back as a new node; then one save removes it by the other
+            // form and adds it again, which the paths it retired no longer stop.
+            let again = try store.saveChanges([composed], basedOn: saved.generation, header: SampleArchives.header)
+            #expect(again.nodeCount == 2)
+            #expect(try store.snapshot()?.nodes == [composed, kept])
+            var replaced = composed
+            replaced.state = [7]
+            let replacing = try store.saveChanges(
+                [replaced], removing: [decomposed], basedOn: again.generation, header: SampleArchives.header)
+            #expect(replacing.nodesRemoved == 1)
+            #expect(replacing.nodeCount == 2)
+            #expect(try store.snapshot()?.nodes == [replaced, kept])
+        }
+    }
+
     @Test func anInvalidNodeIsRefusedFirst() throws {
         let nodes = try [Self.node(["A", "b"]), Self.node(["A", "b"]), Self.node(["C"], "")]
         guard case .failure(.invalidNode(let path, _)) = Self.actual(nodes, requireParents: true) else {

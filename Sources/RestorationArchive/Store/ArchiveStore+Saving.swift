@@ -61,8 +61,9 @@ extension ArchiveStore {
     /// - Parameters:
     ///   - changed: nodes added or changed since `base`. Each one's parent must be in the
     ///     archive or among `changed`.
-    ///   - removed: paths to remove, each with its whole subtree. A path not in the archive is
-    ///     ignored.
+    ///   - removed: paths to remove, each with its whole subtree. A path is matched as paths
+    ///     compare (another Unicode form of a stored path removes that node); a path not in
+    ///     the archive is ignored.
     ///   - base: the generation the changes were computed against: it must still be the
     ///     archive's newest, or the save is refused (another save committed in between).
     ///   - header: the header of the new generation.
@@ -99,25 +100,43 @@ extension ArchiveStore {
             var totalBytes = previous.totalBytes
             var removedCount = 0
 
+            var otherForms = OtherUnicodeForms(archive: row, epoch: epoch)
             // Looked up only when something is removed (most saves remove nothing).
             if !removed.isEmpty {
                 let retireSubtree = try connection.statement(Self.retireSubtree)
-                for path in removed {
+                // Retires the subtree stored under `text`'s bytes; returns how many rows.
+                func retire(_ text: String) throws -> Int {
+                    defer { retireSubtree.reset() }
                     try retireSubtree.bind(generation.rawValue, at: 1)
                     try retireSubtree.bind(row.id, at: 2)
-                    try retireSubtree.bind(path.description, at: 3)
-                    // Everything below `path` sorts between "path/" and "path0" ('0' follows '/').
-                    try retireSubtree.bind(path.description + "/", at: 4)
-                    try retireSubtree.bind(path.description + "0", at: 5)
+                    try retireSubtree.bind(text, at: 3)
+                    // Everything below `text` sorts between "text/" and "text0" ('0' follows '/').
+                    try retireSubtree.bind(text + "/", at: 4)
+                    try retireSubtree.bind(text + "0", at: 5)
                     try retireSubtree.bind(epoch.rawValue, at: 6)
+                    var retired = 0
                     while try retireSubtree.step() {
                         digest &-= try retireSubtree.int64(0)
                         totalBytes -= try retireSubtree.int64(1)
-                        nodeCount -= 1
-                        removedCount += 1
+                        retired += 1
                     }
-                    retireSubtree.reset()
+                    return retired
                 }
+                for path in removed {
+                    var retired = try retire(path.description)
+                    // Not stored under these bytes: the app names the node it sees, which may be
+                    // stored in another Unicode form. (An archive holds one form of a path: saves
+                    // refuse a second, so a path found by its bytes has no other.)
+                    if retired == 0 {
+                        for text in try otherForms.storedForms(of: path.description, connection) {
+                            retired += try retire(text)
+                        }
+                    }
+                    nodeCount -= Int64(retired)
+                    removedCount += retired
+                }
+                // The paths just retired are not the epoch's any more.
+                if removedCount > 0 { otherForms.forget() }
             }
 
             // Read, then retire by primary key: `UPDATE … RETURNING` would build a temporary
@@ -128,7 +147,6 @@ extension ArchiveStore {
             let parentExists = try connection.statement(
                 "SELECT 1 FROM node WHERE archive_id = ? AND epoch = ? AND path = ? AND died IS NULL")
             let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
-            var otherForms = OtherUnicodeForms(archive: row, epoch: epoch)
             for node in changed {
                 let path = node.path.description
                 var born: Int64?
@@ -193,16 +211,17 @@ extension ArchiveStore {
         }
     }
 
-    /// The paths live in an incremental save's epoch that are not all ASCII, as `String`s
-    /// (equal under canonical equivalence, as the engine compares paths), read the first time
-    /// a path that is not all ASCII asks: a row is found by its path's bytes, so a node whose
-    /// path is another Unicode form of one the archive holds would be a second node with the
-    /// same identifiers, and a parent in another form a missing one. ASCII paths, the common
-    /// case, never read them.
+    /// The paths live in an incremental save's epoch that are not all ASCII, by their `String`
+    /// (equal under canonical equivalence, as the engine compares paths), each with the texts
+    /// it is stored as, read the first time a path that is not all ASCII asks. A row is found by
+    /// its path's bytes: a node whose path is another Unicode form of one the archive holds
+    /// would be a second node with the same identifiers, a parent in another form a missing
+    /// one, and a removal in another form would retire nothing. ASCII paths, the common case,
+    /// never read them.
     private struct OtherUnicodeForms {
         let archive: ArchiveRows.ArchiveRow
         let epoch: Generation
-        private var paths: Set<String>?
+        private var stored: [String: [String]]?
 
         init(archive: ArchiveRows.ArchiveRow, epoch: Generation) {
             self.archive = archive
@@ -210,30 +229,47 @@ extension ArchiveStore {
         }
 
         /// Whether `path`, when not all ASCII, is equal as a `String` to a live path of the
-        /// epoch as it was at the first question (rows this save writes later are not read
-        /// again: the save's own nodes are the caller's to look among). Callers ask about a path
-        /// the store did not find by its bytes.
+        /// epoch as it was read (rows this save writes later are not read again: the save's
+        /// own nodes are the caller's to look among). Callers ask about a path the store did
+        /// not find by its bytes.
         mutating func holds(_ path: String, _ connection: Connection) throws -> Bool {
-            guard !UTF8Text.withBytes(of: path, UTF8Text.isASCII) else { return false }
-            if paths == nil { paths = try Self.read(archive: archive, epoch: epoch, connection) }
-            return paths?.contains(path) ?? false
+            try !forms(of: path, connection).isEmpty
+        }
+
+        /// The texts, other than `path`'s own bytes, that the epoch's live paths equal to
+        /// `path` as a `String` are stored as; none when `path` is all ASCII.
+        mutating func storedForms(of path: String, _ connection: Connection) throws -> [String] {
+            try forms(of: path, connection).filter { !$0.utf8.elementsEqual(path.utf8) }
+        }
+
+        /// Forgets what was read, for the next question to read the epoch again (after rows
+        /// were retired).
+        mutating func forget() {
+            stored = nil
+        }
+
+        private mutating func forms(of path: String, _ connection: Connection) throws -> [String] {
+            guard !UTF8Text.withBytes(of: path, UTF8Text.isASCII) else { return [] }
+            if stored == nil { stored = try Self.read(archive: archive, epoch: epoch, connection) }
+            return stored?[path] ?? []
         }
 
         private static func read(archive: ArchiveRows.ArchiveRow, epoch: Generation, _ connection: Connection) throws
-            -> Set<String>
+            -> [String: [String]]
         {
             let statement = try connection.statement(
                 "SELECT path FROM node WHERE archive_id = ? AND epoch = ? AND died IS NULL")
             defer { statement.reset() }
             try statement.bind(archive.id, at: 1)
             try statement.bind(epoch.rawValue, at: 2)
-            var paths: Set<String> = []
+            var stored: [String: [String]] = [:]
             while try statement.step() {
                 let bytes = try statement.storedText(0)
                 guard !UTF8Text.isASCII(bytes) else { continue }
-                paths.insert(try statement.string(0, stored: bytes))
+                let text = try statement.string(0, stored: bytes)
+                stored[text, default: []].append(text)
             }
-            return paths
+            return stored
         }
     }
 
