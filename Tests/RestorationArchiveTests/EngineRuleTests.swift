@@ -9,8 +9,8 @@ struct EngineRuleTests {
 
     /// An identifier whose Unicode form changed between two preservations (composed "é",
     /// then decomposed) is the same path to the engine, but not the same row to the store, which
-    /// refuses the incremental save: the engine saves in full instead, and the archive holds the
-    /// new form once.
+    /// finds rows by their bytes: the engine sees the other bytes and saves in full, and the
+    /// archive holds the new form once.
     @Test func R2_anIdentifierInAnotherUnicodeFormIsSavedInFull() throws {
         try withTemporaryStore { store in
             let engine = try makeEngine(store)
@@ -30,8 +30,8 @@ struct EngineRuleTests {
             #expect(third.save?.kind == .incremental)
         }
         // A new child under a parent whose identifier changed form, the parent itself
-        // unchanged (so not written): the store finds no parent by the child's bytes, and the
-        // engine saves in full here too.
+        // unchanged (so not written): an incremental save would find no parent by the child's
+        // bytes, and the engine saves in full here too.
         try withTemporaryStore { store in
             let engine = try makeEngine(store)
             try engine.preserve([Probe("Root", value: "r", [Probe("caf\u{E9}", value: "a"), Probe("Other")])])
@@ -42,6 +42,31 @@ struct EngineRuleTests {
             let paths = try #require(try store.snapshot()?.nodes.map { Array($0.path.description.utf8) })
             #expect(paths.contains(Array("Root/cafe\u{301}/drinks".utf8)))
             #expect(!paths.contains(Array("Root/caf\u{E9}".utf8)))
+        }
+    }
+
+    /// Three characters are canonically equivalent to an ASCII one (the Kelvin sign to "K", the
+    /// Greek question mark to ";", the Greek varia to "`"): an identifier that changed between
+    /// them and ASCII is the same path, in bytes the store cannot tell are one. The engine sees
+    /// it and saves in full, so the archive holds the new form once, whether the node changed
+    /// or a new child came under it.
+    @Test func R2_anIdentifierEquivalentToAnASCIIOneIsSavedInFull() throws {
+        let kelvin = "\u{212A}itchen"
+        #expect(kelvin == "Kitchen")
+        for newChild in [false, true] {
+            try withTemporaryStore { store in
+                let engine = try makeEngine(store)
+                try engine.preserve([Probe("Root", value: "r", [Probe(kelvin, value: "a"), Probe("Other")])])
+                let children = newChild ? [Probe("sink", value: "s")] : []
+                let second = try engine.preserve([
+                    Probe("Root", value: "r", [Probe("Kitchen", value: newChild ? "a" : "b", children), Probe("Other")])
+                ])
+                #expect(second.save?.kind == .full)
+                let paths = try #require(try store.snapshot()?.nodes.map { Array($0.path.description.utf8) })
+                #expect(paths.contains(Array("Root/Kitchen".utf8)))
+                #expect(!paths.contains(Array("Root/\(kelvin)".utf8)))
+                #expect(paths.count == (newChild ? 4 : 3))
+            }
         }
     }
 

@@ -55,19 +55,20 @@ extension RestorationEngine {
     {
         do {
             if let known = lastKnown[archive] {
-                let (changed, removed) = Self.changes(from: known.nodes, to: nodes)
-                if changed.count + removed.count <= nodes.count / 2 {
+                switch Self.changes(from: known.nodes, to: nodes) {
+                case .changes(let changed, let removed) where changed.count + removed.count <= nodes.count / 2:
                     do {
                         let save = try store.saveChanges(
                             changed, removing: removed, basedOn: known.generation, header: header, in: archive)
                         return (save, changed.count, nodes.count - changed.count)
                     } catch .generationConflict, .generationNotFound, .archiveNotFound {
                         logger?.notice("Archive '\(archive)' changed since this engine last saw it; saving it in full")
-                    } catch .invalidNode(let path, let reason) where PathOrder.isAnotherUnicodeForm(reason) {
-                        // An identifier now in another Unicode form than the archive's: the paths
-                        // match as strings, not as the rows' bytes. A full save writes the new form.
-                        logger?.notice("The path \(path) is in another Unicode form than archive '\(archive)' holds; saving it in full")
                     }
+                case .changes:
+                    break
+                case .anotherForm(let path):
+                    // The store finds rows by their bytes: only a full save writes the new form.
+                    logger?.notice("The path \(path) is in another Unicode form than archive '\(archive)' holds; saving it in full")
                 }
             }
             let save = try store.save(nodes, header: header, in: archive)
@@ -79,34 +80,57 @@ extension RestorationEngine {
 }
 
 extension RestorationEngine {
+    /// What an incremental save of a tree would write, as ``changes(from:to:)`` finds it.
+    enum Changes: Equatable {
+        /// The nodes added or changed, and the topmost paths no longer there (removing a path
+        /// removes its subtree). Paths are unique in each list.
+        case changes(changed: [ArchivedNode], removed: [RestorationPath])
+        /// A path of the tree is one of the known generation (equal as paths compare) in other
+        /// bytes, another Unicode form of an identifier: the store finds a row by its bytes,
+        /// so only a full save writes the new form.
+        case anotherForm(RestorationPath)
+    }
+
     /// The nodes of `nodes` added or changed since `known`, and the topmost paths of `known`
-    /// no longer there (removing a path removes its subtree). Paths are unique in each list.
+    /// no longer there; or the first path of `nodes` that `known` holds in other bytes.
     ///
     /// When the walk found the same paths in the same order as the generation known (an app
     /// backgrounded again with the same screens, the common case), one pass compares the
-    /// nodes pairwise. Otherwise they are matched by path, four path hashes a node.
-    static func changes(from known: [ArchivedNode], to nodes: [ArchivedNode])
-        -> (changed: [ArchivedNode], removed: [RestorationPath])
-    {
+    /// nodes pairwise. Otherwise they are matched by path, four path hashes a node. Either way
+    /// a node's path is compared by its bytes (as `String` equality does first itself), then
+    /// the rest of the node.
+    static func changes(from known: [ArchivedNode], to nodes: [ArchivedNode]) -> Changes {
         if known.count == nodes.count {
             var changed: [ArchivedNode] = []
             var samePaths = true
             for index in nodes.indices {
-                guard nodes[index].path == known[index].path else {
-                    samePaths = false
-                    break
+                let path = nodes[index].path
+                if !path.hasSameBytes(as: known[index].path) {
+                    guard path == known[index].path else {
+                        samePaths = false
+                        break
+                    }
+                    return .anotherForm(path)
                 }
-                if nodes[index] != known[index] { changed.append(nodes[index]) }
+                if !nodes[index].hasSameContent(as: known[index]) { changed.append(nodes[index]) }
             }
-            if samePaths { return (changed, []) }
+            if samePaths { return .changes(changed: changed, removed: []) }
         }
         let knownNodes = byPath(known)
-        let changed = nodes.filter { knownNodes[$0.path] != $0 }
+        var changed: [ArchivedNode] = []
+        for node in nodes {
+            guard let knownNode = knownNodes[node.path] else {
+                changed.append(node)
+                continue
+            }
+            guard node.path.hasSameBytes(as: knownNode.path) else { return .anotherForm(node.path) }
+            if !knownNode.hasSameContent(as: node) { changed.append(node) }
+        }
         let present = Set(nodes.map(\.path))
         let removed = knownNodes.keys.filter { path in
             !present.contains(path) && !(path.parent.map { knownNodes[$0] != nil && !present.contains($0) } ?? false)
         }
-        return (changed, removed)
+        return .changes(changed: changed, removed: removed)
     }
 }
 

@@ -202,6 +202,18 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         hasher.combine(description)
     }
 
+    /// Whether the two paths' texts are the same bytes: equal paths (`==`, canonical
+    /// equivalence) may be in different Unicode forms, which the store keeps as different rows.
+    func hasSameBytes(as other: RestorationPath) -> Bool {
+        UTF8Text.withBytes(of: description) { mine in
+            UTF8Text.withBytes(of: other.description) { theirs in
+                guard mine.count == theirs.count else { return false }
+                guard let a = mine.baseAddress, let b = theirs.baseAddress else { return true }
+                return memcmp(a, b, mine.count) == 0
+            }
+        }
+    }
+
     // MARK: Text form
 
     private static func tooDeep(_ count: Int) -> ArchiveStoreError {

@@ -35,6 +35,12 @@ public struct ArchivedNode: Hashable, Sendable {
     /// The parent object's path, `nil` for a root object.
     public var parentPath: RestorationPath? { path.parent }
 
+    /// Whether everything but the path is equal: class name, version, order and state.
+    func hasSameContent(as other: ArchivedNode) -> Bool {
+        classVersion == other.classVersion && order == other.order && className == other.className
+            && state == other.state
+    }
+
     func validate() throws(ArchiveStoreError) {
         if let problem = Self.problem(withClassName: className) { throw .invalidNode(path, problem) }
         if StateSeal.isSealed(state) {

@@ -66,12 +66,6 @@ struct PathOrder {
         second node for them: write each path's identifiers in one form, such as NFC
         """
 
-    /// Whether an ``ArchiveStoreError/invalidNode(_:_:)`` reason is one of the two above: a
-    /// full save of the same nodes may then succeed where an incremental one cannot.
-    static func isAnotherUnicodeForm(_ reason: String) -> Bool {
-        reason == parentInAnotherForm || reason == nodeInAnotherForm
-    }
-
     /// Refuses paths equal as `String`s (canonical equivalence), for paths that are not all
     /// ASCII; the bytes' order finds the rest. Returns each path's node by its text.
     private static func checkDuplicateStrings(_ nodes: [ArchivedNode]) throws(ArchiveStoreError) -> [Substring: Int] {
