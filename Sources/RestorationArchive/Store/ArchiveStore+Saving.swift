@@ -217,7 +217,10 @@ extension ArchiveStore {
     /// its path's bytes: a node whose path is another Unicode form of one the archive holds
     /// would be a second node with the same identifiers, a parent in another form a missing
     /// one, and a removal in another form would retire nothing. ASCII paths, the common case,
-    /// never read them.
+    /// never read them. (Three characters are equal to ASCII ones: the Kelvin sign to "K", the
+    /// Greek question mark to ";", the Greek varia to "`". A stored path holding one is not
+    /// found here from its ASCII form, which would cost every save that adds a path with those
+    /// letters a read of the epoch's paths; ``RestorationEngine`` finds such paths itself.)
     private struct OtherUnicodeForms {
         let archive: ArchiveRows.ArchiveRow
         let epoch: Generation
