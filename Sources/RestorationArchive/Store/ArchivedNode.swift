@@ -35,7 +35,8 @@ public struct ArchivedNode: Hashable, Sendable {
     /// The parent object's path, `nil` for a root object.
     public var parentPath: RestorationPath? { path.parent }
 
-    /// Whether everything but the path is equal: class name, version, order and state.
+    /// Whether everything but the path is equal: class name, version, order and state (every
+    /// stored property but ``path``; a new one belongs here too).
     func hasSameContent(as other: ArchivedNode) -> Bool {
         classVersion == other.classVersion && order == other.order && className == other.className
             && state == other.state
