@@ -104,6 +104,7 @@ struct RestorationPathTests {
             var built = try RestorationPath(identifiers[0])
             for next in identifiers.dropFirst() { built = try built.appending(next) }
             #expect(built == path && built.depth == path.depth)
+            #expect(Array(built.description.utf8) == Array(path.description.utf8))
             for count in 1...identifiers.count {
                 #expect(path.isDescendant(of: try RestorationPath(Array(identifiers.prefix(count)))))
                 // The same identifiers but the last one longer, or one more: never an ancestor.

@@ -160,6 +160,22 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     public func appending(_ identifier: String) throws(ArchiveStoreError) -> RestorationPath {
         guard depth < Self.maximumDepth else { throw Self.tooDeep(depth + 1) }
         try Self.validate(identifier)
+        // An identifier with nothing to escape (the common case) is copied after the parent's
+        // text and a "/" into a string made at its size: appending to a copy of the parent's
+        // text cost about 1,100 instructions a path (a preservation makes one per object).
+        let joined = UTF8Text.withBytes(of: description) { parent in
+            UTF8Text.withBytes(of: identifier) { child -> String? in
+                guard !child.contains(where: Self.needsEscape) else { return nil }
+                return String(unsafeUninitializedCapacity: parent.count + 1 + child.count) { buffer in
+                    let bytes = UnsafeMutableRawBufferPointer(buffer)
+                    bytes.copyMemory(from: parent)
+                    bytes[parent.count] = 0x2F
+                    UnsafeMutableRawBufferPointer(rebasing: bytes[(parent.count + 1)...]).copyMemory(from: child)
+                    return parent.count + 1 + child.count
+                }
+            }
+        }
+        if let joined { return RestorationPath(trusted: joined, depth: depth + 1) }
         var text = description
         text.append("/")
         Self.appendEscaped(identifier, to: &text)
@@ -238,8 +254,13 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         }
     }
 
+    /// Whether a byte of an identifier is written escaped: `%`, `/` and NUL.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte == 0x25 || byte == 0x2F || byte == 0
+    }
+
     private static func appendEscaped(_ identifier: String, to text: inout String) {
-        guard identifier.utf8.contains(where: { $0 == 0x25 || $0 == 0x2F || $0 == 0 }) else {
+        guard identifier.utf8.contains(where: needsEscape) else {
             text.append(identifier)
             return
         }
