@@ -30,7 +30,7 @@ extension RestorationEngine {
                 save: nil, vetoReason: reason, nodeCount: 0, nodesWritten: 0, nodesUnchanged: 0, nodesRemoved: 0,
                 leftOut: [])
         }
-        var walk = PreservationWalk(configuration: configuration)
+        var walk = PreservationWalk(configuration: configuration, expectedCount: lastKnown[archive]?.nodes.count ?? 0)
         try walk.visit(roots, under: nil, ordered: false)
         for item in walk.leftOut {
             logger?.warning(
@@ -142,8 +142,13 @@ struct PreservationWalk {
     private var classes: [RestorationPath: String] = [:]
     private var totalBytes = 0
 
-    init(configuration: RestorationEngine.Configuration) {
+    /// - Parameter expectedCount: the nodes the walk will likely find (the last generation's
+    ///   count): its lists are sized for them, where growing the paths' dictionary step by
+    ///   step rehashed every path several times (about 650 instructions a node).
+    init(configuration: RestorationEngine.Configuration, expectedCount: Int = 0) {
         self.configuration = configuration
+        nodes.reserveCapacity(expectedCount)
+        classes.reserveCapacity(expectedCount)
     }
 
     /// Preserves `objects`, the children of the object at `parent` (the roots when `nil`).

@@ -144,6 +144,7 @@ enum ChildPaths {
     {
         var occurrences: [String: Int] = [:]
         var assigned: [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)] = []
+        assigned.reserveCapacity(objects.count)
         for object in objects {
             guard let identifier = object.restorationIdentifier else { continue }
             var component = identifier
