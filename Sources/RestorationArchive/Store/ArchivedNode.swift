@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One preserved object as the store keeps it: where it sits in the tree, which class can
 /// recreate it, and its encoded state.
 public struct ArchivedNode: Hashable, Sendable {
@@ -36,10 +44,19 @@ public struct ArchivedNode: Hashable, Sendable {
     public var parentPath: RestorationPath? { path.parent }
 
     /// Whether everything but the path is equal: class name, version, order and state (every
-    /// stored property but ``path``; a new one belongs here too).
+    /// stored property but ``path``; a new one belongs here too). The states are compared with
+    /// `memcmp`: `[UInt8]`'s `==` compares a byte at a time, about 1,200 instructions for a
+    /// state of 300 bytes (a preservation compares every node).
     func hasSameContent(as other: ArchivedNode) -> Bool {
-        classVersion == other.classVersion && order == other.order && className == other.className
-            && state == other.state
+        guard classVersion == other.classVersion, order == other.order, state.count == other.state.count,
+            className == other.className
+        else { return false }
+        return state.withUnsafeBytes { mine in
+            other.state.withUnsafeBytes { theirs in
+                guard let a = mine.baseAddress, let b = theirs.baseAddress else { return true }  // both empty
+                return memcmp(a, b, mine.count) == 0
+            }
+        }
     }
 
     func validate() throws(ArchiveStoreError) {
