@@ -222,11 +222,7 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// equivalence) may be in different Unicode forms, which the store keeps as different rows.
     func hasSameBytes(as other: RestorationPath) -> Bool {
         UTF8Text.withBytes(of: description) { mine in
-            UTF8Text.withBytes(of: other.description) { theirs in
-                guard mine.count == theirs.count else { return false }
-                guard let a = mine.baseAddress, let b = theirs.baseAddress else { return true }
-                return memcmp(a, b, mine.count) == 0
-            }
+            UTF8Text.withBytes(of: other.description) { mine.hasSameBytes(as: $0) }
         }
     }
 

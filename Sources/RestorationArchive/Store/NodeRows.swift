@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Writes the node rows of one save into an archive, through one statement prepared for the
 /// whole save.
 struct NodeRowWriter {
@@ -186,18 +178,12 @@ struct NodeRowReader {
 
     /// The class name, validated as UTF-8 unless it is the previous row's bytes.
     private mutating func className(stored: UnsafeRawBufferPointer) throws -> String {
-        if UTF8Text.withBytes(of: className, { Self.equal($0, stored) }) { return className }
+        if UTF8Text.withBytes(of: className, { $0.hasSameBytes(as: stored) }) { return className }
         guard let validated = UTF8Text.string(validating: stored.assumingMemoryBound(to: UInt8.self)) else {
             throw ColumnError.invalidUTF8(column: "class_name")
         }
         className = validated
         return className
-    }
-
-    private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        guard a.count == b.count else { return false }
-        guard let first = a.baseAddress, let second = b.baseAddress else { return true }  // both empty
-        return memcmp(first, second, a.count) == 0
     }
 }
 
