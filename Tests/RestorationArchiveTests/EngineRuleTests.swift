@@ -97,6 +97,35 @@ struct EngineRuleTests {
         }
     }
 
+    /// Duplicates are found among a container's children however many there are (a few are
+    /// compared, more are hashed), among roots, and between identifiers in two Unicode forms;
+    /// the same identifier under two containers is two paths.
+    @Test(arguments: [2, 8, 9, 40])
+    func R2_duplicatesAreFoundAmongSiblings(count: Int) throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            func children(_ last: Probe) -> [any Restorable] {
+                (0..<count - 1).map { Probe("item\($0)") } + [last]
+            }
+            let repeated = Probe("Pages", children(OtherProbe("item\(count / 3)")))
+            #expect(throws: RestorationError.duplicatePath(try .text("Pages/item\(count / 3)"), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try engine.preserve([repeated])
+            }
+            let reformed = Probe("Pages", [Probe("caf\u{E9}")] + children(OtherProbe("cafe\u{301}")))
+            #expect(throws: RestorationError.duplicatePath(try RestorationPath("Pages", "cafe\u{301}"), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try engine.preserve([reformed])
+            }
+            let roots: [any Restorable] = (0..<count).map { Probe("root\($0)") } + [OtherProbe("root0")]
+            #expect(throws: RestorationError.duplicatePath(try .text("root0"), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try engine.preserve(roots)
+            }
+            #expect(try store.header() == nil, "nothing is saved")
+            // The same identifiers under two containers: no duplicate.
+            let result = try engine.preserve([Probe("A", children(Probe("last"))), Probe("B", children(Probe("last")))])
+            #expect(result.nodeCount == 2 * (count + 1))
+        }
+    }
+
     @Test func R2_orderedContainerTellsRepeatedIdentifiersApartByPosition() throws {
         try withTemporaryStore { store in
             let stack = Probe("Nav", ordered: true, [Probe("Menu", value: "coffee"), Probe("Menu", value: "tea"), Probe("Detail", value: "latte"), Probe("Menu", value: "milk")])
