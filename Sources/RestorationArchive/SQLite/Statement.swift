@@ -172,9 +172,10 @@ final class Statement {
         isNull(column) ? nil : try string(column)
     }
 
-    /// A blob column, copied out.
+    /// A blob column, copied out (from a typed buffer: an array made from a raw one cost
+    /// about 70 more instructions for a state of 300 bytes).
     func bytes(_ column: Int32) throws(ColumnError) -> [UInt8] {
-        [UInt8](try storedBlob(column))
+        [UInt8](try storedBlob(column).assumingMemoryBound(to: UInt8.self))
     }
 
     // The bytes of a column in place, neither copied nor validated: valid only until the

@@ -119,7 +119,8 @@ struct NodeRowReader {
         let start = bytes.count
         bytes.append(contentsOf: path)
         bytes.append(contentsOf: className)
-        state = [UInt8](statement.uncheckedBytes(4))
+        // From a typed buffer, as `Statement.bytes(_:)` does.
+        state = [UInt8](statement.uncheckedBytes(4).assumingMemoryBound(to: UInt8.self))
         return StoredNodeRow(
             start: start, pathCount: path.count, classNameCount: className.count,
             classVersion: statement.uncheckedInt64(2), order: statement.uncheckedInt64(3),
