@@ -162,8 +162,16 @@ final class Statement {
 
     /// The text of `column` as read in place by ``storedText(_:)``, validated as UTF-8.
     func string(_ column: Int32, stored bytes: UnsafeRawBufferPointer) throws(ColumnError) -> String {
+        try Self.string(validating: bytes, column: columnName(column))
+    }
+
+    /// The text of a column whose bytes were copied out of the statement, validated as UTF-8;
+    /// `column` names it in the error.
+    static func string(validating bytes: UnsafeRawBufferPointer, column: @autoclosure () -> String)
+        throws(ColumnError) -> String
+    {
         guard let string = UTF8Text.string(validating: bytes.assumingMemoryBound(to: UInt8.self)) else {
-            throw ColumnError.invalidUTF8(column: columnName(column))
+            throw ColumnError.invalidUTF8(column: column())
         }
         return string
     }

@@ -137,9 +137,7 @@ struct NodeRowReader {
     ) throws -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?) {
         // The checksum is computed on the bytes the strings and the state are made from.
         let pathBytes = UnsafeRawBufferPointer(rebasing: bytes[row.start..<row.start &+ row.pathCount])
-        guard let pathText = UTF8Text.string(validating: pathBytes.assumingMemoryBound(to: UInt8.self)) else {
-            throw ColumnError.invalidUTF8(column: "path")
-        }
+        let pathText = try Statement.string(validating: pathBytes, column: "path")
         // Paths are stored in their canonical text form; anything else is damage.
         guard let path = RestorationPath(canonicalText: pathText) else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
@@ -180,10 +178,7 @@ struct NodeRowReader {
     /// The class name, validated as UTF-8 unless it is the previous row's bytes.
     private mutating func className(stored: UnsafeRawBufferPointer) throws -> String {
         if UTF8Text.withBytes(of: className, { $0.hasSameBytes(as: stored) }) { return className }
-        guard let validated = UTF8Text.string(validating: stored.assumingMemoryBound(to: UInt8.self)) else {
-            throw ColumnError.invalidUTF8(column: "class_name")
-        }
-        className = validated
+        className = try Statement.string(validating: stored, column: "class_name")
         return className
     }
 }
