@@ -188,8 +188,14 @@ struct StoreDamageTests {
             #expect(throws: ArchiveStoreError.damagedStore("column 'app_build' holds text that is not valid UTF-8")) {
                 try store.snapshot()
             }
+        }
+        // A class name too (in a store of its own: the damaged header above is read first).
+        try withSavedStore { path, _ in
             try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root'")
-            #expect(throws: ArchiveStoreError.self) { try store.node(at: try RestorationPath("Root")) }
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let damage = ArchiveStoreError.damagedStore("column 'class_name' holds text that is not valid UTF-8")
+            #expect(throws: damage) { try store.node(at: try RestorationPath("Root")) }
+            #expect(throws: damage) { try store.snapshot() }
         }
         // A path's bytes, read for all rows before any is checked, are checked as UTF-8 too.
         try withSavedStore { path, _ in
