@@ -229,24 +229,11 @@ struct RestorationWalk {
         // Phase 2, parents first: decode. A container sees its children, already created (R4).
         // Fields are read in place: a `Found` is a few hundred bytes and six references, and a
         // copy of it per node per loop cost more than the loop's own work.
-        //
-        // The children of every object, in one list grouped by parent (a counting sort on the
-        // parent's place): object `i`'s are at `childStart[i]..<childStart[i + 1]`, in path
-        // order. A list per container grew a step at a time, about 300 instructions a node.
-        var childStart = [Int](repeating: 0, count: found.count + 1)
+        var children = [[(order: Int, object: any Restorable)]](repeating: [], count: found.count)
         for index in found.indices {
-            if let parent = found[index].parentIndex { childStart[parent + 1] += 1 }
-        }
-        for index in found.indices { childStart[index + 1] += childStart[index] }
-        var nextChild = childStart
-        let children = [(order: Int, object: any Restorable)](unsafeUninitializedCapacity: childStart[found.count]) {
-            buffer, count in
-            for index in found.indices {
-                guard let parent = found[index].parentIndex else { continue }
-                buffer.initializeElement(at: nextChild[parent], to: (found[index].node.order, found[index].object))
-                nextChild[parent] += 1
+            if let parent = found[index].parentIndex {
+                children[parent].append((found[index].node.order, found[index].object))
             }
-            count = childStart[found.count]
         }
         var decoded = [Bool](repeating: false, count: found.count)
         for index in found.indices {
@@ -257,7 +244,7 @@ struct RestorationWalk {
             }
             let context = RestorationContext(
                 path: found[index].node.path, archivedClassVersion: found[index].node.classVersion,
-                children: Self.inOrder(children[childStart[index]..<childStart[index + 1]]), shared: shared)
+                children: Self.inOrder(children[index]), shared: shared)
             do {
                 try found[index].object.decodeRestorableState(with: found[index].coder, context: context)
                 decoded[index] = true
@@ -276,10 +263,10 @@ struct RestorationWalk {
     /// A container's children in their archived order (a stable sort: equal orders keep the
     /// order of their paths). Most objects have none: sorting and mapping an empty array cost
     /// about 270 instructions a node.
-    private static func inOrder(_ children: ArraySlice<(order: Int, object: any Restorable)>) -> [any Restorable] {
+    private static func inOrder(_ children: [(order: Int, object: any Restorable)]) -> [any Restorable] {
         switch children.count {
         case 0: return []
-        case 1: return [children[children.startIndex].object]
+        case 1: return [children[0].object]
         default: return children.sorted { $0.order < $1.order }.map(\.object)
         }
     }
