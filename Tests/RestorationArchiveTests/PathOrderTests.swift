@@ -179,6 +179,12 @@ struct PathOrderTests {
             #expect(replacing.nodesRemoved == 1)
             #expect(replacing.nodeCount == 2)
             #expect(try store.snapshot()?.nodes == [replaced, kept])
+            // A path held in no form is ignored, as an ASCII one is.
+            let absent = try store.saveChanges(
+                [], removing: [try RestorationPath("cr\u{E8}me"), try RestorationPath("absent")],
+                basedOn: replacing.generation, header: SampleArchives.header)
+            #expect(absent.nodesRemoved == 0 && absent.nodeCount == 2)
+            #expect(try store.snapshot()?.nodes == [replaced, kept])
         }
     }
 
