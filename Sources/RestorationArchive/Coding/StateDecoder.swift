@@ -209,7 +209,7 @@ public struct StateDecoder: Sendable {
     ///
     /// One function for every typed read, never inlined into them, so that the code a decode
     /// runs stays short: when other work has run in between (as at launch) that code is cold,
-    /// and fetching it costs more than the call (BENCHMARKS.md, "Coder").
+    /// and fetching it costs more than the call (docs/benchmark-history.md, "Coder").
     @inline(never)
     private func quickValue(forKey key: String) -> QuickValue {
         let end = reader.end
