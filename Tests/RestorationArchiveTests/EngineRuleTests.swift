@@ -97,9 +97,9 @@ struct EngineRuleTests {
         }
     }
 
-    /// Duplicates are found among a container's children however many there are (a few are
-    /// compared, more are hashed), among roots, and between identifiers in two Unicode forms;
-    /// the same identifier under two containers is two paths.
+    /// Duplicates are found among a container's children however many there are, among roots,
+    /// and between identifiers in two Unicode forms; the same identifier under two containers
+    /// is two paths.
     @Test(arguments: [2, 8, 9, 40])
     func R2_duplicatesAreFoundAmongSiblings(count: Int) throws {
         try withTemporaryStore { store in
@@ -123,6 +123,65 @@ struct EngineRuleTests {
             // The same identifiers under two containers: no duplicate.
             let result = try engine.preserve([Probe("A", children(Probe("last"))), Probe("B", children(Probe("last")))])
             #expect(result.nodeCount == 2 * (count + 1))
+        }
+    }
+
+    /// A later preservation checks its paths too: the walk checks them once it is done, and
+    /// skips hashing them only when it saved exactly the paths the previous preservation
+    /// checked and left no object with a path out. A duplicate among the objects left out
+    /// counts, in the walk's order.
+    @Test func R2_duplicatesAreFoundOnLaterPreservations() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Pages", [Probe("a", value: "1"), Probe("b")])])
+            let saved = try #require(try store.header()).generation
+
+            // Another path where "b" was: the paths differ from the last ones.
+            #expect(throws: RestorationError.duplicatePath(try .text("Pages/a"), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try engine.preserve([Probe("Pages", [Probe("a", value: "2"), OtherProbe("a")])])
+            }
+            // The same saved paths as last time, and a duplicate left out (its encoding fails),
+            // after the object it duplicates and before it.
+            let leftOut = OtherProbe("b")
+            leftOut.extraKey = "restoration.reserved"
+            #expect(throws: RestorationError.duplicatePath(try .text("Pages/b"), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try engine.preserve([Probe("Pages", [Probe("a", value: "3"), Probe("b"), leftOut])])
+            }
+            #expect(throws: RestorationError.duplicatePath(try .text("Pages/b"), firstClass: "OtherProbe", secondClass: "Probe")) {
+                try engine.preserve([Probe("Pages", [Probe("a", value: "4"), leftOut, Probe("b")])])
+            }
+            #expect(try store.header()?.generation == saved, "nothing is saved")
+
+            // The same paths, nothing left out: saved.
+            let result = try engine.preserve([Probe("Pages", [Probe("a", value: "5"), Probe("b")])])
+            #expect(result.nodesWritten == 1)
+        }
+    }
+
+    /// A restored generation's paths are not taken as checked: a store written directly can
+    /// hold one identifier in two Unicode forms (the store finds a path by its bytes), and the
+    /// next preservation of both objects is R2's error, though its paths are the generation's.
+    @Test func R2_aRestoredGenerationsPathsAreCheckedAtTheNextPreservation() throws {
+        try withTemporaryStore { store in
+            let kelvin = "\u{212A}itchen"
+            func node(_ path: RestorationPath) -> ArchivedNode {
+                ArchivedNode(path: path, className: "Probe", classVersion: 0, order: 0, state: [])
+            }
+            // The header the test engine's app restores (R5).
+            let header = SaveHeader(appVersion: "11.0", appBuild: "1024", platform: "linux", idiom: "phone")
+            let first = try store.save([node(try .text("Root")), node(try RestorationPath("Root", kelvin))], header: header)
+            try store.saveChanges([node(try .text("Root/Kitchen"))], basedOn: first.generation, header: header)
+            let stored = try #require(try store.snapshot()).nodes.map { Array($0.path.description.utf8) }
+            #expect(stored == [Array("Root".utf8), Array("Root/Kitchen".utf8), Array("Root/\(kelvin)".utf8)])
+
+            let engine = try makeEngine(store)
+            let root = Probe("Root")
+            let restored = try engine.restore([root])
+            #expect(restored.report.outcome == .restored)
+            root.children = [Probe("Kitchen"), OtherProbe(kelvin)]
+            #expect(throws: RestorationError.duplicatePath(try RestorationPath("Root", kelvin), firstClass: "Probe", secondClass: "OtherProbe")) {
+                try engine.preserve([root])
+            }
         }
     }
 

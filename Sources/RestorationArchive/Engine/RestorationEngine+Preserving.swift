@@ -17,7 +17,8 @@ extension RestorationEngine {
     ///   - roots: the top-level objects (windows, root screens), in any order.
     ///   - archive: the archive to save, ``ArchiveName/main`` by default; one per scene.
     /// - Throws: ``RestorationError/duplicatePath(_:firstClass:secondClass:)`` when two objects
-    ///   have one path (R2), ``RestorationError/store(_:)`` when the store fails. Nothing is
+    ///   have one path (R2; checked once the whole tree is walked, so every object has encoded
+    ///   its state by then), ``RestorationError/store(_:)`` when the store fails. Nothing is
     ///   saved when it throws.
     @discardableResult
     public func preserve(_ roots: [any Restorable], in archive: ArchiveName = .main) throws(RestorationError)
@@ -30,8 +31,10 @@ extension RestorationEngine {
                 save: nil, vetoReason: reason, nodeCount: 0, nodesWritten: 0, nodesUnchanged: 0, nodesRemoved: 0,
                 leftOut: [])
         }
-        var walk = PreservationWalk(configuration: configuration, expectedCount: lastKnown[archive]?.nodes.count ?? 0)
-        try walk.visit(roots, under: nil, ordered: false)
+        let known = lastKnown[archive]
+        var walk = PreservationWalk(configuration: configuration, expectedCount: known?.nodes.count ?? 0)
+        walk.visit(roots, under: nil, ordered: false)
+        try walk.checkUniquePaths(checkedBefore: known.flatMap { $0.pathsAreChecked ? $0.nodes : nil })
         for item in walk.leftOut {
             logger?.warning(
                 "Left out of archive '\(archive)': \(item.path?.description ?? "a root object") (\(item.className)): \(item.reason)")
@@ -40,7 +43,7 @@ extension RestorationEngine {
             appVersion: app.version, appBuild: app.build, platform: app.platform, idiom: app.idiom,
             appValues: appValues)
         let result = try save(walk.nodes, header: header, in: archive)
-        remember(walk.nodes, as: result.save.generation, of: archive)
+        remember(walk.nodes, as: result.save.generation, of: archive, pathsAreChecked: true)
         logger?.info(
             "Saved archive '\(archive)' generation \(result.save.generation) (\(result.save.kind.rawValue)): \(result.written) written, \(result.unchanged) unchanged, \(result.save.nodesRemoved) removed")
         return PreservationResult(
@@ -139,22 +142,55 @@ struct PreservationWalk {
     let configuration: RestorationEngine.Configuration
     private(set) var nodes: [ArchivedNode] = []
     private(set) var leftOut: [PreservationResult.LeftOut] = []
-    private var classes: [RestorationPath: String] = [:]
+    /// The objects left out after they got a path, each with its class name and the number of
+    /// nodes saved before it: their paths count for R2 as the saved nodes' do.
+    private var leftOutWithPaths: [(before: Int, path: RestorationPath, className: String)] = []
     private var totalBytes = 0
 
     /// - Parameter expectedCount: the nodes the walk will likely find (the last generation's
-    ///   count): its lists are sized for them, where growing the paths' dictionary step by
-    ///   step rehashed every path several times (about 650 instructions a node).
+    ///   count): its list is sized for them.
     init(configuration: RestorationEngine.Configuration, expectedCount: Int = 0) {
         self.configuration = configuration
         nodes.reserveCapacity(expectedCount)
-        classes.reserveCapacity(expectedCount)
+    }
+
+    /// R2 once the walk is done: the first path given twice, in the order the walk gave them
+    /// (saved objects and objects left out alike; paths compare as `String`s, so two Unicode
+    /// forms of one identifier are one path), throws
+    /// ``RestorationError/duplicatePath(_:firstClass:secondClass:)`` naming both classes.
+    ///
+    /// `checkedBefore` is the generation this check passed at the engine's last preservation,
+    /// if any. When the walk saved exactly its paths, in the same order and bytes, and left no
+    /// object with a path out, these paths are unique too and none is hashed: an app
+    /// backgrounded again with the same screens, where hashing every path cost about 570
+    /// instructions a node (a preservation is about 9,000).
+    func checkUniquePaths(checkedBefore unique: [ArchivedNode]?) throws(RestorationError) {
+        if let unique, leftOutWithPaths.isEmpty, unique.count == nodes.count,
+            nodes.indices.allSatisfy({ nodes[$0].path.hasSameBytes(as: unique[$0].path) })
+        {
+            return
+        }
+        var classes: [RestorationPath: String] = [:]
+        classes.reserveCapacity(nodes.count + leftOutWithPaths.count)
+        func enter(_ path: RestorationPath, _ className: String) throws(RestorationError) {
+            if let first = classes.updateValue(className, forKey: path) {
+                throw .duplicatePath(path, firstClass: first, secondClass: className)
+            }
+        }
+        var pending = leftOutWithPaths[...]
+        for node in nodes.indices {
+            while let next = pending.first, next.before == node {
+                try enter(next.path, next.className)
+                pending.removeFirst()
+            }
+            try enter(nodes[node].path, nodes[node].className)
+        }
+        for next in pending { try enter(next.path, next.className) }
     }
 
     /// Preserves `objects`, the children of the object at `parent` (the roots when `nil`).
-    mutating func visit(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool)
-        throws(RestorationError)
-    {
+    /// Paths are checked for R2 afterwards, by ``checkUniquePaths(checkedBefore:)``.
+    mutating func visit(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool) {
         var position = 0
         for (object, assigned) in ChildPaths.assign(objects, under: parent, ordered: ordered) {
             let className = type(of: object).restorationClassName
@@ -165,11 +201,8 @@ struct PreservationWalk {
                 leftOut.append(.init(path: parent, className: className, reason: .invalid(error.description)))
                 continue
             }
-            if let first = classes.updateValue(className, forKey: path) {
-                throw .duplicatePath(path, firstClass: first, secondClass: className)
-            }
             if let problem = ArchivedNode.problem(withClassName: className) {
-                leftOut.append(.init(path: path, className: className, reason: .invalid(problem)))
+                leaveOut(path, className, .invalid(problem))
                 continue
             }
             let state: [UInt8]
@@ -178,21 +211,17 @@ struct PreservationWalk {
                 try object.encodeRestorableState(with: coder)
                 state = try coder.encodedBlob()
             } catch {
-                leftOut.append(.init(path: path, className: className, reason: .encodeFailed(String(describing: error))))
+                leaveOut(path, className, .encodeFailed(String(describing: error)))
                 continue
             }
             if state.count > configuration.maximumNodeBytes {
-                leftOut.append(
-                    .init(
-                        path: path, className: className,
-                        reason: .overBudget(bytes: state.count, budget: configuration.maximumNodeBytes)))
+                leaveOut(path, className, .overBudget(bytes: state.count, budget: configuration.maximumNodeBytes))
                 continue
             }
             if totalBytes + state.count > configuration.maximumArchiveBytes {
-                leftOut.append(
-                    .init(
-                        path: path, className: className,
-                        reason: .overBudget(bytes: totalBytes + state.count, budget: configuration.maximumArchiveBytes)))
+                leaveOut(
+                    path, className,
+                    .overBudget(bytes: totalBytes + state.count, budget: configuration.maximumArchiveBytes))
                 continue
             }
             totalBytes += state.count
@@ -201,7 +230,13 @@ struct PreservationWalk {
                     path: path, className: className, classVersion: type(of: object).restorationClassVersion,
                     order: ordered ? position : 0, state: state))
             position += 1
-            try visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
+            visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
         }
+    }
+
+    /// Leaves out an object that has a path, and its subtree.
+    private mutating func leaveOut(_ path: RestorationPath, _ className: String, _ reason: PreservationResult.Reason) {
+        leftOut.append(.init(path: path, className: className, reason: reason))
+        leftOutWithPaths.append((nodes.count, path, className))
     }
 }
