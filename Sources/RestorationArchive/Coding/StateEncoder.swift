@@ -204,11 +204,15 @@ public final class StateEncoder {
     /// The blob: format version, the entries sorted by key, and a CRC-32C.
     public func encodedBlob() throws(StateCodingError) -> [UInt8] {
         let blob: [UInt8]? = withSortedEntries { sorted, values in
-            // The exact size, so the blob is one allocation filled by direct copies.
+            // The exact size. The blob is put together in temporary memory (on the stack when
+            // it is small) and copied into its array: `[UInt8](unsafeUninitializedCapacity:)`
+            // allocates through the standard library's unspecialized array buffer, which looks
+            // up the storage class's generic metadata at every call (about 280 instructions an
+            // encode, and 5% of its time), where an array made from a buffer is specialized here.
             var size = 1 + BlobWriter.varintSize(sorted.count) + 4
             for entry in sorted { size += entry.bytes.count }
             guard size <= DecodingLimits.default.maximumBlobSize else { return nil }
-            return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
                 var offset = 0
                 buffer[offset] = BlobFormat.version
                 offset += 1
@@ -221,7 +225,8 @@ public final class StateEncoder {
                     buffer[offset] = UInt8(truncatingIfNeeded: crc >> UInt32(shift))
                     offset += 1
                 }
-                initialized = offset
+                precondition(offset == size, "blob size miscomputed")
+                return [UInt8](UnsafeBufferPointer(buffer))
             }
         }
         guard let blob else {
