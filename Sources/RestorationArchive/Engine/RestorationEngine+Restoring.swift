@@ -184,10 +184,7 @@ struct RestorationWalk {
 
     /// An object found for a node, waiting to decode its state.
     private struct Found {
-        /// Where the node is in the nodes restored: a copy of the node would retain its three
-        /// references here and release them at the end, atomic operations that cost a launch
-        /// more time than their instructions.
-        let nodeIndex: Int
+        let node: ArchivedNode
         /// Where the parent's object is in the list of objects found; nil for a root.
         let parentIndex: Int?
         let reportIndex: Int
@@ -207,7 +204,7 @@ struct RestorationWalk {
         found.reserveCapacity(nodes.count)
         report.reserveCapacity(nodes.count)
         shared.objects.reserveCapacity(nodes.count)
-        for (nodeIndex, node) in nodes.enumerated() {
+        for node in nodes {
             report.append(.init(path: node.path, className: node.className, classVersion: node.classVersion, outcome: .restored))
             var parentIndex: Int?
             switch parents.parent(of: node.path) {
@@ -223,9 +220,7 @@ struct RestorationWalk {
                 shared.objects[node.path] = object
                 parents.found(node.path, at: found.count)
                 found.append(
-                    Found(
-                        nodeIndex: nodeIndex, parentIndex: parentIndex, reportIndex: report.count - 1, object: object,
-                        coder: coder))
+                    Found(node: node, parentIndex: parentIndex, reportIndex: report.count - 1, object: object, coder: coder))
             case .failure(let outcome):
                 report[report.count - 1].outcome = outcome.value
             }
@@ -237,24 +232,24 @@ struct RestorationWalk {
         var children = [[(order: Int, object: any Restorable)]](repeating: [], count: found.count)
         for index in found.indices {
             if let parent = found[index].parentIndex {
-                children[parent].append((nodes[found[index].nodeIndex].order, found[index].object))
+                children[parent].append((found[index].node.order, found[index].object))
             }
         }
         var decoded = [Bool](repeating: false, count: found.count)
         for index in found.indices {
             if let parent = found[index].parentIndex, !decoded[parent] {
-                shared.objects[nodes[found[index].nodeIndex].path] = nil
+                shared.objects[found[index].node.path] = nil
                 report[found[index].reportIndex].outcome = .skipped(.parentNotRestored)
                 continue
             }
             let context = RestorationContext(
-                path: nodes[found[index].nodeIndex].path, archivedClassVersion: nodes[found[index].nodeIndex].classVersion,
+                path: found[index].node.path, archivedClassVersion: found[index].node.classVersion,
                 children: Self.inOrder(children[index]), shared: shared)
             do {
                 try found[index].object.decodeRestorableState(with: found[index].coder, context: context)
                 decoded[index] = true
             } catch {
-                shared.objects[nodes[found[index].nodeIndex].path] = nil
+                shared.objects[found[index].node.path] = nil
                 report[found[index].reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
             }
         }
