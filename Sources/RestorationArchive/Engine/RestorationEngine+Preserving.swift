@@ -34,7 +34,9 @@ extension RestorationEngine {
         let known = lastKnown[archive]
         var walk = PreservationWalk(configuration: configuration, expectedCount: known?.nodes.count ?? 0)
         walk.visit(roots, under: nil, ordered: false)
-        try walk.checkUniquePaths(checkedBefore: known.flatMap { $0.pathsAreChecked ? $0.nodes : nil })
+        // One pass over the paths serves R2's check and the incremental save's comparison.
+        let alignment = known.map { Self.alignment(of: walk.nodes, with: $0.nodes) }
+        try walk.checkUniquePaths(sameAsChecked: known?.pathsAreChecked == true && alignment == .same)
         for item in walk.leftOut {
             logger?.warning(
                 "Left out of archive '\(archive)': \(item.path?.description ?? "a root object") (\(item.className)): \(item.reason)")
@@ -42,7 +44,7 @@ extension RestorationEngine {
         let header = SaveHeader(
             appVersion: app.version, appBuild: app.build, platform: app.platform, idiom: app.idiom,
             appValues: appValues)
-        let result = try save(walk.nodes, header: header, in: archive)
+        let result = try save(walk.nodes, header: header, in: archive, known: known, alignment: alignment)
         remember(walk.nodes, as: result.save.generation, of: archive, pathsAreChecked: true)
         logger?.info(
             "Saved archive '\(archive)' generation \(result.save.generation) (\(result.save.kind.rawValue)): \(result.written) written, \(result.unchanged) unchanged, \(result.save.nodesRemoved) removed")
@@ -51,14 +53,16 @@ extension RestorationEngine {
             nodesUnchanged: result.unchanged, nodesRemoved: result.save.nodesRemoved, leftOut: walk.leftOut)
     }
 
-    /// Writes `nodes` incrementally against the last known generation when few changed, in
-    /// full otherwise (or when another writer saved in between).
-    private func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName) throws(RestorationError)
-        -> (save: SaveResult, written: Int, unchanged: Int)
-    {
+    /// Writes `nodes` incrementally against the last `known` generation when few changed, in
+    /// full otherwise (or when another writer saved in between). `alignment` is how `nodes`'s
+    /// paths line up with `known`'s.
+    private func save(
+        _ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName,
+        known: KnownGeneration?, alignment: PathAlignment?
+    ) throws(RestorationError) -> (save: SaveResult, written: Int, unchanged: Int) {
         do {
-            if let known = lastKnown[archive] {
-                switch Self.changes(from: known.nodes, to: nodes) {
+            if let known, let alignment {
+                switch Self.changes(from: known.nodes, to: nodes, alignment: alignment) {
                 case .changes(let changed, let removed) where changed.count + removed.count <= nodes.count / 2:
                     do {
                         let save = try store.saveChanges(
@@ -94,30 +98,49 @@ extension RestorationEngine {
         case anotherForm(RestorationPath)
     }
 
+    /// How a tree's paths line up with the known generation's, position by position.
+    enum PathAlignment: Equatable {
+        /// The same paths in the same order, in the same bytes: an app backgrounded again with
+        /// the same screens, the common case.
+        case same
+        /// At the first position whose bytes differ, a path equal to the known one as paths
+        /// compare (another Unicode form of an identifier).
+        case anotherForm(RestorationPath)
+        /// Other paths, or the same ones in another order.
+        case different
+    }
+
+    /// How the paths of `nodes` line up with those of `known`, compared by their bytes (as
+    /// `String` equality does first itself).
+    static func alignment(of nodes: [ArchivedNode], with known: [ArchivedNode]) -> PathAlignment {
+        guard known.count == nodes.count else { return .different }
+        for index in nodes.indices where !nodes[index].path.hasSameBytes(as: known[index].path) {
+            return nodes[index].path == known[index].path ? .anotherForm(nodes[index].path) : .different
+        }
+        return .same
+    }
+
     /// The nodes of `nodes` added or changed since `known`, and the topmost paths of `known`
     /// no longer there; or the first path of `nodes` that `known` holds in other bytes.
-    ///
-    /// When the walk found the same paths in the same order as the generation known (an app
-    /// backgrounded again with the same screens, the common case), one pass compares the
-    /// nodes pairwise. Otherwise they are matched by path, four path hashes a node. Either way
-    /// a node's path is compared by its bytes (as `String` equality does first itself), then
-    /// the rest of the node.
     static func changes(from known: [ArchivedNode], to nodes: [ArchivedNode]) -> Changes {
-        if known.count == nodes.count {
+        changes(from: known, to: nodes, alignment: alignment(of: nodes, with: known))
+    }
+
+    /// ``changes(from:to:)`` for paths whose ``PathAlignment`` is known. Aligned paths are
+    /// compared pairwise, the rest of each node only; otherwise nodes are matched by path,
+    /// four path hashes a node, and a path found in other bytes is another form.
+    static func changes(from known: [ArchivedNode], to nodes: [ArchivedNode], alignment: PathAlignment) -> Changes {
+        switch alignment {
+        case .same:
             var changed: [ArchivedNode] = []
-            var samePaths = true
-            for index in nodes.indices {
-                let path = nodes[index].path
-                if !path.hasSameBytes(as: known[index].path) {
-                    guard path == known[index].path else {
-                        samePaths = false
-                        break
-                    }
-                    return .anotherForm(path)
-                }
-                if !nodes[index].hasSameContent(as: known[index]) { changed.append(nodes[index]) }
+            for index in nodes.indices where !nodes[index].hasSameContent(as: known[index]) {
+                changed.append(nodes[index])
             }
-            if samePaths { return .changes(changed: changed, removed: []) }
+            return .changes(changed: changed, removed: [])
+        case .anotherForm(let path):
+            return .anotherForm(path)
+        case .different:
+            break
         }
         let knownNodes = byPath(known)
         var changed: [ArchivedNode] = []
@@ -159,17 +182,13 @@ struct PreservationWalk {
     /// forms of one identifier are one path), throws
     /// ``RestorationError/duplicatePath(_:firstClass:secondClass:)`` naming both classes.
     ///
-    /// `checkedBefore` is the generation this check passed at the engine's last preservation,
-    /// if any. When the walk saved exactly its paths, in the same order and bytes, and left no
-    /// object with a path out, these paths are unique too and none is hashed: an app
-    /// backgrounded again with the same screens, where hashing every path cost about 570
-    /// instructions a node (a preservation is about 9,000).
-    func checkUniquePaths(checkedBefore unique: [ArchivedNode]?) throws(RestorationError) {
-        if let unique, leftOutWithPaths.isEmpty, unique.count == nodes.count,
-            nodes.indices.allSatisfy({ nodes[$0].path.hasSameBytes(as: unique[$0].path) })
-        {
-            return
-        }
+    /// `sameAsChecked`: the walk saved exactly the paths this check passed at the engine's
+    /// last preservation, in the same order and bytes. When it also left no object with a path
+    /// out, these paths are unique too and none is hashed: an app backgrounded again with the
+    /// same screens, where hashing every path cost about 570 instructions a node (a
+    /// preservation is about 8,000).
+    func checkUniquePaths(sameAsChecked: Bool) throws(RestorationError) {
+        if sameAsChecked && leftOutWithPaths.isEmpty { return }
         var classes: [RestorationPath: String] = [:]
         classes.reserveCapacity(nodes.count + leftOutWithPaths.count)
         func enter(_ path: RestorationPath, _ className: String) throws(RestorationError) {

@@ -72,15 +72,21 @@ public final class RestorationEngine {
     /// Kept as they came, and indexed by path only when a save compares against them: a
     /// launch restores, and the index would cost it a hash of every path, for a save that
     /// may never come.
-    ///
-    /// `pathsAreChecked` when a preservation's walk found its paths unique (R2). A restored
-    /// generation's paths are unique by their bytes, but not always as paths compare (a store
-    /// written directly may hold an identifier in two Unicode forms), so they are not.
-    var lastKnown: [ArchiveName: (generation: Generation, nodes: [ArchivedNode], pathsAreChecked: Bool)] = [:]
+    var lastKnown: [ArchiveName: KnownGeneration] = [:]
+
+    /// An archive's newest generation as this engine last saved or restored it.
+    struct KnownGeneration {
+        let generation: Generation
+        let nodes: [ArchivedNode]
+        /// Whether a preservation's walk found these paths unique (R2). A restored
+        /// generation's paths are unique by their bytes, but not always as paths compare (a
+        /// store written directly may hold an identifier in two Unicode forms), so they are not.
+        let pathsAreChecked: Bool
+    }
 
     /// Remembers `nodes` as the newest `generation` of `archive`.
     func remember(_ nodes: [ArchivedNode], as generation: Generation, of archive: ArchiveName, pathsAreChecked: Bool) {
-        lastKnown[archive] = (generation, nodes, pathsAreChecked)
+        lastKnown[archive] = KnownGeneration(generation: generation, nodes: nodes, pathsAreChecked: pathsAreChecked)
     }
 
     /// `nodes` by path (the last of two nodes with one path wins).
