@@ -6,6 +6,13 @@ import RestorationArchive
 // discarded. See BENCHMARKS.md.
 
 struct Options {
+    /// The operations and implementations, by the names the table and the JSON use.
+    static let operations = [
+        "codec-encode", "codec-decode", "full-save", "full-restore", "engine-restore", "launch",
+        "engine-preserve-unchanged", "save-1-node", "save-1-percent",
+    ]
+    static let implementations = ["ours", "floor", "json-file", "plist-file", "nskeyedarchiver", "grdb"]
+
     var quick = false
     var full = false
     var jsonPath: String?
@@ -32,10 +39,21 @@ struct Options {
             case "--implementations": implementations = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--fsync-probe": fsyncProbe = true
             default:
-                FileHandle.standardError.write(Data("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME]\n".utf8))
-                exit(64)
+                Self.fail("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME]")
             }
         }
+        // A misspelt name would otherwise run nothing, or only the floor, and say nothing.
+        if let only, !Self.operations.contains(only) {
+            Self.fail("unknown operation '\(only)'; the operations are \(Self.operations.joined(separator: ", "))")
+        }
+        for name in implementations ?? [] where !Self.implementations.contains(name) {
+            Self.fail("unknown implementation '\(name)'; the implementations are \(Self.implementations.joined(separator: ", "))")
+        }
+    }
+
+    private static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(64)
     }
 }
 
@@ -74,6 +92,8 @@ nonisolated(unsafe) var leftOpen: [AnyObject] = []
 
 /// Times each implementation's `run` round-robin, `repetitions + 1` times, dropping the first.
 func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]) throws -> [Measurement] {
+    precondition(Options.operations.contains(operation), "\(operation) is not in Options.operations")
+    precondition(cases.allSatisfy { Options.implementations.contains($0.0) }, "an implementation is not in Options.implementations")
     if let only = options.only, only != operation { return [] }
     var cases = cases
     if let implementations = options.implementations {
