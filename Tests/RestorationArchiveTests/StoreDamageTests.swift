@@ -226,24 +226,127 @@ struct StoreDamageTests {
         }
     }
 
-    /// A full save replaces a damaged generation: it reads nothing of the previous one, so
-    /// damage there never stops the app from saving again.
+    /// A full save replaces a damaged generation, or a damaged archive row: it reads nothing
+    /// of the previous generation, and writes the row again, so damage there never stops the
+    /// app from saving again (every save read the row, which once stopped them all).
     @Test(arguments: [
         "UPDATE generation SET app_version = '12.0'",
         "UPDATE generation SET epoch = 7",
         "DELETE FROM generation",
         "UPDATE node SET state = x'00ff' WHERE path = 'Root/n1'",
+        "UPDATE archive SET created_at = created_at + 1",
+        "UPDATE archive SET generation = 0",
+        "PRAGMA ignore_check_constraints = ON; UPDATE archive SET generation = -3",
+        "UPDATE archive SET generation = 9223372036854775807",
+        "UPDATE archive SET discarded_at = 5, discard_reason = 'x'",
     ])
-    func aFullSaveReplacesADamagedGeneration(sql: String) throws {
+    func aFullSaveReplacesDamage(sql: String) throws {
         try withSavedStore { path, nodes in
             try tamper(with: path, sql)
             let store = try ArchiveStore(path: path)
-            #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+            let error = #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+            #expect(error?.isDamage == true)
             var saved = nodes
             saved[0].state = [7]
             let result = try store.save(saved, header: SampleArchives.header)
             #expect(result.generation == 2)
             #expect(try store.snapshot()?.nodes == saved.sorted { $0.path < $1.path })
+            // The row is whole again: another connection reads it, and saves after it.
+            let reopened = try ArchiveStore(path: path)
+            #expect(try reopened.snapshot()?.header.generation == 2)
+            #expect(try reopened.saveChanges([saved[1]], basedOn: 2, header: SampleArchives.header).generation == 3)
+        }
+    }
+
+    /// A damaged archive row's newest generation cannot be trusted: the save after it takes
+    /// a generation above every one the store still names for the archive (here one damaged to 0
+    /// after generations 1 and 2 were discarded, each row below naming a higher one), so that
+    /// no marker, report, journal entry or row is taken for the new generation's.
+    @Test(arguments: [
+        ("INSERT INTO restore_report (archive_id, sequence, generation, reported_at, outcome, report) "
+            + "VALUES (1, 99, 7, 0, 'failed', x'00')", 8),
+        ("INSERT INTO journal (at, process_id, event, archive, generation, detail) "
+            + "VALUES (0, 1, 'invalidated', 'main', 9, 'x')", 10),
+        ("INSERT INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (1, 11, 0, 1)", 12),
+        ("INSERT INTO node (archive_id, epoch, path, born, died, class_name, class_version, sibling_order, state, "
+            + "checksum) VALUES (1, 13, 'Root', 1, 14, 'C', 1, 0, x'00', 0)", 15),
+    ])
+    func aSaveAfterADamagedArchiveRowTakesANewGeneration(sql: String, expected: Int64) throws {
+        try withSavedStore { path, nodes in
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            try store.discard(reason: "test")
+            try tamper(with: path, "\(sql); UPDATE archive SET generation = 0")
+            #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.summary(of: .main) }
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == Generation(expected))
+        }
+    }
+
+    /// A discard does not read what it deletes: a damaged archive row does not stop it (an
+    /// explicit quit must leave no state behind), and the archive is whole again after it.
+    @Test func aDiscardReplacesADamagedArchiveRow() throws {
+        for all in [false, true] {
+            try withSavedStore { path, nodes in
+                try tamper(with: path, "UPDATE archive SET generation = 0, discarded_at = 5, discard_reason = 'x'")
+                let store = try ArchiveStore(path: path)
+                if all {
+                    #expect(try store.discardAll(reason: "quit")[.main]?.nodesDeleted == nodes.count)
+                } else {
+                    #expect(try store.discard(reason: "quit").nodesDeleted == nodes.count)
+                }
+                #expect(try store.snapshot() == nil)
+                let summary = try #require(try store.summary(of: .main))
+                guard case .discarded(let reason, _) = summary.state else {
+                    Issue.record("\(summary.state), not discarded")
+                    return
+                }
+                #expect(reason == "quit" && summary.generations.isEmpty)
+                #expect(try store.check() == [])
+                #expect(try store.save(nodes, header: SampleArchives.header).generation == 2)
+            }
+        }
+    }
+
+    /// An engine whose incremental save meets damage (in the generation it is based on, or in
+    /// the archive's row) saves in full instead, which reads nothing damaged and replaces it:
+    /// the app's next preservation is not lost to it.
+    @Test(arguments: ["UPDATE generation SET app_version = '12.0'", "UPDATE archive SET created_at = created_at + 1"])
+    func anEngineSavesInFullWhenAnIncrementalSaveMeetsDamage(sql: String) throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let engine = try makeEngine(store)
+            let tree = { (value: String) in [Probe("Root", value: "r", [Probe("A", value: value), Probe("B", value: "b")])] }
+            try engine.preserve(tree("a"))
+            try tamper(with: path, sql)
+            let result = try engine.preserve(tree("changed"))
+            #expect(result.save?.kind == .full && result.save?.generation == 2)
+            let node = try #require(try store.node(at: RestorationPath("Root", "A")))
+            #expect(try StateDecoder(blob: node.state).decode(String.self, forKey: "value") == "changed")
+            // And incrementally again after it.
+            #expect(try engine.preserve(tree("again")).save?.kind == .incremental)
+        }
+    }
+
+    /// `check` names a damaged archive row as its archive's problem and goes on: the other
+    /// archives, and the damaged one's generations, are checked all the same.
+    @Test func checkListsADamagedArchiveRowAndGoesOn() throws {
+        try withSavedStore { path, nodes in
+            let scene = try ArchiveName("scene-2")
+            try ArchiveStore(path: path).save(nodes, header: SampleArchives.header, in: scene)
+            try tamper(
+                with: path,
+                """
+                UPDATE archive SET generation = 0 WHERE name = 'main';
+                UPDATE generation SET app_version = '12.0' WHERE archive_id = (SELECT id FROM archive WHERE name = 'main');
+                UPDATE generation SET idiom = 'pad' WHERE archive_id = (SELECT id FROM archive WHERE name = 'scene-2')
+                """)
+            let problems = try ArchiveStore(path: path, mode: .readOnly).check().filter { $0.path == nil }
+            #expect(
+                problems.map(\.description) == [
+                    "archive 'main': its archive row does not match its checksum",
+                    "archive 'main': Archive 'main' generation 1 is damaged: its header does not match its checksum.",
+                    "archive 'scene-2': Archive 'scene-2' generation 1 is damaged: its header does not match its checksum.",
+                ])
         }
     }
 

@@ -54,8 +54,8 @@ extension RestorationEngine {
     }
 
     /// Writes `nodes` incrementally against the last `known` generation when few changed, in
-    /// full otherwise (or when another writer saved in between). `alignment` is how `nodes`'s
-    /// paths line up with `known`'s.
+    /// full otherwise (or when another writer saved in between, or the archive was damaged
+    /// since). `alignment` is how `nodes`'s paths line up with `known`'s.
     private func save(
         _ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName,
         known: KnownGeneration?, alignment: PathAlignment?
@@ -70,6 +70,9 @@ extension RestorationEngine {
                         return (save, changed.count, nodes.count - changed.count)
                     } catch .generationConflict, .generationNotFound, .archiveNotFound {
                         logger?.notice("Archive '\(archive)' changed since this engine last saw it; saving it in full")
+                    } catch where error.isDamage {
+                        // A full save reads nothing of the damaged generation, and replaces it.
+                        logger?.warning("Archive '\(archive)' is damaged (\(error.description)); saving it in full")
                     }
                 case .changes:
                     break

@@ -150,6 +150,12 @@ enum ArchiveRows {
         var discardReason: String?
     }
 
+    /// An archive row as stored, and what is wrong with it (`nil` when nothing is).
+    struct StoredArchive {
+        var row: ArchiveRow
+        var damage: String?
+    }
+
     private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason, checksum"
     /// Built once: every save reads the archive row, and interpolating it cost more than its lookup.
     private static let archiveByName = "SELECT \(archiveColumns) FROM archive WHERE name = ?"
@@ -161,12 +167,45 @@ enum ArchiveRows {
     /// saved (which a launch would silently start afresh from). The checks cost a scan of
     /// the few archive and generation rows, and only when the name is not found.
     static func archive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow? {
+        try find(name, in: connection) { statement in try archiveRow(statement) }
+    }
+
+    /// The archive of that name as a write that replaces everything it holds (a full save, a
+    /// discard) reads it, or `nil` when the store has none.
+    ///
+    /// Such a write reads nothing else of the archive, so damage to its row must not stop it:
+    /// an app whose archive row was damaged could otherwise never save, nor discard, again. A
+    /// row that does not match its checksum, or holds a negative generation, comes back with
+    /// `damage` saying so and, as its newest generation, the highest one anything in the store
+    /// names for the archive (see ``highestGenerationNamed(by:in:)``), so that the write's next
+    /// generation is new to every marker, report and row. A name the index finds wrongly, or
+    /// that is not a valid archive name, is still thrown: the row is not the archive's.
+    static func archiveToReplace(named name: ArchiveName, in connection: Connection) throws
+        -> StoredArchive?
+    {
+        try find(name, in: connection) { statement in try replaceable(statement, connection) }
+    }
+
+    /// Every archive row, in name order, as ``archiveToReplace(named:in:)`` reads one.
+    static func allArchivesToReplace(in connection: Connection) throws -> [StoredArchive] {
+        let rows = try allStoredArchives(in: connection)
+        return try rows.map { stored in
+            guard stored.damage != nil else { return stored }
+            return try recovered(stored, connection)
+        }
+    }
+
+    /// The row the name index finds for `name`, read by `read`; `nil` when there is none, and
+    /// damage when the table holds it anyway or holds generations of no archive.
+    private static func find<Row>(
+        _ name: ArchiveName, in connection: Connection, read: (Statement) throws -> (Row, ArchiveName)
+    ) throws -> Row? {
         let statement = try connection.statement(archiveByName)
         defer { statement.reset() }
         try statement.bind(name.rawValue, at: 1)
         if try statement.step() {
-            let row = try archiveRow(statement)
-            guard row.name == name else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
+            let (row, found) = try read(statement)
+            guard found == name else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
             return row
         }
         let lost = try connection.statement(
@@ -183,10 +222,17 @@ enum ArchiveRows {
     private static let lostArchives = "the archive table or its name index lost or mixed up archives"
 
     static func allArchives(in connection: Connection) throws -> [ArchiveRow] {
+        try allStoredArchives(in: connection).map { stored in
+            try checked(stored)
+        }
+    }
+
+    /// Every archive row as stored, in name order, each with what is wrong with it.
+    static func allStoredArchives(in connection: Connection) throws -> [StoredArchive] {
         let statement = try connection.statement("SELECT \(archiveColumns) FROM archive ORDER BY name")
         defer { statement.reset() }
-        var rows: [ArchiveRow] = []
-        while try statement.step() { rows.append(try archiveRow(statement)) }
+        var rows: [StoredArchive] = []
+        while try statement.step() { rows.append(try storedArchiveRow(statement)) }
         return rows
     }
 
@@ -217,9 +263,40 @@ enum ArchiveRows {
         try statement.run()
     }
 
-    private static func archiveRow(_ statement: Statement) throws -> ArchiveRow {
-        let generation = try statement.int64(3)
-        guard generation >= 0 else { throw ArchiveStoreError.damagedStore("an archive has a negative generation") }
+    private static func archiveRow(_ statement: Statement) throws -> (ArchiveRow, ArchiveName) {
+        let row = try checked(storedArchiveRow(statement))
+        return (row, row.name)
+    }
+
+    private static func replaceable(_ statement: Statement, _ connection: Connection) throws
+        -> (StoredArchive, ArchiveName)
+    {
+        let stored = try storedArchiveRow(statement)
+        return (stored.damage == nil ? stored : try recovered(stored, connection), stored.row.name)
+    }
+
+    /// The row, or the error its damage is.
+    private static func checked(_ stored: StoredArchive) throws -> ArchiveRow {
+        switch stored.damage {
+        case nil: return stored.row
+        case negativeGeneration?: throw ArchiveStoreError.damagedStore("an archive has a negative generation")
+        case let damage?: throw ArchiveStoreError.damagedArchive(stored.row.name, stored.row.generation, damage)
+        }
+    }
+
+    /// A damaged row with the highest generation the store names for its archive as its newest.
+    private static func recovered(_ stored: StoredArchive, _ connection: Connection) throws
+        -> StoredArchive
+    {
+        var recovered = stored
+        recovered.row.generation = try highestGenerationNamed(by: stored.row, in: connection)
+        return recovered
+    }
+
+    /// An archive row's values as stored, and what is wrong with it, if anything: a checksum
+    /// that does not match, a negative generation. A name that is not a valid archive name is
+    /// thrown: the row cannot be told apart from another archive's.
+    private static func storedArchiveRow(_ statement: Statement) throws -> StoredArchive {
         guard let name = try? ArchiveName(try statement.string(1)) else {
             throw ArchiveStoreError.damagedStore("an archive's name is not a valid archive name")
         }
@@ -227,14 +304,47 @@ enum ArchiveRows {
             id: try statement.int64(0),
             name: name,
             createdAt: try statement.int64(2),
-            generation: Generation(generation),
+            generation: Generation(try statement.int64(3)),
             discardedAt: try statement.optionalInt64(4),
             discardReason: try statement.optionalString(5))
+        if row.generation.rawValue < 0 { return StoredArchive(row: row, damage: negativeGeneration) }
+        // No generation could follow it.
+        if row.generation.rawValue == .max {
+            return StoredArchive(row: row, damage: "its archive row holds the highest generation there can be")
+        }
         // NULL: written before v0005.
         if let checksum = try statement.optionalInt64(6), checksum != archiveChecksum(row) {
-            throw ArchiveStoreError.damagedArchive(name, row.generation, "its archive row does not match its checksum")
+            return StoredArchive(row: row, damage: "its archive row does not match its checksum")
         }
-        return row
+        return StoredArchive(row: row)
+    }
+
+    private static let negativeGeneration = "its archive row holds a negative generation"
+
+    /// The highest generation anything in the store names for `archive`: its generations, its
+    /// node rows (born, retired, epoch), its crash marker, its restore reports and the
+    /// journal's entries about it; 0 when nothing does. What a damaged archive row's newest
+    /// generation is taken to be.
+    /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when that is the highest generation
+    ///   there can be, which no write could follow.
+    static func highestGenerationNamed(by archive: ArchiveRow, in connection: Connection) throws -> Generation {
+        let statement = try connection.statement(
+            """
+            SELECT max((SELECT ifnull(max(generation), 0) FROM generation WHERE archive_id = ?1), \
+            (SELECT ifnull(max(max(born, ifnull(died, 0), epoch)), 0) FROM node WHERE archive_id = ?1), \
+            (SELECT ifnull(max(generation), 0) FROM crash_marker WHERE archive_id = ?1), \
+            (SELECT ifnull(max(generation), 0) FROM restore_report WHERE archive_id = ?1), \
+            (SELECT ifnull(max(generation), 0) FROM journal WHERE archive = ?2))
+            """)
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(archive.name.rawValue, at: 2)
+        guard try statement.step() else { return 0 }
+        let highest = try statement.int64(0)
+        guard highest < Int64.max else {
+            throw ArchiveStoreError.damagedStore("archive '\(archive.name)' names the highest generation there can be")
+        }
+        return Generation(max(0, highest))
     }
 
     // MARK: Generation rows

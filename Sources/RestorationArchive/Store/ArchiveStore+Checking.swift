@@ -23,7 +23,8 @@ extension ArchiveStore {
     private static let integrityMessageLimit = 20
 
     /// Checks the whole store in one read transaction: SQLite's integrity check, then every
-    /// retained generation of every archive — its header's checksum, each node's checksum,
+    /// archive's row against its checksum, then every retained generation of every archive
+    /// (a damaged archive row does not stop it) — its header's checksum, each node's checksum,
     /// that each node's state can be decoded, that each node's parent is in the generation
     /// (no orphans), that no path is there twice, and that the nodes match the header's count
     /// and digest — and finally node rows that belong to no retained generation.
@@ -52,15 +53,19 @@ extension ArchiveStore {
             } catch {
                 problems.append(StoreProblem(problem: "SQLite integrity check stopped: \(try Self.damage(error, path: path))"))
             }
-            let archives: [ArchiveRows.ArchiveRow]
+            let archives: [ArchiveRows.StoredArchive]
             do {
-                archives = try ArchiveRows.allArchives(in: connection)
+                archives = try ArchiveRows.allStoredArchives(in: connection)
             } catch {
                 problems.append(StoreProblem(problem: "the list of archives cannot be read: \(try Self.damage(error, path: path))"))
                 return problems
             }
+            // A damaged archive row is a problem of its archive; its generations and nodes,
+            // which have checksums of their own, are checked all the same.
             for archive in archives {
-                problems += try Self.check(archive, path: path, seal: seal, connection)
+                if let damage = archive.damage { problems.append(StoreProblem(archive: archive.row.name, problem: damage)) }
+                problems += try Self.check(
+                    archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
             }
             return problems
         }
@@ -74,10 +79,11 @@ extension ArchiveStore {
         return translated.description
     }
 
-    private static func check(_ archive: ArchiveRows.ArchiveRow, path: String, seal: StateSeal?, _ connection: Connection)
-        throws
-        -> [StoreProblem]
-    {
+    /// The problems of one archive's generations and nodes. `rowIsDamaged`: its row does not
+    /// match its checksum, so what it says of the newest generation is not checked.
+    private static func check(
+        _ archive: ArchiveRows.ArchiveRow, rowIsDamaged: Bool, path: String, seal: StateSeal?, _ connection: Connection
+    ) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         let generations: [ArchiveRows.GenerationRow]
         do {
@@ -85,7 +91,7 @@ extension ArchiveStore {
         } catch {
             return [StoreProblem(archive: archive.name, problem: try damage(error, path: path))]
         }
-        if archive.discardedAt == nil, archive.generation.rawValue > 0,
+        if !rowIsDamaged, archive.discardedAt == nil, archive.generation.rawValue > 0,
             !generations.contains(where: { $0.generation == archive.generation })
         {
             problems.append(

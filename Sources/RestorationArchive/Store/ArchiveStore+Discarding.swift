@@ -13,13 +13,16 @@ extension ArchiveStore {
     ///   - archive: the archive to discard.
     ///   - reason: why, in words for a person (shown by `restorectl info`).
     /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/readOnly``.
+    ///   Damage to the archive does not stop it: it reads nothing the archive holds, not even
+    ///   its row's checksum, which it writes again.
     @discardableResult
     public func discard(_ archive: ArchiveName = .main, reason: String) throws(ArchiveStoreError) -> DiscardResult {
         let deleted = try write { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
+            // Damage to the archive's row does not stop a discard, which deletes all it holds.
+            guard let found = try ArchiveRows.archiveToReplace(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
             }
-            return try discard(row, reason: reason, connection)
+            return try discard(found, reason: reason, connection)
         }
         let truncated = try withConnection { connection in
             try Self.checkpointAndTruncate(connection)
@@ -41,8 +44,10 @@ extension ArchiveStore {
     public func discardAll(reason: String) throws(ArchiveStoreError) -> [ArchiveName: DiscardResult] {
         let deleted = try write { connection in
             var deleted: [ArchiveName: Int] = [:]
-            for row in try ArchiveRows.allArchives(in: connection) where row.discardedAt == nil && row.generation.rawValue > 0 {
-                deleted[row.name] = try discard(row, reason: reason, connection)
+            // A damaged row is discarded whatever it says: only its damage is certain.
+            for found in try ArchiveRows.allArchivesToReplace(in: connection)
+            where found.damage != nil || (found.row.discardedAt == nil && found.row.generation.rawValue > 0) {
+                deleted[found.row.name] = try discard(found, reason: reason, connection)
             }
             return deleted
         }
@@ -54,8 +59,15 @@ extension ArchiveStore {
     }
 
     /// Deletes an archive's generations and nodes, marks it discarded and says so in the
-    /// journal. Returns the number of node rows deleted.
-    private func discard(_ row: ArchiveRows.ArchiveRow, reason: String, _ connection: Connection) throws -> Int {
+    /// journal. Returns the number of node rows deleted. A damaged row (see
+    /// ``ArchiveRows/archiveToReplace(named:in:)``) is written again, whole, with its checksum.
+    private func discard(
+        _ found: ArchiveRows.StoredArchive, reason: String, _ connection: Connection
+    ) throws -> Int {
+        let row = found.row
+        if let damage = found.damage {
+            logger?.warning("Archive '\(row.name)' was damaged (\(damage)); the discard replaces its row")
+        }
         let nodes = try connection.statement("DELETE FROM node WHERE archive_id = ?")
         defer { nodes.reset() }
         try nodes.bind(row.id, at: 1)

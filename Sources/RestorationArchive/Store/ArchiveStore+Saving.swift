@@ -16,7 +16,8 @@ extension ArchiveStore {
     /// - Throws: ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``,
     ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/readOnly``, or
     ///   ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full, …). Nothing is
-    ///   written when it throws.
+    ///   written when it throws. Damage to the archive's previous generations, or to its own
+    ///   row, does not stop it: a full save reads none of them, and replaces them.
     @discardableResult
     public func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName = .main)
         throws(ArchiveStoreError) -> SaveResult
@@ -26,8 +27,12 @@ extension ArchiveStore {
         let retained = configuration.retainedGenerations
         let seal = self.seal
         return try write { connection in
-            let row = try ArchiveRows.archive(named: archive, in: connection)
-                ?? ArchiveRows.createArchive(named: archive, in: connection)
+            // Damage to the archive's row does not stop a save that replaces all it holds.
+            let found = try ArchiveRows.archiveToReplace(named: archive, in: connection)
+            if let damage = found?.damage {
+                logger?.warning("Archive '\(archive)' was damaged (\(damage)); the full save replaces it")
+            }
+            let row = try found?.row ?? ArchiveRows.createArchive(named: archive, in: connection)
             let generation = row.generation.next
             // The previous generation's rows stay as they are, in its epoch (the prune deletes
             // them once no retained generation reads them); this save starts an epoch of its own.
