@@ -9,6 +9,14 @@ enum Diagnostics {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// After a command printed what it could read: one error line for each archive it could
+    /// not (damaged), then exit status 1; nothing when there was none.
+    static func failIfAny(_ unreadable: [ArchiveStoreError]) {
+        guard !unreadable.isEmpty else { return }
+        for error in unreadable { printError(error.description) }
+        RestoreCtl.exit(withError: ExitCode(1))
+    }
+
     /// Prints `error` and exits with `exitCode`.
     static func fail(_ error: any Error, exitCode: Int32) -> Never {
         printError((error as? ArchiveStoreError)?.description ?? String(describing: error))

@@ -10,7 +10,8 @@ struct DiscardCommand: ParsableCommand {
             The only command besides demo that writes. The archive is marked discarded with the \
             reason (shown by info and events); deleted content is overwritten in the file and \
             the write-ahead log is truncated. The app's next save starts the archive afresh. \
-            Never creates a store: a path that is not one is refused.
+            A damaged archive can be discarded. Never creates a store: a path that is not one \
+            is refused.
             """
     )
 
@@ -35,9 +36,10 @@ struct DiscardCommand: ParsableCommand {
         let name = try ArchiveName(archive)
         // Make sure it is a store before opening it for writing, which would create one. The
         // read-only store is closed first: in one process, it would keep SQLite's shared
-        // memory read-only for the writer too.
+        // memory read-only for the writer too. The archive is looked for by name only: a
+        // damaged one can be discarded (that replaces it).
         do {
-            guard try ArchiveStore(path: db, mode: .readOnly).summary(of: name) != nil else {
+            guard try ArchiveStore(path: db, mode: .readOnly).archiveNames().contains(name) else {
                 Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
             }
         } catch {

@@ -43,9 +43,10 @@ struct EventsCommand: ParsableCommand {
     func run() throws {
         let store = try options.openReadOnly()
         var events: [Event] = []
+        var unreadable: [ArchiveStoreError] = []
         do {
-            let archives = try options.selectedArchives(in: store)
-            let selected = Set(archives.map(\.name))
+            let archives = try options.selectedArchiveNames(in: store)
+            let selected = Set(archives)
             for entry in try store.journal() {
                 switch entry.kind {
                 case .lifecycle(let event, let state):
@@ -71,18 +72,26 @@ struct EventsCommand: ParsableCommand {
                 }
             }
             for archive in archives {
-                for generation in archive.generations {
+                // A damaged archive's saves are not listed; the rest is.
+                var generations: [GenerationSummary] = []
+                do {
+                    generations = try store.generations(of: archive)
+                } catch {
+                    guard error.isDamage else { throw error }
+                    unreadable.append(error)
+                }
+                for generation in generations {
                     events.append(
                         Event(
-                            date: generation.savedAt, kind: "saved", archive: archive.name.rawValue,
+                            date: generation.savedAt, kind: "saved", archive: archive.rawValue,
                             generation: generation.generation.rawValue, launch: nil,
                             detail: "\(generation.saveKind.rawValue) save, \(generation.nodeCount) nodes, \(generation.totalBytes) bytes",
                             tiebreak: Int64.max - 1))
                 }
-                for report in try store.restoreReports(of: archive.name) {
+                for report in try store.restoreReports(of: archive) {
                     events.append(
                         Event(
-                            date: report.date, kind: "restored", archive: archive.name.rawValue,
+                            date: report.date, kind: "restored", archive: archive.rawValue,
                             generation: report.generation?.rawValue, launch: nil, detail: Self.outcome(report),
                             tiebreak: Int64.max))
                 }
@@ -111,6 +120,7 @@ struct EventsCommand: ParsableCommand {
         case .json:
             print(try JSONOutput.render(EventsJSON(store: store.path, events: shown)))
         }
+        Diagnostics.failIfAny(unreadable)
     }
 
     static func outcome(_ report: RestoreReport) -> String {

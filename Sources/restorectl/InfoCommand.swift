@@ -22,9 +22,18 @@ struct InfoCommand: ParsableCommand {
         let store = try options.openReadOnly()
         let status: CrashStatus
         do {
-            let summaries = try options.selectedArchives(in: store)
+            // Each archive read on its own: a damaged one is named, and the others shown.
+            var archives: [CrashStatus.Archive] = []
+            for name in try options.selectedArchiveNames(in: store) {
+                do {
+                    if let summary = try store.summary(of: name) { archives.append(.readable(summary)) }
+                } catch {
+                    guard error.isDamage else { throw error }
+                    archives.append(.damaged(name, error))
+                }
+            }
             let markers = Dictionary(try store.crashMarkers().map { ($0.archive, $0) }, uniquingKeysWith: { first, _ in first })
-            status = CrashStatus(archives: summaries, markers: markers, lastLaunch: try store.previousLaunch())
+            status = CrashStatus(archives: archives, markers: markers, lastLaunch: try store.previousLaunch())
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
@@ -32,11 +41,23 @@ struct InfoCommand: ParsableCommand {
         case .text: print(Self.text(status, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
+        Diagnostics.failIfAny(status.archives.compactMap(\.damage))
     }
 
     /// What `info` shows besides the archives themselves: the state the crash policies act on.
     struct CrashStatus {
-        let archives: [ArchiveSummary]
+        /// An archive as `info` could read it.
+        enum Archive {
+            case readable(ArchiveSummary)
+            /// Its row or a retained generation does not match its checksum.
+            case damaged(ArchiveName, ArchiveStoreError)
+
+            var damage: ArchiveStoreError? {
+                if case .damaged(_, let error) = self { error } else { nil }
+            }
+        }
+
+        let archives: [Archive]
         /// The crash marker of each archive that has one.
         let markers: [ArchiveName: CrashMarker]
         /// The newest launch in the journal (this command records none).
@@ -47,7 +68,18 @@ struct InfoCommand: ParsableCommand {
         var out = "Store \(TerminalText.escaped(path))\n"
         out += "  last launch:   \(describe(status.lastLaunch))\n"
         if status.archives.isEmpty { out += "  (no archives)\n" }
-        for summary in status.archives {
+        for archive in status.archives {
+            let summary: ArchiveSummary
+            switch archive {
+            case .readable(let readable):
+                summary = readable
+            case .damaged(let name, let error):
+                out += "\nArchive \(TerminalText.escaped(name.rawValue))\n"
+                out += "  state:         damaged: \(TerminalText.escaped(error.description))\n"
+                out += "  crash marker:  \(describe(status.markers[name]))\n"
+                out += "  (restorectl check lists its problems; the app's next full save, or a discard, replaces it)\n"
+                continue
+            }
             out += "\nArchive \(TerminalText.escaped(summary.name.rawValue))\n"
             out += "  state:         \(describe(summary.state))\n"
             out += "  created:       \(Timestamp.text(summary.createdAt))\n"
@@ -130,12 +162,32 @@ struct InfoJSON: Encodable {
     let store: String
     let last_launch: LaunchJSON?
     let archives: [ArchiveJSON]
+    /// The archives that could not be read; left out when there is none.
+    let damaged_archives: [DamagedArchiveJSON]?
 
     init(store: String, _ status: InfoCommand.CrashStatus) {
         self.store = store
         last_launch = status.lastLaunch.map(LaunchJSON.init)
-        archives = status.archives.map { ArchiveJSON($0, marker: status.markers[$0.name]) }
+        var archives: [ArchiveJSON] = []
+        var damaged: [DamagedArchiveJSON] = []
+        for archive in status.archives {
+            switch archive {
+            case .readable(let summary): archives.append(ArchiveJSON(summary, marker: status.markers[summary.name]))
+            case .damaged(let name, let error):
+                damaged.append(
+                    DamagedArchiveJSON(
+                        name: name.rawValue, error: error.description, crash_marker: status.markers[name].map(MarkerJSON.init)))
+            }
+        }
+        self.archives = archives
+        damaged_archives = damaged.isEmpty ? nil : damaged
     }
+}
+
+struct DamagedArchiveJSON: Encodable {
+    let name: String
+    let error: String
+    let crash_marker: MarkerJSON?
 }
 
 struct LaunchJSON: Encodable {

@@ -22,7 +22,7 @@ struct MarkersCommand: ParsableCommand {
         let store = try options.openReadOnly()
         let markers: [CrashMarker]
         do {
-            let selected = try Set(options.selectedArchives(in: store).map(\.name))
+            let selected = try Set(options.selectedArchiveNames(in: store))
             markers = try store.crashMarkers().filter { selected.contains($0.archive) }
         } catch {
             Diagnostics.fail(error, exitCode: 1)

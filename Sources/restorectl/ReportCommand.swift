@@ -22,7 +22,8 @@ struct ReportCommand: ParsableCommand {
         let store = try options.openReadOnly()
         var reports: [RestoreReport] = []
         do {
-            for name in try options.selectedArchives(in: store).map(\.name) {
+            // Reports have checksums of their own: damage to their archive does not hide them.
+            for name in try options.selectedArchiveNames(in: store) {
                 let kept = try store.restoreReports(of: name)
                 reports += all ? kept : Array(kept.prefix(1))
             }

@@ -36,14 +36,14 @@ struct StoreOptions: ParsableArguments {
         archive.flatMap { try? ArchiveName($0) }
     }
 
-    /// The summaries of the selected archive (exiting with status 1 when the store has no
-    /// archive of that name), or of every archive.
-    func selectedArchives(in store: ArchiveStore) throws -> [ArchiveSummary] {
-        guard let name = archiveName else { return try store.archives() }
-        guard let summary = try store.summary(of: name) else {
-            Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
-        }
-        return [summary]
+    /// The name of the selected archive (exiting with status 1 when the store has no archive
+    /// of that name), or of every archive: read without checking the archives, so that one
+    /// damaged archive does not hide the others.
+    func selectedArchiveNames(in store: ArchiveStore) throws -> [ArchiveName] {
+        let names = try store.archiveNames()
+        guard let name = archiveName else { return names }
+        guard names.contains(name) else { Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1) }
+        return [name]
     }
 
     /// The archive named by --archive, or `main`.

@@ -183,6 +183,50 @@ struct InspectionCommandTests {
         }
     }
 
+    /// One archive's damaged row hides nothing else: `info` shows the other archives and names
+    /// the damaged one, `events` the journal and the other archives' saves, `markers` and
+    /// `report` work, each that met the damage exits 1 naming it, and a discard replaces it.
+    @Test func anArchiveWithADamagedRowHidesNothingElse() throws {
+        try withDemoStore { path in
+            let scene = try ArchiveName("scene-2")
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header, in: scene)
+            let damage = """
+                import sqlite3; c = sqlite3.connect('\(path)')
+                c.execute("UPDATE archive SET generation = generation + 7 WHERE name = 'main'")
+                c.commit()
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let named = "restorectl: error: Archive 'main' generation 11 is damaged: its archive row does not match its checksum.\n"
+
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError == named)
+            #expect(info.standardOutput.contains("\nArchive main\n  state:         damaged: Archive 'main' generation 11 is damaged"))
+            #expect(info.standardOutput.contains("\nArchive scene-2\n  state:         valid\n"))
+            let document = try json(try run(["info", path, "--format", "json"]))
+            #expect((document["archives"] as? [[String: Any]])?.map { $0["name"] as? String } == ["scene-2"])
+            #expect((document["damaged_archives"] as? [[String: Any]])?.map { $0["name"] as? String } == ["main"])
+
+            let events = try run(["events", path, "--limit", "500"])
+            #expect(events.status == 1 && events.standardError == named)
+            #expect(events.standardOutput.contains("willFinishLaunching: app inactive"))
+            #expect(events.standardOutput.contains("saved  archive scene-2 generation 1: full save, 3 nodes"))
+            #expect(events.standardOutput.contains("restored  archive main generation"))
+            #expect(!events.standardOutput.contains("saved  archive main"))
+
+            let markers = try run(["markers", path])
+            #expect(markers.status == 0, "\(markers.standardError)")
+            let report = try run(["report", path, "--archive", "main"])
+            #expect(report.status == 0 && report.standardOutput.contains("Archive main, restoration at"))
+            let check = try run(["check", path])
+            #expect(check.status == 1 && check.standardOutput.contains("archive 'main': its archive row does not match its checksum"))
+
+            #expect(try run(["discard", path, "--archive", "main", "--reason", "damaged"]).status == 0)
+            let after = try run(["info", path])
+            #expect(after.status == 0, "\(after.standardError)")
+            #expect(after.standardOutput.contains("\nArchive main\n  state:         discarded at "))
+        }
+    }
+
     @Test func exportWritesAnOwnerOnlyDocumentAndRefusesToOverwrite() throws {
         try withDemoStore { path in
             let output = path + ".json"

@@ -186,6 +186,16 @@ enum ArchiveRows {
         try find(name, in: connection) { statement in try replaceable(statement, connection) }
     }
 
+    /// The archive of that name as stored, damaged or not, for what only needs to find it
+    /// (its restore reports, which carry checksums of their own), or `nil` when the store has
+    /// none.
+    static func storedArchive(named name: ArchiveName, in connection: Connection) throws -> StoredArchive? {
+        try find(name, in: connection) { statement in
+            let stored = try storedArchiveRow(statement)
+            return (stored, stored.row.name)
+        }
+    }
+
     /// Every archive row, in name order, as ``archiveToReplace(named:in:)`` reads one.
     static func allArchivesToReplace(in connection: Connection) throws -> [StoredArchive] {
         let rows = try allStoredArchives(in: connection)

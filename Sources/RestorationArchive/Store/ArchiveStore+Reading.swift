@@ -98,7 +98,17 @@ extension ArchiveStore {
         }
     }
 
+    /// The names of the store's archives, sorted, read without checking the archives: one
+    /// damaged archive, which ``archives()`` throws for, does not hide the others. Ask
+    /// ``summary(of:)`` for each.
+    public func archiveNames() throws(ArchiveStoreError) -> [ArchiveName] {
+        try read { connection in
+            try ArchiveRows.allStoredArchives(in: connection).map(\.row.name)
+        }
+    }
+
     /// Every archive of the store at a glance, sorted by name.
+    /// - Throws: the damage of any archive (see ``archiveNames()``).
     public func archives() throws(ArchiveStoreError) -> [ArchiveSummary] {
         try read { connection in
             try ArchiveRows.allArchives(in: connection).map { try Self.summary(of: $0, connection) }

@@ -3,11 +3,13 @@ extension ArchiveStore {
     public static let retainedRestoreReports = 16
 
     /// The restore reports of an archive, newest first (at most ``retainedRestoreReports``).
+    /// Damage to the archive's row or generations does not hide them: each report has a
+    /// checksum of its own.
     ///
     /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` for a report that cannot be decoded.
     public func restoreReports(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> [RestoreReport] {
         try read { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return [] }
+            guard let row = try ArchiveRows.storedArchive(named: archive, in: connection)?.row else { return [] }
             let statement = try connection.statement(
                 "SELECT report FROM restore_report WHERE archive_id = ? ORDER BY sequence DESC")
             defer { statement.reset() }
@@ -24,11 +26,12 @@ extension ArchiveStore {
     }
 
     /// Keeps a restore report, deleting the archive's reports beyond the newest
-    /// ``retainedRestoreReports``. A report for an archive the store does not have is ignored.
+    /// ``retainedRestoreReports``. A report for an archive the store does not have is ignored;
+    /// one for an archive whose row is damaged is kept (it says why its restoration failed).
     func recordRestoreReport(_ report: RestoreReport) throws(ArchiveStoreError) {
         let blob = try Self.storedBlob(of: report)
         try write { connection in
-            guard let row = try ArchiveRows.archive(named: report.archive, in: connection) else { return }
+            guard let row = try ArchiveRows.storedArchive(named: report.archive, in: connection)?.row else { return }
             try Self.insertReport(blob, of: report, archive: row, connection)
         }
     }
