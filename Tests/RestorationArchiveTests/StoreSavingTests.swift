@@ -151,8 +151,9 @@ struct StoreSavingTests {
             ]
             let error = try #require(throws: ArchiveStoreError.self) { try store.save(nodes, header: header) }
             #expect(error == .duplicatePath(path, firstClass: "MilkPage", secondClass: "YogurtPage"))
-            #expect(error.description.contains("Pages/MILK_webview"))
-            #expect(error.description.contains("MilkPage") && error.description.contains("YogurtPage"))
+            #expect(
+                error.description
+                    == "Two objects share the restoration path 'Pages/MILK_webview': one of class MilkPage and one of class YogurtPage.")
             #expect(try store.snapshot() == nil)
         }
     }

@@ -16,7 +16,7 @@ public enum RestorationError: Error, Hashable, Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case .duplicatePath(let path, let first, let second):
-            "Two objects have the restoration path '\(path)': a \(first) and a \(second). "
+            "Two objects have the restoration path '\(path)': one of class \(first) and one of class \(second). "
                 + "Give them different restoration identifiers, or put them in an ordered container."
         case .conflictingRegistration(let name):
             "The class name '\(name)' is registered twice."

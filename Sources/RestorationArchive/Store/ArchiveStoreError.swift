@@ -133,7 +133,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .invalidNode(let path, let reason):
             "Invalid node at '\(path)': \(reason)."
         case .duplicatePath(let path, let first, let second):
-            "Two objects share the restoration path '\(path)': a \(first) and a \(second)."
+            "Two objects share the restoration path '\(path)': one of class \(first) and one of class \(second)."
         case .missingParent(let path):
             "The node at '\(path)' has no parent in the archive."
         case .invalidConfiguration(let reason):
