@@ -17,6 +17,16 @@ enum Diagnostics {
         RestoreCtl.exit(withError: ExitCode(1))
     }
 
+    /// Prints why the store at `path` cannot be opened and exits with status 2. The errors of
+    /// opening name the file, but for damage, which is about its content: it is named here.
+    static func failOpening(_ path: String, _ error: ArchiveStoreError) -> Never {
+        if case .damagedStore(let reason) = error {
+            printError("'\(path)' is a damaged store: \(reason).")
+            RestoreCtl.exit(withError: ExitCode(2))
+        }
+        fail(error, exitCode: 2)
+    }
+
     /// Prints `error` and exits with `exitCode`.
     static func fail(_ error: any Error, exitCode: Int32) -> Never {
         printError((error as? ArchiveStoreError)?.description ?? String(describing: error))

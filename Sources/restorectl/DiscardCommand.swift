@@ -43,7 +43,7 @@ struct DiscardCommand: ParsableCommand {
                 Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
             }
         } catch {
-            Diagnostics.fail(error, exitCode: 2)
+            Diagnostics.failOpening(db, error)
         }
         do {
             let result = try ArchiveStore(path: db).discard(name, reason: reason)

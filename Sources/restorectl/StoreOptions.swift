@@ -69,7 +69,7 @@ struct StoreOptions: ParsableArguments {
         do {
             return try ArchiveStore(path: db, mode: .readOnly)
         } catch {
-            Diagnostics.fail(error, exitCode: 2)
+            Diagnostics.failOpening(db, error)
         }
     }
 }

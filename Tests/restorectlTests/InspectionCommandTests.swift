@@ -367,8 +367,14 @@ struct InspectionCommandTests {
                 #expect((1...3).contains(lines.count), "\(kind) \(command[0]): \(outcome.standardError)")
                 #expect(outcome.standardError.hasPrefix("restorectl: error: "), "\(kind) \(command[0])")
                 if kind == "damaged" {
-                    #expect(outcome.standardError.contains("The store is damaged"), "\(command[0]): \(outcome.standardError)")
-                } else if kind != "truncated" {
+                    // discard looks for the archive as it opens the store, which names the file.
+                    let expected = command[0] == "discard" ? "'\(path)' is a damaged store: " : "The store is damaged"
+                    #expect(outcome.standardError.contains(expected), "\(command[0]): \(outcome.standardError)")
+                } else if kind == "truncated" {
+                    // Refused at open, as the other damaged files are, naming the file.
+                    #expect(outcome.status == 2 && outcome.standardError.contains("'\(path)' is a damaged store: "),
+                        "\(command[0]): \(outcome.standardError)")
+                } else {
                     // Refused at open: status 2, one line, nothing on stdout.
                     #expect(outcome.status == 2, "\(kind) \(command[0]): status \(outcome.status)")
                     #expect(lines.count == 1, "\(kind) \(command[0]): \(outcome.standardError)")
