@@ -282,6 +282,19 @@ struct StoreDamageTests {
         }
     }
 
+    /// Damage elsewhere in the row leaves its generation as good a guess as any: when it is
+    /// higher than every one the store names (numbers of discarded generations are named by
+    /// nothing but it), the next save comes after it.
+    @Test func aDamagedArchiveRowsOwnGenerationCountsWhenHigher() throws {
+        try withSavedStore { path, nodes in
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            try store.discard(reason: "test")
+            try tamper(with: path, "UPDATE archive SET created_at = created_at + 1")
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == 3)
+        }
+    }
+
     /// A discard does not read what it deletes: a damaged archive row does not stop it (an
     /// explicit quit must leave no state behind), and the archive is whole again after it.
     @Test func aDiscardReplacesADamagedArchiveRow() throws {

@@ -177,8 +177,8 @@ enum ArchiveRows {
     /// an app whose archive row was damaged could otherwise never save, nor discard, again. A
     /// row that does not match its checksum, or holds a negative generation, comes back with
     /// `damage` saying so and, as its newest generation, the highest one anything in the store
-    /// names for the archive (see ``highestGenerationNamed(by:in:)``), so that the write's next
-    /// generation is new to every marker, report and row. A name the index finds wrongly, or
+    /// names for the archive (see ``highestGenerationNamed(by:in:)``) or the row's own if
+    /// higher, so that the write's next generation is new to every marker, report and row. A name the index finds wrongly, or
     /// that is not a valid archive name, is still thrown: the row is not the archive's.
     static func archiveToReplace(named name: ArchiveName, in connection: Connection) throws
         -> StoredArchive?
@@ -294,12 +294,17 @@ enum ArchiveRows {
         }
     }
 
-    /// A damaged row with the highest generation the store names for its archive as its newest.
+    /// A damaged row with, as its newest generation, the highest the store names for its
+    /// archive, or the row's own when that is higher and not out of range: the damage may be in
+    /// another column, and numbers the store no longer names (after a discard) may be known to
+    /// another process's engine, which must never see one again for other content.
     private static func recovered(_ stored: StoredArchive, _ connection: Connection) throws
         -> StoredArchive
     {
         var recovered = stored
-        recovered.row.generation = try highestGenerationNamed(by: stored.row, in: connection)
+        let named = try highestGenerationNamed(by: stored.row, in: connection)
+        let own = stored.row.generation.rawValue
+        recovered.row.generation = (0..<(1 << 62)).contains(own) && own > named.rawValue ? stored.row.generation : named
         return recovered
     }
 
