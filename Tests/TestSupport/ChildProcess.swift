@@ -9,6 +9,14 @@ public struct ProcessOutcome: Sendable {
     public var wasSignalled: Bool
 }
 
+/// Kills a child process and waits for it. SIGKILL, not `terminate()`: a child of the test
+/// runner inherits a signal mask that blocks SIGTERM (a `sleep` lived on for its 30 seconds).
+func stop(_ process: Process) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+}
+
 /// Runs an executable to completion (killing it after `timeout` seconds) and captures its output.
 public func runProcess(_ executable: String, _ arguments: [String], timeout: Double = 60) throws -> ProcessOutcome {
     let process = Process()
@@ -28,7 +36,7 @@ public func runProcess(_ executable: String, _ arguments: [String], timeout: Dou
     DispatchQueue.global().async(group: group) { errData = error.fileHandleForReading.readDataToEndOfFile() }
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning { process.terminate() }
+    if process.isRunning { stop(process) }
     process.waitUntilExit()
     group.wait()
     return ProcessOutcome(

@@ -43,8 +43,9 @@ public struct CrashMarker: Hashable, Sendable {
     public var startedAt: Date
     /// The process restoring it.
     public var processID: Int64
-    /// Whether a process with that id runs now. When it does not, that restoration died, and
-    /// the next launch applies the crash policy to ``generation``. (A process that runs may
-    /// also be another one that was given the same id.)
+    /// Whether the process that began it runs now. When it does not, that restoration died,
+    /// and the next launch applies the crash policy to ``generation``. A process given the
+    /// same id after that one exited is told apart by when it started, where the system tells
+    /// (Linux): it started after the restoration began.
     public var processIsRunning: Bool
 }

@@ -109,8 +109,10 @@ public struct LaunchSummary: Hashable, Sendable {
     public var lastEventAt: Date
     /// How it ended.
     public var ending: Ending
-    /// Whether a process with ``processID`` runs now: a launch that ends
-    /// ``Ending/inForeground`` and whose process runs is probably still running (or its
-    /// process id was given to another process).
-    public var processIsRunning: Bool { ArchiveStore.processIsAlive(processID) }
+    /// Whether the process that ran it runs now: a launch that ends ``Ending/inForeground``
+    /// and whose process runs is probably still running. A process given the same id after
+    /// it exited is told apart by when it started, where the system tells (Linux).
+    public var processIsRunning: Bool {
+        ProcessIdentity.isRunning(processID, recordedAt: Clock.milliseconds(startedAt))
+    }
 }

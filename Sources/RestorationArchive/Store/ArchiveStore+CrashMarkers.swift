@@ -31,6 +31,8 @@ extension ArchiveStore {
     private struct Marker {
         var generation: Generation
         var processID: Int64
+        /// When its restoration began, in milliseconds since 1970.
+        var startedAt: Int64
     }
 
     /// Applies the crash policy to a marker left by a restoration that died, then picks the
@@ -141,11 +143,12 @@ extension ArchiveStore {
                     throw ArchiveStoreError.damagedStore("a crash marker names an invalid archive")
                 }
                 let processID = try statement.int64(3)
+                let startedAt = try statement.int64(2)
                 markers.append(
                     CrashMarker(
                         archive: archive, generation: Generation(try statement.int64(1)),
-                        startedAt: Clock.date(milliseconds: try statement.int64(2)), processID: processID,
-                        processIsRunning: Self.processIsAlive(processID)))
+                        startedAt: Clock.date(milliseconds: startedAt), processID: processID,
+                        processIsRunning: ProcessIdentity.isRunning(processID, recordedAt: startedAt)))
             }
             return markers
         }
@@ -171,7 +174,7 @@ extension ArchiveStore {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
             }
-            if marker.processID != Int64(getpid()), processIsAlive(marker.processID) {
+            if marker.processID != Int64(getpid()), ProcessIdentity.isRunning(marker.processID, recordedAt: marker.startedAt) {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
             }
@@ -248,17 +251,12 @@ extension ArchiveStore {
     /// cost 63,000 instructions to prepare at every launch, this about 27,000.
     private static func marker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Marker? {
         let statement = try connection.statement(
-            "SELECT generation, process_id FROM crash_marker WHERE archive_id = ?")
+            "SELECT generation, process_id, started_at FROM crash_marker WHERE archive_id = ?")
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         guard try statement.step() else { return nil }
-        return Marker(generation: Generation(try statement.int64(0)), processID: try statement.int64(1))
-    }
-
-    /// Whether a process of that id runs (possibly a different process that reused the id
-    /// after a crash: then the marker waits for the next launch).
-    static func processIsAlive(_ processID: Int64) -> Bool {
-        guard let pid = pid_t(exactly: processID), pid > 0 else { return false }
-        return kill(pid, 0) == 0 || errno == EPERM
+        return Marker(
+            generation: Generation(try statement.int64(0)), processID: try statement.int64(1),
+            startedAt: try statement.int64(2))
     }
 }

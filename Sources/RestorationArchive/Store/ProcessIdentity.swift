@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whether a process id recorded at some moment still names the process that recorded it.
+///
+/// The system gives an id again once its process exits. A crash marker or a launch in the
+/// journal left by a process that died may so name another process, started later, that runs
+/// for hours: taken for the restoring process, it would keep every launch from restoring (and
+/// from applying the crash policy) for as long as it runs. A process that started after the
+/// moment cannot be the one that recorded it.
+enum ProcessIdentity {
+    /// Allowance for the wall clock being stepped between the moment and now.
+    static let clockAllowance: Int64 = 2_000
+
+    /// Whether a process with `processID` runs and started no later than `moment`
+    /// (milliseconds since 1970, as ``Clock`` has them), give or take ``clockAllowance``.
+    /// Where the system does not tell when a process started, whether one with that id runs.
+    static func isRunning(_ processID: Int64, recordedAt moment: Int64) -> Bool {
+        guard let pid = pid_t(exactly: processID), pid > 0 else { return false }
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let started = startMilliseconds(of: pid) else { return true }
+        let (latest, overflow) = moment.addingReportingOverflow(clockAllowance)
+        return overflow || started <= latest
+    }
+
+    /// When the process `pid` started, in milliseconds since 1970, to the kernel's clock tick
+    /// (10 ms); `nil` when it cannot be told (no such process, no `/proc`, another system).
+    static func startMilliseconds(of pid: pid_t) -> Int64? {
+        #if os(Linux)
+        // /proc/PID/stat is "PID (NAME) STATE …"; NAME may hold spaces and parentheses, so the
+        // fields are counted from the last ')'. The 22nd, starttime, is in clock ticks since
+        // boot, suspended time included: CLOCK_BOOTTIME's count.
+        guard let stat = readSmallFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: UInt8(ascii: ")")) else {
+            return nil
+        }
+        let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+        let ticksPerSecond = Int64(sysconf(Int32(_SC_CLK_TCK)))
+        // fields[0] is field 3 (the state): starttime is fields[19].
+        guard fields.count > 19, let ticks = decimal(fields[19]), ticksPerSecond > 0 else { return nil }
+        var realtime = timespec()
+        var boottime = timespec()
+        guard clock_gettime(CLOCK_REALTIME, &realtime) == 0, clock_gettime(CLOCK_BOOTTIME, &boottime) == 0 else {
+            return nil
+        }
+        let bootedAt = milliseconds(realtime) - milliseconds(boottime)
+        let (afterBoot, overflow) = ticks.multipliedReportingOverflow(by: 1_000)
+        guard !overflow else { return nil }
+        return bootedAt + afterBoot / ticksPerSecond
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    private static func milliseconds(_ time: timespec) -> Int64 {
+        Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// A non-negative decimal number of at most 18 digits.
+    private static func decimal(_ digits: ArraySlice<UInt8>) -> Int64? {
+        guard (1...18).contains(digits.count) else { return nil }
+        var value: Int64 = 0
+        for digit in digits {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+            value = value * 10 + Int64(digit - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// The first 4 KiB of a file (a /proc/PID/stat line is far shorter); `nil` when it cannot
+    /// be read.
+    private static func readSmallFile(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 4_096)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+            }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { return nil }
+            if got == 0 { break }
+            count += got
+        }
+        return Array(bytes[..<count])
+    }
+    #endif
+}
