@@ -176,7 +176,8 @@ struct InfoJSON: Encodable {
             case .damaged(let name, let error):
                 damaged.append(
                     DamagedArchiveJSON(
-                        name: name.rawValue, error: error.description, crash_marker: status.markers[name].map(MarkerJSON.init)))
+                        name: name.rawValue, error: error.description,
+                        crash_marker: status.markers[name].map(MarkerJSON.init)))
             }
         }
         self.archives = archives

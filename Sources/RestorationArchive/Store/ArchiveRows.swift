@@ -175,11 +175,12 @@ enum ArchiveRows {
     ///
     /// Such a write reads nothing else of the archive, so damage to its row must not stop it:
     /// an app whose archive row was damaged could otherwise never save, nor discard, again. A
-    /// row that does not match its checksum, or holds a negative generation, comes back with
-    /// `damage` saying so and, as its newest generation, the highest one anything in the store
-    /// names for the archive (see ``highestGenerationNamed(by:in:)``) or the row's own if
-    /// higher, so that the write's next generation is new to every marker, report and row. A name the index finds wrongly, or
-    /// that is not a valid archive name, is still thrown: the row is not the archive's.
+    /// row that does not match its checksum, or holds a generation out of range, comes back
+    /// with `damage` saying so and, as its newest generation, the highest one anything in the
+    /// store names for the archive (see ``highestGenerationNamed(by:in:)``) or the row's own
+    /// if higher, so that the write's next generation is new to every marker, report and row.
+    /// A name the index finds wrongly, or that is not a valid archive name, is still thrown:
+    /// the row is not the archive's.
     static func archiveToReplace(named name: ArchiveName, in connection: Connection) throws
         -> StoredArchive?
     {
@@ -339,7 +340,7 @@ enum ArchiveRows {
     /// The highest generation anything in the store names for `archive`: its generations, its
     /// node rows (born, retired, epoch), its crash marker, its restore reports and the
     /// journal's entries about it; 0 when nothing does. What a damaged archive row's newest
-    /// generation is taken to be.
+    /// generation is taken to be, unless the row's own is higher.
     /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when that is the highest generation
     ///   there can be, which no write could follow.
     static func highestGenerationNamed(by archive: ArchiveRow, in connection: Connection) throws -> Generation {

@@ -63,7 +63,9 @@ extension ArchiveStore {
             // A damaged archive row is a problem of its archive; its generations and nodes,
             // which have checksums of their own, are checked all the same.
             for archive in archives {
-                if let damage = archive.damage { problems.append(StoreProblem(archive: archive.row.name, problem: damage)) }
+                if let damage = archive.damage {
+                    problems.append(StoreProblem(archive: archive.row.name, problem: damage))
+                }
                 problems += try Self.check(
                     archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
             }

@@ -174,7 +174,9 @@ extension ArchiveStore {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
             }
-            if marker.processID != Int64(getpid()), ProcessIdentity.isRunning(marker.processID, recordedAt: marker.startedAt) {
+            if marker.processID != Int64(getpid()),
+                ProcessIdentity.isRunning(marker.processID, recordedAt: marker.startedAt)
+            {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
             }

@@ -13,8 +13,8 @@ extension ArchiveStore {
     ///   - archive: the archive to discard.
     ///   - reason: why, in words for a person (shown by `restorectl info`).
     /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/readOnly``.
-    ///   Damage to the archive does not stop it: it reads nothing the archive holds, not even
-    ///   its row's checksum, which it writes again.
+    ///   Damage to the archive, its row included, does not stop it: it deletes what the
+    ///   archive holds without reading it, and writes the row again with its checksum.
     @discardableResult
     public func discard(_ archive: ArchiveName = .main, reason: String) throws(ArchiveStoreError) -> DiscardResult {
         let deleted = try write { connection in
