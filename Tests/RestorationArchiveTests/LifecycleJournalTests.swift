@@ -161,6 +161,33 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A damaged record of the previous launch must not stop the launches after it (each
+    /// judged it again, threw, and recorded nothing): under this policy it counts as a death
+    /// in the foreground, since it may have been one, and the launch goes on.
+    @Test func aDamagedRecordOfThePreviousLaunchCountsAsADeathInTheForeground() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            try tamper(
+                with: path,
+                """
+                PRAGMA ignore_check_constraints = ON;
+                UPDATE journal SET event = 'bogus' WHERE id = (SELECT max(id) FROM journal WHERE app_state IS NOT NULL)
+                """)
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            #expect(root.decodeCount == 0)
+            // This launch goes on: what it saves in the background, the next one restores.
+            try makeEngine(store).preserve([Probe("Root", value: "fresh")])
+            try store.record(.didEnterBackground)
+            let next = try launch(path, [.willFinishLaunching], configuration: policy)
+            let fresh = Probe("Root")
+            #expect(try makeEngine(next).restore([fresh]).report.outcome == .restored)
+            #expect(fresh.value == "fresh")
+        }
+    }
+
     @Test(arguments: [CrashPolicy.discard, .fallBackToKnownGood, .retry(attempts: 2)])
     func otherPoliciesRestoreAfterADeathInTheForeground(other: CrashPolicy) throws {
         try withTemporaryStorePath { path in
@@ -297,6 +324,27 @@ struct SceneArchiveTests {
             let restored = Probe("Root")
             #expect(try makeEngine(next).restore([restored], from: left).report.outcome == .restored)
             #expect(restored.value == "new")
+        }
+    }
+
+    /// One scene's damaged archive row does not stop the others' invalidation (it threw, and
+    /// the launch recorded nothing): that scene is not restored anyway, and its next full save
+    /// replaces it.
+    @Test func aDamagedSceneDoesNotStopTheOthersInvalidation() throws {
+        try withTemporaryStorePath { path in
+            let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+            try saveBoth(try launch(path, started, configuration: policy))
+            try tamper(with: path, "UPDATE archive SET created_at = created_at + 1 WHERE name = '\(left)'")
+            let next = try launch(path, [.willFinishLaunching], configuration: policy)
+            let invalidated = try next.journal().compactMap { entry -> ArchiveName? in
+                guard case .invalidated(let archive, 1, _) = entry.kind else { return nil }
+                return archive
+            }
+            #expect(invalidated == [right])
+            guard case .failed = try makeEngine(next).restore([Probe("Root")], from: left).report.outcome else {
+                Issue.record("the damaged scene must not be restored")
+                return
+            }
         }
     }
 }

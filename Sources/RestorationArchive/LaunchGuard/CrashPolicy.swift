@@ -29,7 +29,9 @@ public enum CrashPolicy: Hashable, Sendable {
     /// It judges launches by the lifecycle journal: record the app's lifecycle events with
     /// ``ArchiveStore/record(_:)``. A launch starts when it records its first event; a
     /// restoration starts one (recording ``LifecycleEvent/willFinishLaunching``) if the app
-    /// has not, so the judgement always comes before anything is decoded.
+    /// has not, so the judgement always comes before anything is decoded. A previous launch
+    /// whose record in the journal is damaged counts as a death in the foreground: it may
+    /// have been one.
     case discardAfterForegroundDeath
 }
 

@@ -242,10 +242,12 @@ extension ArchiveStore {
     /// Invalidates the newest generation of every archive (those not invalidated yet), as
     /// ``CrashPolicy/discardAfterForegroundDeath`` does after a death in the foreground.
     static func invalidateAll(reason: String, launch: Int64?, _ connection: Connection) throws -> [JournalEntry] {
-        try ArchiveRows.allArchives(in: connection)
-            .filter { $0.discardedAt == nil && $0.generation.rawValue > 0 }
+        // An archive whose row is damaged is not restored anyway, and its next full save
+        // replaces it: it does not stop the others' invalidation.
+        try ArchiveRows.allStoredArchives(in: connection)
+            .filter { $0.damage == nil && $0.row.discardedAt == nil && $0.row.generation.rawValue > 0 }
             .compactMap { archive in
-                try invalidate(archive.generation, of: archive, reason: reason, launch: launch, connection)
+                try invalidate(archive.row.generation, of: archive.row, reason: reason, launch: launch, connection)
             }
     }
 

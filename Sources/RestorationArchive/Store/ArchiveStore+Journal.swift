@@ -28,19 +28,18 @@ extension ArchiveStore {
     public func record(_ event: LifecycleEvent) throws(ArchiveStoreError) -> JournalEntry {
         guard mode == .readWrite else { throw .readOnly }
         let policy = configuration.crashPolicy
+        let path = self.path
         let (entry, invalidated) = try withConnection { connection in
             let launch = currentLaunch.withLock { $0 }
             let startsLaunch = launch == nil || event == .willFinishLaunching
             let written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
                 // Only that policy judges the previous launch: no other pays for reading it.
                 let judging = startsLaunch && policy == .discardAfterForegroundDeath
-                let previous = judging ? try Self.launches(connection, newest: 1).last : nil
+                let verdict = judging ? try Self.previousLaunchDiedInForeground(connection, path: path) : nil
                 let entry = try Self.append(.lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
                 var invalidated: [JournalEntry] = []
-                if let previous, previous.ending == .inForeground {
-                    invalidated = try Self.invalidateAll(
-                        reason: "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))",
-                        launch: entry.launch, connection)
+                if let verdict {
+                    invalidated = try Self.invalidateAll(reason: verdict, launch: entry.launch, connection)
                 }
                 return (entry, invalidated)
             }
@@ -89,6 +88,25 @@ extension ArchiveStore {
     }
 
     // MARK: Internals
+
+    /// Why the newest launch in the journal counts as a death in the foreground, or `nil`
+    /// when it does not. A journal whose newest launch cannot be read (damage) counts as one:
+    /// whether that launch crashed is not known, and the policy exists to keep a state that
+    /// crashes the app from being restored. The damaged entry is not read again once newer
+    /// launches follow it, and the journal's pruning deletes it in time; throwing instead
+    /// would stop this launch from recording anything, and every launch after it.
+    private static func previousLaunchDiedInForeground(_ connection: Connection, path: String) throws -> String? {
+        let previous: LaunchSummary?
+        do {
+            previous = try launches(connection, newest: 1).last
+        } catch {
+            let translated = translated(error, path: path)
+            guard translated.isDamage else { throw error }
+            return "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+        }
+        guard let previous, previous.ending == .inForeground else { return nil }
+        return "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))"
+    }
 
     /// Writes a store event into the journal, in the caller's transaction, as part of the
     /// launch this store records events in (if any).
