@@ -47,7 +47,15 @@ struct EventsCommand: ParsableCommand {
         do {
             let archives = try options.selectedArchiveNames(in: store)
             let selected = Set(archives)
-            for entry in try store.journal() {
+            // A damaged journal hides only its own entries.
+            var journal: [JournalEntry] = []
+            do {
+                journal = try store.journal()
+            } catch {
+                guard error.isDamage else { throw error }
+                unreadable.append(error)
+            }
+            for entry in journal {
                 switch entry.kind {
                 case .lifecycle(let event, let state):
                     // Lifecycle events concern the whole app: shown unless --archive asks otherwise.

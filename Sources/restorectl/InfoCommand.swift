@@ -33,7 +33,16 @@ struct InfoCommand: ParsableCommand {
                 }
             }
             let markers = Dictionary(try store.crashMarkers().map { ($0.archive, $0) }, uniquingKeysWith: { first, _ in first })
-            status = CrashStatus(archives: archives, markers: markers, lastLaunch: try store.previousLaunch())
+            // A damaged journal hides only the last launch.
+            var lastLaunch: LaunchSummary?
+            var journalDamage: ArchiveStoreError?
+            do {
+                lastLaunch = try store.previousLaunch()
+            } catch {
+                guard error.isDamage else { throw error }
+                journalDamage = error
+            }
+            status = CrashStatus(archives: archives, markers: markers, lastLaunch: lastLaunch, journalDamage: journalDamage)
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
@@ -41,7 +50,7 @@ struct InfoCommand: ParsableCommand {
         case .text: print(Self.text(status, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
-        Diagnostics.failIfAny(status.archives.compactMap(\.damage))
+        Diagnostics.failIfAny([status.journalDamage].compactMap { $0 } + status.archives.compactMap(\.damage))
     }
 
     /// What `info` shows besides the archives themselves: the state the crash policies act on.
@@ -62,11 +71,17 @@ struct InfoCommand: ParsableCommand {
         let markers: [ArchiveName: CrashMarker]
         /// The newest launch in the journal (this command records none).
         let lastLaunch: LaunchSummary?
+        /// Why the journal could not be read, when it could not.
+        let journalDamage: ArchiveStoreError?
     }
 
     static func text(_ status: CrashStatus, path: String) -> String {
         var out = "Store \(TerminalText.escaped(path))\n"
-        out += "  last launch:   \(describe(status.lastLaunch))\n"
+        if let damage = status.journalDamage {
+            out += "  last launch:   cannot be read: \(TerminalText.escaped(damage.description))\n"
+        } else {
+            out += "  last launch:   \(describe(status.lastLaunch))\n"
+        }
         if status.archives.isEmpty { out += "  (no archives)\n" }
         for archive in status.archives {
             let summary: ArchiveSummary

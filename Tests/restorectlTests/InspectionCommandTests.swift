@@ -227,6 +227,28 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A damaged journal entry hides only the journal: `info` shows the archives and says the
+    /// last launch cannot be read, `events` shows the saves and reports; both exit 1.
+    @Test func aDamagedJournalEntryHidesOnlyTheJournal() throws {
+        try withDemoStore { path in
+            let damage = """
+                import sqlite3; c = sqlite3.connect('\(path)')
+                c.execute("PRAGMA ignore_check_constraints = ON")
+                c.execute("UPDATE journal SET event = 'bogus' WHERE id = (SELECT max(id) FROM journal)")
+                c.commit()
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError.hasPrefix("restorectl: error: The store is damaged: a journal entry"))
+            #expect(info.standardOutput.contains("  last launch:   cannot be read: The store is damaged: a journal entry"))
+            #expect(info.standardOutput.contains("\nArchive main\n  state:         valid\n"))
+            let events = try run(["events", path])
+            #expect(events.status == 1 && events.standardError.hasPrefix("restorectl: error: The store is damaged: a journal entry"))
+            #expect(events.standardOutput.contains("saved  archive main generation 4"))
+            #expect(events.standardOutput.contains("restored  archive main"))
+        }
+    }
+
     @Test func exportWritesAnOwnerOnlyDocumentAndRefusesToOverwrite() throws {
         try withDemoStore { path in
             let output = path + ".json"
