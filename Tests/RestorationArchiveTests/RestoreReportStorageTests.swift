@@ -191,6 +191,25 @@ struct RestoreReportStorageTests {
         }
     }
 
+    /// A damaged report row made keeping the next report fail, and with it the end of every
+    /// restoration: the marker stayed, and the next launch took each restoration for a crash
+    /// and invalidated the generation it restored. The damaged reports are replaced instead.
+    @Test func aDamagedReportDoesNotTurnARestorationIntoACrash() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
+            try tamperBypassingStrict(with: path, table: "restore_report", "UPDATE restore_report SET sequence = 'x'")
+            let restored = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            #expect(restored.isComplete && restored.report.outcome == .restored)
+            #expect(try !store.hasCrashMarker())
+            let next = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path)).restore([next]).report.outcome == .restored)
+            #expect(next.value == "saved")
+            #expect(try store.restoreReports().count == 2, "the damaged one replaced by the first, then the second")
+        }
+    }
+
     /// A store holding more reports than the window (kept by a library that retained more)
     /// is brought back to it by the next report, not only the one report that falls out.
     @Test func reportsBeyondTheWindowArePrunedAll() throws {

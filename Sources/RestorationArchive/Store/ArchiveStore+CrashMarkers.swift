@@ -115,7 +115,7 @@ extension ArchiveStore {
                 state.restoreAttempts = 0
                 return true
             }
-            try Self.insertReport(blob, of: report, archive: row, connection)
+            try keepReport(blob, of: report, archive: row, connection)
         }
     }
 

@@ -1,3 +1,5 @@
+import Logging
+
 extension ArchiveStore {
     /// How many restore reports each archive keeps; older ones are deleted as new ones arrive.
     public static let retainedRestoreReports = 16
@@ -32,6 +34,29 @@ extension ArchiveStore {
         let blob = try Self.storedBlob(of: report)
         try write { connection in
             guard let row = try ArchiveRows.storedArchive(named: report.archive, in: connection)?.row else { return }
+            try keepReport(blob, of: report, archive: row, connection)
+        }
+    }
+
+    /// Keeps a report in the caller's transaction. A damaged report row of the archive (the
+    /// newest's sequence unreadable, say) made the insertion fail, and with it the end of every
+    /// restoration: the marker stayed and the next launch took the restoration for a crash.
+    /// The archive's kept reports are then replaced by this one; they are a record of past
+    /// launches, and this is the newest.
+    func keepReport(
+        _ blob: [UInt8], of report: RestoreReport, archive row: ArchiveRows.ArchiveRow, _ connection: Connection
+    ) throws {
+        do {
+            try connection.step { try Self.insertReport(blob, of: report, archive: row, connection) }
+        } catch {
+            let translated = Self.translated(error, path: path)
+            guard translated.isDamage else { throw error }
+            logger?.warning(
+                "The restore reports of archive '\(row.name)' are damaged (\(translated.description)); they are replaced by this one")
+            let delete = try connection.statement("DELETE FROM restore_report WHERE archive_id = ?")
+            defer { delete.reset() }
+            try delete.bind(row.id, at: 1)
+            try delete.run()
             try Self.insertReport(blob, of: report, archive: row, connection)
         }
     }
