@@ -115,7 +115,7 @@ struct StoreFileTests {
         }
     }
 
-    @Test(arguments: ["empty", "random", "text", "jpeg", "directory"])
+    @Test(arguments: ["empty", "random", "text", "jpeg", "directory", "one-byte", "header-start"])
     func aFileThatIsNotAStoreIsRefused(kind: String) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/bad.sqlite"
@@ -126,6 +126,10 @@ struct StoreFileTests {
                 let bytes = (0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) }
                 #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
             case "text": #expect(FileManager.default.createFile(atPath: path, contents: Data("hello\n".utf8)))
+            // What is left of a store cut short before SQLite's 16-byte header string ends:
+            // SQLite takes it for an empty database, which a read-write open would fill anew.
+            case "one-byte": #expect(FileManager.default.createFile(atPath: path, contents: Data("S".utf8)))
+            case "header-start": #expect(FileManager.default.createFile(atPath: path, contents: Data("SQLite format 3".utf8)))
             case "jpeg":
                 #expect(FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0, count: 4096))))
             default: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)

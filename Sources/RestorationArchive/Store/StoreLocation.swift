@@ -97,7 +97,13 @@ enum StoreLocation {
 
     private static func checkExisting(path: String, info: stat) throws(ArchiveStoreError) {
         switch info.st_mode & S_IFMT {
-        case S_IFREG: return
+        case S_IFREG:
+            // SQLite takes a file shorter than its 16-byte header string for an empty database,
+            // and a read-write open would write a new store over it, as if nothing had been
+            // saved. Neither SQLite nor this library leaves one (the first write is a whole page).
+            if (1..<16).contains(info.st_size) {
+                throw .notAStore(path: path, reason: "it is too short to be an SQLite database (\(info.st_size) bytes)")
+            }
         case S_IFLNK: throw .symbolicLinkAtStorePath(path: path)
         case S_IFDIR: throw .notAStore(path: path, reason: "it is a directory")
         default: throw .notAStore(path: path, reason: "it is not a regular file")
