@@ -363,6 +363,30 @@ struct StoreDamageTests {
         }
     }
 
+    /// Damage to the schema's text (which SQLite's `quick_check` does not look at) made every
+    /// save fail with a plain database error, one an app takes as worth a retry. A statement
+    /// that names what the migrations made but the schema lacks, or a `CHECK` that refuses what
+    /// the library writes, is the store's damage.
+    @Test(arguments: [
+        ("generation", "platform", "platfrom"),
+        ("node", "class_version", "class_versiom"),
+        ("generation", "restored_cleanly IN (0, 1)", "restored_cleanly IN (6, 1)"),
+    ])
+    func aDamagedSchemaIsDamage(table: String, from: String, to: String) throws {
+        try withSavedStore { path, nodes in
+            try tamperWithSchema(of: path, table: table, replacing: from, with: to)
+            let store = try ArchiveStore(path: path)
+            let error = #expect(throws: ArchiveStoreError.self) { () throws -> Void in
+                try store.save(nodes, header: SampleArchives.header)
+            }
+            guard case .damagedStore(let reason)? = error else {
+                Issue.record("\(String(describing: error)), not damagedStore")
+                return
+            }
+            #expect(reason.hasPrefix("its schema"), "\(reason)")
+        }
+    }
+
     @Test func generationsOfALostArchiveAreDamageNotANewArchive() throws {
         try withSavedStore { path, nodes in
             try tamper(with: path, "PRAGMA foreign_keys = OFF; DELETE FROM archive")

@@ -9,6 +9,23 @@ func tamper(with path: String, _ sql: String) throws {
     try connection.execute(sql)
 }
 
+/// Replaces `from` with `to` in the schema text of a store file's `table`, as damage to the
+/// page holding the schema would: SQLite reads the damaged text at the next open.
+func tamperWithSchema(of path: String, table: String, replacing from: String, with to: String) throws {
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    let sql = """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql, '\(from)', '\(to)') WHERE name = '\(table)';
+        PRAGMA writable_schema = OFF;
+        """
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+        sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
+    else {
+        throw DatabaseError(handle: handle, code: sqlite3_errcode(handle), sql: sql)
+    }
+}
+
 /// Raw SQL against a store file's `table` with its `STRICT` taken away while `sql` runs, so
 /// that a column can be given a value of another storage class, as only a damaged file (a
 /// bad disk, another program writing the pages) otherwise holds. The schema text is put back

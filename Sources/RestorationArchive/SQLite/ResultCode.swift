@@ -70,6 +70,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let readOnlyCantInit = ResultCode(rawValue: 8 | (5 << 8))
     /// `SQLITE_BUSY_SNAPSHOT`
     public static let busySnapshot = ResultCode(rawValue: 5 | (2 << 8))
+    /// `SQLITE_CONSTRAINT_CHECK`: a `CHECK` constraint refused a value.
+    public static let constraintCheck = ResultCode(rawValue: 19 | (1 << 8))
 
     public var description: String {
         "SQLite result code \(rawValue)"

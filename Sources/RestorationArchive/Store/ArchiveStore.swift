@@ -309,6 +309,11 @@ public final class ArchiveStore: Sendable {
         }
     }
 
+    /// Whether SQLite's message says a statement names a table or column the schema lacks.
+    private static func isSchemaMismatch(_ message: String) -> Bool {
+        message.hasPrefix("no such table") || message.hasPrefix("no such column") || message.contains("has no column named")
+    }
+
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
     static func translated(_ error: any Error, path: String) -> ArchiveStoreError {
         switch error {
@@ -320,6 +325,13 @@ public final class ArchiveStore: Sendable {
             case .notADatabase: return .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:
                 return .damagedStore("SQLite finds the file malformed (\(error.message))")
+            case _ where error.resultCode == .error && isSchemaMismatch(error.message):
+                // The library's statements name only what its migrations made, and the
+                // migrations' history was verified at opening: the schema's text was damaged.
+                return .damagedStore("its schema does not hold what its migrations made (\(error.message))")
+            case .constraintCheck:
+                // What the library writes keeps the CHECK constraints its migrations made.
+                return .damagedStore("its schema's constraints are not what its migrations made (\(error.message))")
             default: return .database(error)
             }
         case let error as ColumnError:
