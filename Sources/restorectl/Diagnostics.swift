@@ -9,8 +9,8 @@ enum Diagnostics {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
-    /// After a command printed what it could read: one error line for each archive it could
-    /// not (damaged), then exit status 1; nothing when there was none.
+    /// After a command printed what it could read: one error line for each part it could not
+    /// (a damaged archive, the journal), then exit status 1; nothing when there was none.
     static func failIfAny(_ unreadable: [ArchiveStoreError]) {
         guard !unreadable.isEmpty else { return }
         for error in unreadable { printError(error.description) }

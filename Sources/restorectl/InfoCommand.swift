@@ -92,7 +92,7 @@ struct InfoCommand: ParsableCommand {
                 out += "\nArchive \(TerminalText.escaped(name.rawValue))\n"
                 out += "  state:         damaged: \(TerminalText.escaped(error.description))\n"
                 out += "  crash marker:  \(describe(status.markers[name]))\n"
-                out += "  (restorectl check lists its problems; the app's next full save, or a discard, replaces it)\n"
+                out += "  (restorectl check lists its problems; the app's next full save writes it afresh, a discard deletes it)\n"
                 continue
             }
             out += "\nArchive \(TerminalText.escaped(summary.name.rawValue))\n"
@@ -179,6 +179,8 @@ struct InfoJSON: Encodable {
     let archives: [ArchiveJSON]
     /// The archives that could not be read; left out when there is none.
     let damaged_archives: [DamagedArchiveJSON]?
+    /// Why the journal could not be read (`last_launch` is then left out); left out when it could.
+    let journal_error: String?
 
     init(store: String, _ status: InfoCommand.CrashStatus) {
         self.store = store
@@ -197,6 +199,7 @@ struct InfoJSON: Encodable {
         }
         self.archives = archives
         damaged_archives = damaged.isEmpty ? nil : damaged
+        journal_error = status.journalDamage?.description
     }
 }
 
