@@ -220,6 +220,60 @@ struct CrashMarkerTests {
         }
     }
 
+    /// The generation a dead restoration left its marker on may be damaged since: the policy
+    /// has nothing to invalidate there (a damaged generation is never restored), and its
+    /// damage must not keep the marker, which every launch after read and failed on.
+    @Test func markerOnADamagedGenerationIsClearedAndTheNextSaveRestores() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            try restoreAndDie(path)
+            try tamper(with: path, "UPDATE generation SET app_version = '12.0' WHERE generation = 1")
+            let first = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            guard case .failed = first.report.outcome else {
+                Issue.record("a damaged generation is not restored: \(first.report.outcome)")
+                return
+            }
+            #expect(try !store.hasCrashMarker())
+            try makeEngine(store).preserve([Probe("Root", value: "fine")])
+            let next = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path)).restore([next]).report.outcome == .restored)
+            #expect(next.value == "fine")
+        }
+    }
+
+    /// A damaged older generation is no candidate for restoring: it must not stop the
+    /// newest's restoration (it did, at every launch, until it was pruned), nor be fallen back
+    /// to.
+    @Test(arguments: [CrashPolicy.discard, .fallBackToKnownGood])
+    func aDamagedOlderGenerationDoesNotStopTheNewestsRestoration(policy: CrashPolicy) throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(retainedGenerations: 3, crashPolicy: policy)
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "first")])
+            #expect(try makeEngine(store).restore([Probe("Root")]).isComplete, "generation 1 restored cleanly")
+            try store.save(
+                [ArchivedNode(path: try RestorationPath("Root"), className: "Probe", state: try Self.state("second"))],
+                header: SaveHeader(appVersion: "11.0", appBuild: "1024", platform: "linux", idiom: "phone"))
+            try tamper(with: path, "UPDATE generation SET app_version = '12.0' WHERE generation = 1")
+            let root = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root]).report.outcome == .restored)
+            #expect(root.value == "second")
+            // The newest invalidated: the damaged older one is not fallen back to.
+            try restoreAndDie(path, configuration: configuration)
+            let after = Probe("Root")
+            let outcome = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([after]).report.outcome
+            #expect(outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
+            #expect(after.decodeCount == 0)
+        }
+    }
+
+    private static func state(_ value: String) throws -> [UInt8] {
+        let coder = StateEncoder()
+        try coder.encode(value, forKey: "value")
+        return try coder.encodedBlob()
+    }
+
     @Test func restorationStillInProgressInThisProcessIsNotACrash() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

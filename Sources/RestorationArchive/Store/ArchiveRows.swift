@@ -451,6 +451,32 @@ enum ArchiveRows {
         return rows
     }
 
+    /// Retained generations, newest first, as a restoration reads them: the newest as
+    /// ``generations(of:in:)`` does (its damage is thrown), older ones only when intact. A
+    /// damaged older generation is no candidate for restoring, and must not stop the newest's
+    /// restoration (it did, at every launch, until it was pruned).
+    static func generationsForRestoring(of archive: ArchiveRow, in connection: Connection) throws -> [GenerationRow] {
+        let statement = try connection.statement(generationsFromNumber)
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(Int64.max, at: 2)
+        var rows: [GenerationRow] = []
+        while try statement.step() {
+            do {
+                rows.append(try generationRow(statement, archive: archive.name))
+            } catch where isDamage(error) {
+                if (try? statement.int64(0)) == archive.generation.rawValue { throw error }
+            }
+        }
+        return rows
+    }
+
+    /// Whether reading a row failed on what the row holds (a checksum, a value of another
+    /// type, text that is not UTF-8), rather than on the file or the database.
+    static func isDamage(_ error: any Error) -> Bool {
+        (error as? ArchiveStoreError)?.isDamage == true || error is ColumnError
+    }
+
     static func insert(_ row: GenerationRow, archive: ArchiveRow, in connection: Connection) throws {
         let statement = try connection.statement(
             """

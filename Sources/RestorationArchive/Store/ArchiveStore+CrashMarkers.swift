@@ -25,6 +25,11 @@ extension ArchiveStore {
         var refusal: String?
         /// Generations this launch invalidated because their restoration died.
         var invalidated: [Generation]
+        /// Damage met reading the generation to restore after a marker was dealt with: thrown
+        /// once the marker's removal is committed, which it must not undo (the marker would
+        /// stay, and every launch after would meet the damage again instead of a save's new
+        /// generation).
+        var damage: ArchiveStoreError? = nil
     }
 
     /// What a crash marker says.
@@ -54,20 +59,28 @@ extension ArchiveStore {
         }) {
             return prepared
         }
+        let path = self.path
         let prepared = try write { connection in
-            guard
-                let prepared = try Self.prepare(
-                    archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: true, seal: seal,
-                    connection)
-            else {
-                throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
+            do {
+                guard
+                    let prepared = try Self.prepare(
+                        archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: true, seal: seal,
+                        connection)
+                else {
+                    throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
+                }
+                return prepared
+            } catch let failure as MarkerDealtWith {
+                return PreparedRestoration(
+                    snapshot: nil, refusal: nil, invalidated: failure.invalidated,
+                    damage: Self.translated(failure.damage, path: path))
             }
-            return prepared
         }
         for generation in prepared.invalidated {
             logger?.warning(
                 "The app died while restoring archive '\(archive)' generation \(generation); the crash policy invalidated it")
         }
+        if let damage = prepared.damage { throw damage }
         return prepared
     }
 
@@ -181,14 +194,22 @@ extension ArchiveStore {
                     snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
             }
             guard applying else { return nil }
-            // That restoration died: apply the policy, then forget the marker.
-            let attempts = try ArchiveRows.generation(marker.generation, of: row, in: connection)?.restoreAttempts ?? 0
+            // That restoration died: apply the policy, then forget the marker. A generation
+            // whose header is damaged is never restored: there is nothing to invalidate, and
+            // its damage must not keep the marker (and every launch after) from going on.
+            let died: ArchiveRows.GenerationRow?
+            do {
+                died = try ArchiveRows.generation(marker.generation, of: row, in: connection)
+            } catch where ArchiveRows.isDamage(error) {
+                died = nil
+            }
+            let attempts = died?.restoreAttempts ?? 0
             let spent =
                 switch policy {
                 case .discard, .fallBackToKnownGood, .discardAfterForegroundDeath: true
                 case .retry(let allowed): attempts >= Int64(allowed)
                 }
-            if spent {
+            if spent, died != nil {
                 let reason =
                     attempts > 1
                     ? "the app died during each of its last \(attempts) restorations" : "the app died while restoring it"
@@ -200,8 +221,28 @@ extension ArchiveStore {
             defer { clear.reset() }
             try clear.bind(row.id, at: 1)
             try clear.run()
+            do {
+                return try choose(row, policy: policy, invalidated: invalidated, seal: seal, connection)
+            } catch where ArchiveRows.isDamage(error) {
+                throw MarkerDealtWith(invalidated: invalidated, damage: error)
+            }
         }
-        let generations = try ArchiveRows.generations(of: row, in: connection)
+        return try choose(row, policy: policy, invalidated: invalidated, seal: seal, connection)
+    }
+
+    /// Damage met after a marker was dealt with, in the transaction that did so.
+    private struct MarkerDealtWith: Error {
+        let invalidated: [Generation]
+        let damage: any Error
+    }
+
+    /// The generation to restore, read: the newest, unless it was invalidated (then the newest
+    /// known good one under `fallBackToKnownGood`, or none).
+    private static func choose(
+        _ row: ArchiveRows.ArchiveRow, policy: CrashPolicy, invalidated: [Generation], seal: StateSeal?,
+        _ connection: Connection
+    ) throws -> PreparedRestoration {
+        let generations = try ArchiveRows.generationsForRestoring(of: row, in: connection)
         guard let newest = generations.first(where: { $0.generation == row.generation }) else {
             throw ArchiveStoreError.damagedArchive(row.name, row.generation, ArchiveRows.newestHeaderMissing)
         }
