@@ -388,6 +388,25 @@ struct StoreDamageTests {
         }
     }
 
+    /// A header whose file format write version is over 2 makes SQLite open the file
+    /// read-only: every save failed as if the file were read-only, an error an app retries.
+    /// A read-write open refuses it as damage; a read-only one still reads it.
+    @Test(arguments: [(18, UInt8(3), "write"), (18, 0, "write"), (19, 200, "read")])
+    func aHeaderWithAFormatVersionSQLiteDoesNotWriteIsDamage(offset: Int, value: UInt8, which: String) throws {
+        try withSavedStore { path, nodes in
+            var bytes = try #require(fileBytes(path))
+            bytes[offset] = value
+            try Data(bytes).write(to: URL(filePath: path))
+            #expect(
+                throws: ArchiveStoreError.damagedStore(
+                    "its header's file format \(which) version is \(value), which SQLite does not write")
+            ) { try ArchiveStore(path: path) }
+            if which == "write" {
+                #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
+            }
+        }
+    }
+
     @Test func generationsOfALostArchiveAreDamageNotANewArchive() throws {
         try withSavedStore { path, nodes in
             try tamper(with: path, "PRAGMA foreign_keys = OFF; DELETE FROM archive")

@@ -180,6 +180,7 @@ public final class ArchiveStore: Sendable {
 
     private static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> Connection {
         try StoreLocation.prepareForWriting(path: path)
+        try StoreLocation.checkFormatVersions(path: path)
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
