@@ -212,13 +212,23 @@ enum Damage {
     /// typed error (a b-tree SQLite cannot trust may give back other bytes than were written:
     /// the checksums catch them), but never read back other content silently. `saved`: every
     /// archive was saved again and read back.
+    ///
+    /// It does so as a launch does: it records the launch in the journal and restores each
+    /// archive first (under `discardAfterForegroundDeath`, the policy that reads the journal),
+    /// whatever that gives, then saves and goes to the background. When every archive was
+    /// saved again, the next launch must restore each one: damage that made the first launch's
+    /// restoration fail must not make every later one fail too (a damaged restore report once
+    /// left each restoration's marker behind, and the next launch took it for a crash).
     private static func recover(_ path: String, expecting expected: Expected, fileIsSound: Bool)
         -> (problem: String?, saved: Bool)
     {
-        guard let store = try? ArchiveStore(path: path) else { return (nil, false) }
+        let configuration = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+        guard let store = try? ArchiveStore(path: path, configuration: configuration) else { return (nil, false) }
+        let archives = expected.newest.sorted { $0.key.rawValue < $1.key.rawValue }
+            .compactMap { name, newest in newest.map { (name, $0.nodes) } }
+        var fileDamage = launch(store, archives.map(\.0)).fileDamage
         var saved = true
-        for (name, newest) in expected.newest.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            guard let nodes = newest?.nodes else { continue }
+        for (name, nodes) in archives {
             do {
                 try store.save(nodes, header: Content.header, in: name)
                 guard try store.snapshot(of: name)?.nodes == nodes else {
@@ -231,7 +241,57 @@ enum Damage {
                 saved = false
             }
         }
+        fileDamage = isFileDamage { () throws(ArchiveStoreError) in _ = try store.record(.didEnterBackground) } || fileDamage
+        guard saved else { return (nil, false) }
+        guard let next = try? ArchiveStore(path: path, configuration: configuration) else {
+            return fileIsSound ? ("the store saved again does not open", false) : (nil, false)
+        }
+        let second = launch(next, archives.map(\.0))
+        fileDamage = fileDamage || second.fileDamage
+        for (name, outcome) in zip(archives.map(\.0), second.outcomes) where outcome != .success(.restored) {
+            // Damage to the file itself (`damagedStore`: the schema's text, say) may stop it;
+            // so may a journal that could not record the launches (the policy then takes the
+            // first for a death in the foreground).
+            let failedOnFile =
+                switch outcome {
+                case .success(.failed(let reason)): reason.hasPrefix("The store is damaged:")
+                case .failure(.store(.damagedStore)): true
+                default: false
+                }
+            if fileIsSound && !failedOnFile && !fileDamage {
+                return ("locked out: the launch after saving '\(name)' again did not restore it: \(outcome)", false)
+            }
+            saved = false
+        }
         return (nil, saved)
+    }
+
+    /// A launch: recorded in the journal, then each archive restored (no restoration class
+    /// is registered: each node is skipped, and the report says so), each outcome returned.
+    /// `fileDamage`: the journal refused the launch with `damagedStore`.
+    private static func launch(_ store: ArchiveStore, _ archives: [ArchiveName])
+        -> (outcomes: [Result<RestoreReport.Outcome, RestorationError>], fileDamage: Bool)
+    {
+        let fileDamage = isFileDamage { () throws(ArchiveStoreError) in _ = try store.record(.willFinishLaunching) }
+        let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
+        let engine: RestorationEngine
+        do {
+            engine = try RestorationEngine(store: store, app: app, registry: RestorationRegistry())
+        } catch {
+            return (archives.map { _ in .failure(error) }, fileDamage)
+        }
+        return (archives.map { name in Result { () throws(RestorationError) in try engine.restore([], from: name).report.outcome } }, fileDamage)
+    }
+
+    /// Runs `body`; whether it threw `damagedStore` (other errors are ignored).
+    private static func isFileDamage(_ body: () throws(ArchiveStoreError) -> Void) -> Bool {
+        do {
+            try body()
+            return false
+        } catch {
+            if case .damagedStore = error { return true }
+            return false
+        }
     }
 
     /// Whether SQLite's `PRAGMA quick_check` finds nothing wrong.
