@@ -407,6 +407,35 @@ struct StoreDamageTests {
         }
     }
 
+    /// A full save starts its epoch from nothing: a node row damaged into a later epoch was
+    /// read as one of the new generation's (its digest then failed), and a generation row
+    /// damaged into a later number made the new header's insertion fail.
+    @Test(arguments: [
+        "INSERT INTO node SELECT archive_id, 2, path || '/x', 2, NULL, class_name, class_version, sibling_order, state, checksum FROM node LIMIT 1",
+        "UPDATE generation SET generation = 2",
+    ])
+    func aFullSaveStartsItsEpochFromNothing(sql: String) throws {
+        try withSavedStore { path, nodes in
+            try tamper(with: path, sql)
+            let store = try ArchiveStore(path: path)
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == 2)
+            #expect(try store.snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
+        }
+    }
+
+    /// A damaged `DEFAULT` in the schema's text gave each new generation a restoration state
+    /// its checksum did not cover: every save wrote a generation that read as damaged.
+    @Test func aDamagedDefaultInTheSchemaDoesNotDamageNewGenerations() throws {
+        try withSavedStore { path, nodes in
+            try tamperWithSchema(
+                of: path, table: "generation", replacing: "restore_attempts INTEGER NOT NULL DEFAULT 0",
+                with: "restore_attempts INTEGER NOT NULL DEFAULT 4")
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            #expect(try store.snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
+        }
+    }
+
     @Test func generationsOfALostArchiveAreDamageNotANewArchive() throws {
         try withSavedStore { path, nodes in
             try tamper(with: path, "PRAGMA foreign_keys = OFF; DELETE FROM archive")

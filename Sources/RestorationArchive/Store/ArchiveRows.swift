@@ -477,12 +477,16 @@ enum ArchiveRows {
         (error as? ArchiveStoreError)?.isDamage == true || error is ColumnError
     }
 
+    /// Writes a new generation's header with both its checksums. Every column the checksums
+    /// cover is bound, none left to the schema's `DEFAULT`: a damaged default (the schema's
+    /// text) made each new generation fail its own checksum.
     static func insert(_ row: GenerationRow, archive: ArchiveRow, in connection: Connection) throws {
         let statement = try connection.statement(
             """
             INSERT INTO generation (archive_id, generation, store_format, app_version, app_build, platform, idiom, \
-            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum, state_checksum, epoch) \
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            saved_at, save_kind, app_values, node_count, total_bytes, node_digest, checksum, state_checksum, epoch, \
+            invalidated_at, invalidated_reason, restore_attempts, restored_cleanly) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
@@ -501,6 +505,10 @@ enum ArchiveRows {
         try statement.bind(generationChecksum(archive: archive.name, row: row), at: 14)
         try statement.bind(generationStateChecksum(archive: archive.name, row: row), at: 15)
         try statement.bind(row.epoch.rawValue, at: 16)
+        try statement.bind(row.invalidatedAt, at: 17)
+        try statement.bind(row.invalidatedReason, at: 18)
+        try statement.bind(row.restoreAttempts, at: 19)
+        try statement.bind(row.restoredCleanly ? 1 : 0, at: 20)
         try statement.run()
     }
 

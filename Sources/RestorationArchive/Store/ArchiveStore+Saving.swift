@@ -37,6 +37,7 @@ extension ArchiveStore {
             // The previous generation's rows stay as they are, in its epoch (the prune deletes
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
+            try Self.deleteFutureRows(of: row, connection)
 
             let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
             var digest: Int64 = 0
@@ -319,6 +320,25 @@ extension ArchiveStore {
         try statement.bind(archive.generation.rawValue, at: 2)
         guard try statement.step() else { return 0 }
         return Int(clamping: max(0, try statement.int64(0)))
+    }
+
+    /// Deletes the archive's rows that belong after its newest generation: node rows of a
+    /// later epoch and generation rows of a later number. A sound store has none (every save
+    /// advances the archive's generation in the transaction that writes them); damage to a
+    /// row's numbers may leave one, and the new epoch would then read it as one of its own,
+    /// or the new header's insertion fail on it: a full save, which replaces everything, must
+    /// start from nothing. Each `DELETE` is one seek on the primary key.
+    private static func deleteFutureRows(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
+        for sql in [
+            "DELETE FROM node WHERE archive_id = ? AND epoch > ?",
+            "DELETE FROM generation WHERE archive_id = ? AND generation > ?",
+        ] {
+            let delete = try connection.statement(sql)
+            defer { delete.reset() }
+            try delete.bind(archive.id, at: 1)
+            try delete.bind(archive.generation.rawValue, at: 2)
+            try delete.run()
+        }
     }
 
     // MARK: Steps shared by both saves
