@@ -74,22 +74,22 @@ struct SQLiteLayerTests {
         }
     }
 
-    /// A step that throws takes back only what it wrote; the transaction goes on and commits
-    /// the rest.
-    @Test func aFailedStepIsRolledBackAloneAndTheTransactionGoesOn() throws {
+    /// A part in a savepoint that throws takes back only what it wrote; the transaction goes
+    /// on and commits the rest.
+    @Test func aFailedSavepointIsRolledBackAloneAndTheTransactionGoesOn() throws {
         struct Failure: Error {}
         try withTemporaryDirectory { directory in
             let connection = try open(directory)
             try connection.execute("CREATE TABLE t (x INTEGER)")
-            let failingStep: () throws -> Void = {
+            let failingPart: () throws -> Void = {
                 try connection.execute("INSERT INTO t VALUES (2)")
                 throw Failure()
             }
             try connection.transaction(.immediate) {
                 try connection.execute("INSERT INTO t VALUES (1)")
-                #expect(throws: Failure.self) { try connection.step(failingStep) }
+                #expect(throws: Failure.self) { try connection.savepoint(failingPart) }
                 #expect(connection.isInTransaction)
-                try connection.step { try connection.execute("INSERT INTO t VALUES (3)") }
+                try connection.savepoint { try connection.execute("INSERT INTO t VALUES (3)") }
             }
             #expect(try connection.pragmaText("SELECT group_concat(x) FROM t") == "1,3")
         }

@@ -47,7 +47,7 @@ extension ArchiveStore {
         _ blob: [UInt8], of report: RestoreReport, archive row: ArchiveRows.ArchiveRow, _ connection: Connection
     ) throws {
         do {
-            try connection.step { try Self.insertReport(blob, of: report, archive: row, connection) }
+            try connection.savepoint { try Self.insertReport(blob, of: report, archive: row, connection) }
         } catch {
             let translated = Self.translated(error, path: path)
             guard translated.isDamage else { throw error }
