@@ -372,6 +372,7 @@ struct StoreDamageTests {
         ("node", "class_version", "class_versiom"),
         ("generation", "restored_cleanly IN (0, 1)", "restored_cleanly IN (6, 1)"),
         ("generation", "CHECK (generation > 0)", "CHECK (abz(generation) > 0)"),
+        ("generation", "REFERENCES archive(id)", "REFERENCES archive(ie)"),
     ])
     func aDamagedSchemaIsDamage(table: String, from: String, to: String) throws {
         try withSavedStore { path, nodes in

@@ -310,13 +310,14 @@ public final class ArchiveStore: Sendable {
         }
     }
 
-    /// Whether SQLite's message says a statement names a table or column the schema lacks, or
-    /// that an expression of the schema (a `CHECK`) calls a function that does not exist.
-    /// ("no such function", which a statement of the library's own would get from an SQLite
-    /// lacking it, is not damage.)
+    /// Whether SQLite's message says a statement names a table or column the schema lacks,
+    /// that an expression of the schema (a `CHECK`) calls a function that does not exist, or
+    /// that a foreign key of the schema names no key of its parent table. ("no such function",
+    /// which a statement of the library's own would get from an SQLite lacking it, is not
+    /// damage.)
     private static func isSchemaMismatch(_ message: String) -> Bool {
         message.hasPrefix("no such table") || message.hasPrefix("no such column") || message.contains("has no column named")
-            || message.hasPrefix("unknown function")
+            || message.hasPrefix("unknown function") || message.hasPrefix("foreign key mismatch")
     }
 
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
