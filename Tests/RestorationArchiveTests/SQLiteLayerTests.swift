@@ -74,27 +74,6 @@ struct SQLiteLayerTests {
         }
     }
 
-    /// A part in a savepoint that throws takes back only what it wrote; the transaction goes
-    /// on and commits the rest.
-    @Test func aFailedSavepointIsRolledBackAloneAndTheTransactionGoesOn() throws {
-        struct Failure: Error {}
-        try withTemporaryDirectory { directory in
-            let connection = try open(directory)
-            try connection.execute("CREATE TABLE t (x INTEGER)")
-            let failingPart: () throws -> Void = {
-                try connection.execute("INSERT INTO t VALUES (2)")
-                throw Failure()
-            }
-            try connection.transaction(.immediate) {
-                try connection.execute("INSERT INTO t VALUES (1)")
-                #expect(throws: Failure.self) { try connection.savepoint(failingPart) }
-                #expect(connection.isInTransaction)
-                try connection.savepoint { try connection.execute("INSERT INTO t VALUES (3)") }
-            }
-            #expect(try connection.pragmaText("SELECT group_concat(x) FROM t") == "1,3")
-        }
-    }
-
     @Test func typedBindingAndColumnsRoundTrip() throws {
         try withTemporaryDirectory { directory in
             let connection = try open(directory)

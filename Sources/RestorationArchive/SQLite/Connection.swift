@@ -144,24 +144,6 @@ final class Connection {
         return result
     }
 
-    /// Runs `body` inside the open transaction as a part that can fail alone: when it throws,
-    /// what it wrote is rolled back (`ROLLBACK TO` its savepoint) and the error thrown, and the
-    /// transaction goes on.
-    func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
-        try control("SAVEPOINT part")
-        let result: Result
-        do {
-            result = try body()
-        } catch {
-            // After an error that ended the transaction (SQLite rolls back some), there is no
-            // savepoint left to roll back to.
-            if isInTransaction { _ = try? control("ROLLBACK TO part"); _ = try? control("RELEASE part") }
-            throw error
-        }
-        try control("RELEASE part")
-        return result
-    }
-
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): everything it reads comes from
     /// one committed state of the database.
     ///

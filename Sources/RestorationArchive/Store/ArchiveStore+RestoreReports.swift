@@ -42,12 +42,14 @@ extension ArchiveStore {
     /// newest's sequence unreadable, say) made the insertion fail, and with it the end of every
     /// restoration: the marker stayed and the next launch took the restoration for a crash.
     /// The archive's kept reports are then replaced by this one; they are a record of past
-    /// launches, and this is the newest.
+    /// launches, and this is the newest. (No savepoint is needed: SQLite undoes a failed
+    /// statement's own changes, and the deletion takes any row the insertion's earlier
+    /// statements wrote.)
     func keepReport(
         _ blob: [UInt8], of report: RestoreReport, archive row: ArchiveRows.ArchiveRow, _ connection: Connection
     ) throws {
         do {
-            try connection.savepoint { try Self.insertReport(blob, of: report, archive: row, connection) }
+            try Self.insertReport(blob, of: report, archive: row, connection)
         } catch {
             let translated = Self.translated(error, path: path)
             guard translated.isDamage else { throw error }
