@@ -391,8 +391,9 @@ struct StoreDamageTests {
 
     /// A header whose file format write version is over 2 makes SQLite open the file
     /// read-only: every save failed as if the file were read-only, an error an app retries.
-    /// A read-write open refuses it as damage; a read-only one still reads it.
-    @Test(arguments: [(18, UInt8(3), "write"), (18, 0, "write"), (19, 200, "read")])
+    /// The save (or, for the read version, the opening) says it is damage; a read-only open
+    /// still reads a store whose write version is damaged.
+    @Test(arguments: [(18, UInt8(3), "write"), (18, 255, "write"), (19, 200, "read")])
     func aHeaderWithAFormatVersionSQLiteDoesNotWriteIsDamage(offset: Int, value: UInt8, which: String) throws {
         try withSavedStore { path, nodes in
             var bytes = try #require(fileBytes(path))
@@ -401,7 +402,7 @@ struct StoreDamageTests {
             #expect(
                 throws: ArchiveStoreError.damagedStore(
                     "its header's file format \(which) version is \(value), which SQLite does not write")
-            ) { try ArchiveStore(path: path) }
+            ) { try ArchiveStore(path: path).save(nodes, header: SampleArchives.header) }
             if which == "write" {
                 #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
             }

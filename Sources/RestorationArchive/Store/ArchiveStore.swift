@@ -180,7 +180,6 @@ public final class ArchiveStore: Sendable {
 
     private static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> Connection {
         try StoreLocation.prepareForWriting(path: path)
-        try StoreLocation.checkFormatVersions(path: path)
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
@@ -328,13 +327,18 @@ public final class ArchiveStore: Sendable {
         case let error as DatabaseError:
             switch error.extendedResultCode {
             case .cantOpenSymlink: return .symbolicLinkAtStorePath(path: path)
-            case .notADatabase: return .notAStore(path: path, reason: "it is not an SQLite database")
+            case .notADatabase:
+                return StoreLocation.formatVersionDamage(path: path)
+                    ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:
                 return .damagedStore("SQLite finds the file malformed (\(error.message))")
             case _ where error.resultCode == .error && isSchemaMismatch(error.message):
                 // The library's statements name only what its migrations made, and the
                 // migrations' history was verified at opening: the schema's text was damaged.
                 return .damagedStore("its schema does not hold what its migrations made (\(error.message))")
+            case _ where error.resultCode == .readOnly:
+                // A store opened read-write that SQLite will not write: its header may say so.
+                return StoreLocation.formatVersionDamage(path: path) ?? .database(error)
             case .constraintCheck:
                 // What the library writes keeps the CHECK constraints its migrations made.
                 return .damagedStore("its schema's constraints are not what its migrations made (\(error.message))")
