@@ -167,7 +167,7 @@ enum ArchiveRows {
     /// saved (which a launch would silently start afresh from). The checks cost a scan of
     /// the few archive and generation rows, and only when the name is not found.
     static func archive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow? {
-        try find(name, in: connection) { statement in try archiveRow(statement) }
+        try storedArchive(named: name, in: connection).map(checked)
     }
 
     /// The archive of that name as a write that replaces everything it holds (a full save, a
@@ -184,40 +184,27 @@ enum ArchiveRows {
     static func archiveToReplace(named name: ArchiveName, in connection: Connection) throws
         -> StoredArchive?
     {
-        try find(name, in: connection) { statement in try replaceable(statement, connection) }
-    }
-
-    /// The archive of that name as stored, damaged or not, for what only needs to find it
-    /// (its restore reports, which carry checksums of their own), or `nil` when the store has
-    /// none.
-    static func storedArchive(named name: ArchiveName, in connection: Connection) throws -> StoredArchive? {
-        try find(name, in: connection) { statement in
-            let stored = try storedArchiveRow(statement)
-            return (stored, stored.row.name)
-        }
+        try storedArchive(named: name, in: connection).map { try replaceable($0, connection) }
     }
 
     /// Every archive row, in name order, as ``archiveToReplace(named:in:)`` reads one.
     static func allArchivesToReplace(in connection: Connection) throws -> [StoredArchive] {
-        let rows = try allStoredArchives(in: connection)
-        return try rows.map { stored in
-            guard stored.damage != nil else { return stored }
-            return try recovered(stored, connection)
-        }
+        try allStoredArchives(in: connection).map { try replaceable($0, connection) }
     }
 
-    /// The row the name index finds for `name`, read by `read`; `nil` when there is none, and
-    /// damage when the table holds it anyway or holds generations of no archive.
-    private static func find<Row>(
-        _ name: ArchiveName, in connection: Connection, read: (Statement) throws -> (Row, ArchiveName)
-    ) throws -> Row? {
+    /// The archive of that name as stored, damaged or not (what ``archive(named:in:)`` checks,
+    /// and what only needs to find it reads: its restore reports, which carry checksums of
+    /// their own), or `nil` when the store has none. A row the name index finds for another
+    /// name, or a name it does not find while the table holds it (or generations of no
+    /// archive), is damage.
+    static func storedArchive(named name: ArchiveName, in connection: Connection) throws -> StoredArchive? {
         let statement = try connection.statement(archiveByName)
         defer { statement.reset() }
         try statement.bind(name.rawValue, at: 1)
         if try statement.step() {
-            let (row, found) = try read(statement)
-            guard found == name else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
-            return row
+            let stored = try storedArchiveRow(statement)
+            guard stored.row.name == name else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
+            return stored
         }
         let lost = try connection.statement(
             """
@@ -233,9 +220,7 @@ enum ArchiveRows {
     private static let lostArchives = "the archive table or its name index lost or mixed up archives"
 
     static func allArchives(in connection: Connection) throws -> [ArchiveRow] {
-        try allStoredArchives(in: connection).map { stored in
-            try checked(stored)
-        }
+        try allStoredArchives(in: connection).map(checked)
     }
 
     /// Every archive row as stored, in name order, each with what is wrong with it.
@@ -274,18 +259,6 @@ enum ArchiveRows {
         try statement.run()
     }
 
-    private static func archiveRow(_ statement: Statement) throws -> (ArchiveRow, ArchiveName) {
-        let row = try checked(storedArchiveRow(statement))
-        return (row, row.name)
-    }
-
-    private static func replaceable(_ statement: Statement, _ connection: Connection) throws
-        -> (StoredArchive, ArchiveName)
-    {
-        let stored = try storedArchiveRow(statement)
-        return (stored.damage == nil ? stored : try recovered(stored, connection), stored.row.name)
-    }
-
     /// The row, or the error its damage is.
     private static func checked(_ stored: StoredArchive) throws -> ArchiveRow {
         switch stored.damage {
@@ -295,13 +268,13 @@ enum ArchiveRows {
         }
     }
 
-    /// A damaged row with, as its newest generation, the highest the store names for its
-    /// archive, or the row's own when that is higher and not out of range: the damage may be in
-    /// another column, and numbers the store no longer names (after a discard) may be known to
-    /// another process's engine, which must never see one again for other content.
-    private static func recovered(_ stored: StoredArchive, _ connection: Connection) throws
-        -> StoredArchive
-    {
+    /// The row as a write that replaces the archive takes it: as it is when intact; when
+    /// damaged, with, as its newest generation, the highest the store names for its archive,
+    /// or the row's own when that is higher and not out of range: the damage may be in another
+    /// column, and numbers the store no longer names (after a discard) may be known to another
+    /// process's engine, which must never see one again for other content.
+    private static func replaceable(_ stored: StoredArchive, _ connection: Connection) throws -> StoredArchive {
+        guard stored.damage != nil else { return stored }
         var recovered = stored
         let named = try highestGenerationNamed(by: stored.row, in: connection)
         let own = stored.row.generation.rawValue
@@ -441,21 +414,14 @@ enum ArchiveRows {
     static let newestHeaderMissing = "the header of its newest generation is missing"
 
     /// Retained generations, newest first.
-    static func generations(of archive: ArchiveRow, in connection: Connection) throws -> [GenerationRow] {
-        let statement = try connection.statement(generationsFromNumber)
-        defer { statement.reset() }
-        try statement.bind(archive.id, at: 1)
-        try statement.bind(Int64.max, at: 2)
-        var rows: [GenerationRow] = []
-        while try statement.step() { rows.append(try generationRow(statement, archive: archive.name)) }
-        return rows
-    }
-
-    /// Retained generations, newest first, as a restoration reads them: the newest as
-    /// ``generations(of:in:)`` does (its damage is thrown), older ones only when intact. A
-    /// damaged older generation is no candidate for restoring, and must not stop the newest's
-    /// restoration (it did, at every launch, until it was pruned).
-    static func generationsForRestoring(of archive: ArchiveRow, in connection: Connection) throws -> [GenerationRow] {
+    ///
+    /// `forRestoring`: as a restoration reads them, the newest as always (its damage is
+    /// thrown), older ones only when intact. A damaged older generation is no candidate for
+    /// restoring, and must not stop the newest's restoration (it did, at every launch, until
+    /// it was pruned).
+    static func generations(of archive: ArchiveRow, in connection: Connection, forRestoring: Bool = false) throws
+        -> [GenerationRow]
+    {
         let statement = try connection.statement(generationsFromNumber)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
@@ -464,7 +430,7 @@ enum ArchiveRows {
         while try statement.step() {
             do {
                 rows.append(try generationRow(statement, archive: archive.name))
-            } catch where isDamage(error) {
+            } catch where forRestoring && isDamage(error) {
                 if (try? statement.int64(0)) == archive.generation.rawValue { throw error }
             }
         }

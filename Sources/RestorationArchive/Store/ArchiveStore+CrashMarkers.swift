@@ -242,7 +242,7 @@ extension ArchiveStore {
         _ row: ArchiveRows.ArchiveRow, policy: CrashPolicy, invalidated: [Generation], seal: StateSeal?,
         _ connection: Connection
     ) throws -> PreparedRestoration {
-        let generations = try ArchiveRows.generationsForRestoring(of: row, in: connection)
+        let generations = try ArchiveRows.generations(of: row, in: connection, forRestoring: true)
         guard let newest = generations.first(where: { $0.generation == row.generation }) else {
             throw ArchiveStoreError.damagedArchive(row.name, row.generation, ArchiveRows.newestHeaderMissing)
         }
