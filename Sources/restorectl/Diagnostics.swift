@@ -9,6 +9,21 @@ enum Diagnostics {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// What `read` returns, or `nil` when it met damage (`isDamage`), which is added to
+    /// `unreadable`: a command names a damaged part of a store and shows the rest. Any other
+    /// error is thrown.
+    static func unlessDamaged<Value>(
+        _ unreadable: inout [ArchiveStoreError], _ read: () throws(ArchiveStoreError) -> Value
+    ) throws(ArchiveStoreError) -> Value? {
+        do {
+            return try read()
+        } catch {
+            guard error.isDamage else { throw error }
+            unreadable.append(error)
+            return nil
+        }
+    }
+
     /// After a command printed what it could read: one error line for each part it could not
     /// (a damaged archive, the journal), then exit status 1; nothing when there was none.
     static func failIfAny(_ unreadable: [ArchiveStoreError]) {

@@ -48,14 +48,10 @@ struct EventsCommand: ParsableCommand {
             let archives = try options.selectedArchiveNames(in: store)
             let selected = Set(archives)
             // A damaged journal hides only its own entries.
-            var journal: [JournalEntry] = []
-            do {
-                journal = try store.journal()
-            } catch {
-                guard error.isDamage else { throw error }
-                unreadable.append(error)
+            let journal = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
+                try store.journal()
             }
-            for entry in journal {
+            for entry in journal ?? [] {
                 switch entry.kind {
                 case .lifecycle(let event, let state):
                     // Lifecycle events concern the whole app: shown unless --archive asks otherwise.
@@ -81,14 +77,10 @@ struct EventsCommand: ParsableCommand {
             }
             for archive in archives {
                 // A damaged archive's saves are not listed; the rest is.
-                var generations: [GenerationSummary] = []
-                do {
-                    generations = try store.generations(of: archive)
-                } catch {
-                    guard error.isDamage else { throw error }
-                    unreadable.append(error)
+                let generations = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
+                    try store.generations(of: archive)
                 }
-                for generation in generations {
+                for generation in generations ?? [] {
                     events.append(
                         Event(
                             date: generation.savedAt, kind: "saved", archive: archive.rawValue,

@@ -25,24 +25,24 @@ struct InfoCommand: ParsableCommand {
             // Each archive read on its own: a damaged one is named, and the others shown.
             var archives: [CrashStatus.Archive] = []
             for name in try options.selectedArchiveNames(in: store) {
-                do {
-                    if let summary = try store.summary(of: name) { archives.append(.readable(summary)) }
-                } catch {
-                    guard error.isDamage else { throw error }
+                var damage: [ArchiveStoreError] = []
+                let summary = try Diagnostics.unlessDamaged(&damage) { () throws(ArchiveStoreError) in
+                    try store.summary(of: name)
+                }
+                if let error = damage.first {
                     archives.append(.damaged(name, error))
+                } else if let summary = summary ?? nil {
+                    archives.append(.readable(summary))
                 }
             }
             let markers = Dictionary(try store.crashMarkers().map { ($0.archive, $0) }, uniquingKeysWith: { first, _ in first })
             // A damaged journal hides only the last launch.
-            var lastLaunch: LaunchSummary?
-            var journalDamage: ArchiveStoreError?
-            do {
-                lastLaunch = try store.previousLaunch()
-            } catch {
-                guard error.isDamage else { throw error }
-                journalDamage = error
+            var journalDamage: [ArchiveStoreError] = []
+            let lastLaunch = try Diagnostics.unlessDamaged(&journalDamage) { () throws(ArchiveStoreError) in
+                try store.previousLaunch()
             }
-            status = CrashStatus(archives: archives, markers: markers, lastLaunch: lastLaunch, journalDamage: journalDamage)
+            status = CrashStatus(
+                archives: archives, markers: markers, lastLaunch: lastLaunch ?? nil, journalDamage: journalDamage.first)
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
