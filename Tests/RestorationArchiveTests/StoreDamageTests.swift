@@ -282,6 +282,25 @@ struct StoreDamageTests {
         }
     }
 
+    /// The highest generation a damaged archive's rows name may be the highest there is:
+    /// then no new one can be numbered, and the save says the store is damaged rather than
+    /// overflowing.
+    @Test func aDamagedArchiveWhoseRowsNameTheLastGenerationIsDamage() throws {
+        try withSavedStore { path, nodes in
+            try tamper(
+                with: path,
+                """
+                INSERT INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (1, 9223372036854775807, 0, 1);
+                UPDATE archive SET created_at = created_at + 1
+                """)
+            let store = try ArchiveStore(path: path)
+            #expect(
+                throws: ArchiveStoreError.damagedStore(
+                    "archive 'main' holds a row of generation 9223372036854775807, after which no generation can be numbered")
+            ) { try store.save(nodes, header: SampleArchives.header) }
+        }
+    }
+
     /// Damage elsewhere in the row leaves its generation as good a guess as any: when it is
     /// higher than every one the store names (numbers of discarded generations are named by
     /// nothing but it), the next save comes after it.

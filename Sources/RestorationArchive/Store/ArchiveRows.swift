@@ -331,7 +331,8 @@ enum ArchiveRows {
         guard try statement.step() else { return 0 }
         let highest = try statement.int64(0)
         guard highest < Int64.max else {
-            throw ArchiveStoreError.damagedStore("archive '\(archive.name)' names the highest generation there can be")
+            throw ArchiveStoreError.damagedStore(
+                "archive '\(archive.name)' holds a row of generation \(Int64.max), after which no generation can be numbered")
         }
         return Generation(max(0, highest))
     }
