@@ -18,6 +18,19 @@ static inline int restoration_enable_defensive(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (void *)0);
 }
 
+/// Wraps `sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, 0)`, for the one statement
+/// that defensive mode ignores without an error and that erasing a store needs
+/// (`PRAGMA schema_version = N`).
+static inline int restoration_set_defensive(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (void *)0);
+}
+
+/// Wraps `sqlite3_db_config(db, SQLITE_DBCONFIG_RESET_DATABASE, on, 0)`: while it is on,
+/// `VACUUM` empties the database, however malformed its pages are.
+static inline int restoration_set_reset_database(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_RESET_DATABASE, on, (void *)0);
+}
+
 /// `SQLITE_TRANSIENT` is a macro casting -1 to a function pointer, which Swift cannot import.
 static inline sqlite3_destructor_type restoration_sqlite_transient(void) {
     return SQLITE_TRANSIENT;

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import Testing
 import TestSupport
 @testable import RestorationArchive
@@ -118,6 +119,46 @@ struct SQLiteLayerTests {
                 try waiter.transaction(.immediate) {}
             }
             #expect(error.resultCode == .busy)
+        }
+    }
+
+    /// Another connection that read the old schema reads the new one after an erase, even
+    /// when the new schema has as many changes as the old (the schema version alone would
+    /// match again) and its tables in other pages.
+    @Test func anotherConnectionReadsTheSchemaAgainAfterAnErase() throws {
+        try withTemporaryDirectory { directory in
+            let eraser = try open(directory)
+            try eraser.execute("PRAGMA journal_mode = WAL; CREATE TABLE a (x); CREATE TABLE b (y); CREATE TABLE c (z)")
+            try eraser.execute("INSERT INTO a VALUES ('old a'); INSERT INTO b VALUES ('old b')")
+            let other = try open(directory)
+            #expect(try other.pragmaText("SELECT x FROM a") == "old a")
+
+            try eraser.eraseEverything()
+            #expect(try eraser.pragmaInteger("SELECT count(*) FROM sqlite_schema") == 0)
+            // Two changes after the reset's version 1: the old schema's version 3 again.
+            try eraser.execute("CREATE TABLE b (y); CREATE TABLE a (x)")
+            try eraser.execute("INSERT INTO a VALUES ('new a'); INSERT INTO b VALUES ('new b')")
+
+            #expect(try other.pragmaText("SELECT x FROM a") == "new a")
+            #expect(try other.pragmaText("SELECT y FROM b") == "new b")
+        }
+    }
+
+    /// SQLite's reset empties a file it cannot even read as a database.
+    @Test func eraseEmptiesAFileThatIsNotADatabase() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/raw.sqlite"
+            let file = try #require(fopen(path, "wb"))
+            let text = Array(repeating: "not a database\n", count: 1000).joined()
+            #expect(fputs(text, file) >= 0)
+            fclose(file)
+            let connection = try open(directory)
+            let error = try #require(throws: DatabaseError.self) { try connection.execute("SELECT * FROM sqlite_schema") }
+            #expect(error.resultCode == .notADatabase)
+            try connection.eraseEverything()
+            try connection.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+            #expect(try connection.pragmaInteger("SELECT x FROM t") == 1)
+            #expect(try connection.pragmaText("PRAGMA integrity_check") == "ok")
         }
     }
 }

@@ -172,6 +172,37 @@ final class Connection {
         try statement(sql).run()
     }
 
+    // MARK: Erasing
+
+    /// Empties the database, however malformed its pages are, with SQLite's reset: the schema
+    /// is read (its errors do not matter), then `VACUUM` with `SQLITE_DBCONFIG_RESET_DATABASE`
+    /// set writes an empty database in one transaction, in the same journal mode.
+    ///
+    /// The reset starts the schema version again at 1, and a connection compares that version
+    /// with the one it read the schema at before each transaction. Another connection that
+    /// read ours at a version the new schema reaches again would read the new tables through
+    /// the old root pages. So the version is then moved past the one the file had.
+    func eraseEverything() throws(DatabaseError) {
+        _ = try? pragmaInteger("SELECT count(*) FROM sqlite_schema")
+        let previous = try? pragmaInteger("PRAGMA schema_version")
+        try check(restoration_set_reset_database(handle, 1))
+        do {
+            try execute("VACUUM")
+        } catch {
+            _ = restoration_set_reset_database(handle, 0)
+            throw error
+        }
+        try check(restoration_set_reset_database(handle, 0))
+        // A file SQLite could not read as a database had no version another connection
+        // could have read the schema at; any far from the new schema's does.
+        let next =
+            previous.flatMap { $0 < Int64(Int32.max) ? $0 + 1 : nil } ?? Int64.random(in: 1 << 16...1 << 30)
+        // Defensive mode ignores this pragma without an error.
+        try check(restoration_set_defensive(handle, 0))
+        defer { _ = restoration_set_defensive(handle, 1) }
+        try execute("PRAGMA schema_version = \(next)")
+    }
+
     /// Number of rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes64(handle)) }
 
