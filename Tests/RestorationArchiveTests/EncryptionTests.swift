@@ -176,6 +176,24 @@ struct EncryptionTests {
         }
     }
 
+    /// An app that lost its key (a new device, a reset keychain) erases the store and starts
+    /// afresh with a new one.
+    @Test func aStoreWhoseKeyIsLostIsErasedAndSealedWithANewKey() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
+            let newKey = StateEncryptionKey.generate()
+            let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, configuration: configuration(newKey)) }
+            #expect(error.isUnusableStore)
+
+            try ArchiveStore.erase(at: path)
+
+            let store = try ArchiveStore(path: path, configuration: configuration(newKey))
+            try store.save(try nodes(secret), header: SampleArchives.header)
+            #expect(try store.snapshot()?.nodes.count == 3)
+            #expect(throws: ArchiveStoreError.wrongEncryptionKey) { try ArchiveStore(path: path, configuration: configuration(key)) }
+        }
+    }
+
     @Test func withoutTheKeyHeadersReadAndStatesAreRefused() throws {
         try withTemporaryStorePath { path in
             try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)

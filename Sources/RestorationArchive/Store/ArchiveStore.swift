@@ -178,7 +178,7 @@ public final class ArchiveStore: Sendable {
 
     // MARK: Opening
 
-    private static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> Connection {
+    static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> Connection {
         try StoreLocation.prepareForWriting(path: path)
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
@@ -266,7 +266,7 @@ public final class ArchiveStore: Sendable {
         guard seal.matchesKeyCheck(try read.bytes(0)) else { throw ArchiveStoreError.wrongEncryptionKey }
     }
 
-    private static func milliseconds(_ duration: Duration) -> Int32 {
+    static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components
         let total = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return Int32(clamping: total)
@@ -299,7 +299,7 @@ public final class ArchiveStore: Sendable {
         }
     }
 
-    private static func translatingErrors<Result>(path: String, _ body: () throws -> Result) throws(ArchiveStoreError)
+    static func translatingErrors<Result>(path: String, _ body: () throws -> Result) throws(ArchiveStoreError)
         -> Result
     {
         do {

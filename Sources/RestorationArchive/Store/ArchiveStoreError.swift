@@ -89,11 +89,24 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
 
     /// Whether the error says the store's file is damaged (a node, an archive, the file
     /// itself, or a sealed state that does not open), rather than busy, missing, read-only, …
-    /// An app may discard such a store and start afresh; the other errors are worth a retry or
-    /// a report.
+    /// Damage to a node or an archive does not stop the app: the next full save replaces it.
+    /// Damage to the file itself is ``isUnusableStore``.
     public var isDamage: Bool {
         switch self {
         case .damagedNode, .damagedArchive, .damagedStore, .sealRejected: true
+        default: false
+        }
+    }
+
+    /// Whether the store cannot be used as it is, so that the app starts afresh by erasing it
+    /// (``ArchiveStore/erase(at:busyTimeout:logger:)``): its file is damaged
+    /// (``damagedStore(_:)``) or is not a store (``notAStore(path:reason:)``), its schema is
+    /// newer than this library's or was changed, or it was sealed with another key. The erase
+    /// still refuses another program's database. Busy, read-only and file-system errors are
+    /// not: they are worth a retry or a report.
+    public var isUnusableStore: Bool {
+        switch self {
+        case .damagedStore, .notAStore, .schemaTooNew, .migrationChanged, .wrongEncryptionKey: true
         default: false
         }
     }

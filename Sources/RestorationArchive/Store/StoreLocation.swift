@@ -100,6 +100,18 @@ enum StoreLocation {
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
     }
 
+    /// Checks what exists at `path` before an erase, which creates nothing: `false` when
+    /// nothing does. Whatever a regular file holds is for the erase to judge.
+    static func checkForErasing(path: String) throws(ArchiveStoreError) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return false }
+            throw .fileSystem(operation: "lstat", path: path, errno: errno)
+        }
+        try checkRegularFile(path: path, info: info)
+        return true
+    }
+
     /// Whether the store's write-ahead log exists (some connection has the store open, or
     /// one was killed with it open).
     static func writeAheadLogExists(for path: String) -> Bool {
@@ -114,14 +126,18 @@ enum StoreLocation {
     }
 
     private static func checkExisting(path: String, info: stat) throws(ArchiveStoreError) {
+        try checkRegularFile(path: path, info: info)
+        // SQLite takes a file shorter than its 16-byte header string for an empty database,
+        // and a read-write open would write a new store over it, as if nothing had been
+        // saved. Neither SQLite nor this library leaves one (the first write is a whole page).
+        if (1..<16).contains(info.st_size) {
+            throw .notAStore(path: path, reason: "it is too short to be an SQLite database (\(info.st_size) bytes)")
+        }
+    }
+
+    private static func checkRegularFile(path: String, info: stat) throws(ArchiveStoreError) {
         switch info.st_mode & S_IFMT {
-        case S_IFREG:
-            // SQLite takes a file shorter than its 16-byte header string for an empty database,
-            // and a read-write open would write a new store over it, as if nothing had been
-            // saved. Neither SQLite nor this library leaves one (the first write is a whole page).
-            if (1..<16).contains(info.st_size) {
-                throw .notAStore(path: path, reason: "it is too short to be an SQLite database (\(info.st_size) bytes)")
-            }
+        case S_IFREG: return
         case S_IFLNK: throw .symbolicLinkAtStorePath(path: path)
         case S_IFDIR: throw .notAStore(path: path, reason: "it is a directory")
         default: throw .notAStore(path: path, reason: "it is not a regular file")

@@ -1,0 +1,82 @@
+internal import CSQLite
+public import Logging
+
+extension ArchiveStore {
+    /// Erases the store at `path`, whatever state its file is in, and leaves a new, empty
+    /// store there: every archive, generation, crash marker, restore report and journal entry
+    /// is gone.
+    ///
+    /// This is how an app starts afresh when its store cannot be used
+    /// (``ArchiveStoreError/isUnusableStore``): the file is damaged or no longer a store (cut
+    /// short, its header overwritten), its schema is newer than this library's, or it was
+    /// sealed with a key the app no longer has. Restoration state is disposable (R13): all the
+    /// user loses is where they were.
+    ///
+    /// ```swift
+    /// let path = try ArchiveStore.defaultPath(appIdentifier: "com.example.orders")
+    /// let store: ArchiveStore
+    /// do {
+    ///     store = try ArchiveStore(path: path)
+    /// } catch let error as ArchiveStoreError where error.isUnusableStore {
+    ///     try ArchiveStore.erase(at: path)
+    ///     store = try ArchiveStore(path: path)
+    /// }
+    /// ```
+    ///
+    /// The file is emptied where it is, in one transaction under SQLite's locks, so its owner
+    /// and mode stay. If the process dies during the erase, the file holds the old store or the
+    /// empty one. An `ArchiveStore` open on the file, in this process or another, finds
+    /// an empty store at its next call. The erase waits up to `busyTimeout` for a save in
+    /// progress. The write-ahead log is then truncated, unless another connection's read keeps
+    /// it from being checkpointed; its old pages are then overwritten by later saves.
+    ///
+    /// An SQLite database of another program (tables SQLite can read, none of them a store's)
+    /// is refused and left as it is (``ArchiveStoreError/notAStore(path:reason:)``). Erasing it
+    /// would destroy that program's data, and a wrong path is the likely cause. A file SQLite
+    /// cannot read as a database is erased: damage to a store's first page looks like that.
+    ///
+    /// - Parameters:
+    ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
+    ///     nothing is created.
+    ///   - busyTimeout: how long to wait for another connection's write lock.
+    ///   - logger: where a line saying the store was erased goes.
+    /// - Throws: ``ArchiveStoreError/notAStore(path:reason:)`` for another program's database, a
+    ///   folder or anything but a regular file; ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``;
+    ///   ``ResultCode/busy`` in ``ArchiveStoreError/database(_:)`` when another connection held
+    ///   the write lock for longer than `busyTimeout`.
+    public static func erase(
+        at path: String, busyTimeout: Duration = .seconds(5), logger: Logger? = nil
+    ) throws(ArchiveStoreError) {
+        guard busyTimeout >= .zero else { throw .invalidConfiguration("busyTimeout must not be negative") }
+        guard try StoreLocation.checkForErasing(path: path) else { return }
+        try translatingErrors(path: path) {
+            do {
+                let connection = try Connection(
+                    filename: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+                try connection.setBusyTimeout(milliseconds: milliseconds(busyTimeout))
+                try refuseAnotherProgramsDatabase(connection, path: path)
+                try connection.eraseEverything()
+                _ = try checkpointAndTruncate(connection)
+            }
+            // The new store's schema, so that a connection open on the file goes on with it.
+            _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
+        }
+        logger?.warning("Erased the archive store at '\(path)'")
+    }
+
+    /// Refuses an SQLite database of another program: one whose schema SQLite can read and
+    /// that holds tables, none of them a store's, with another `application_id` than a store's.
+    /// A store whose `application_id` or schema was damaged still has the one or the other; a
+    /// file whose schema SQLite cannot read, or that holds no tables, has nothing to lose.
+    private static func refuseAnotherProgramsDatabase(_ connection: Connection, path: String) throws {
+        guard let objects = try? connection.pragmaInteger("SELECT count(*) FROM sqlite_schema"), objects > 0 else { return }
+        let identifier = try? connection.pragmaInteger("PRAGMA application_id")
+        if identifier == SchemaMigrator.applicationID { return }
+        let tables = try? connection.pragmaInteger(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('schema_migration', 'archive')")
+        if tables == 2 { return }
+        let which = identifier.map { $0 == 0 ? "" : " (application_id \($0))" } ?? ""
+        throw ArchiveStoreError.notAStore(
+            path: path, reason: "it is an SQLite database of another program\(which), which is never erased")
+    }
+}

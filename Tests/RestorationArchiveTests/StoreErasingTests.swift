@@ -1,0 +1,229 @@
+import CSQLite
+import Foundation
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+@Suite("Erasing a store an app cannot use")
+struct StoreErasingTests {
+    /// The state every node is saved with here: bytes no SQLite page holds by chance, looked
+    /// for in the files after the erase.
+    static let state = [UInt8](repeating: 0xA7, count: 48)
+
+    static func savedStore(at path: String) throws {
+        try ArchiveStore(path: path).save(try SampleArchives.tree(count: 40, stateSize: 48, fill: 0xA7), header: SampleArchives.header)
+    }
+
+    /// Writes `bytes` over the file's bytes from `offset`, in place (the file keeps its mode).
+    static func overwrite(_ path: String, from offset: Int, with bytes: [UInt8]) throws {
+        let file = try #require(fopen(path, "r+b"))
+        defer { fclose(file) }
+        #expect(fseek(file, offset, SEEK_SET) == 0)
+        #expect(fwrite(bytes, 1, bytes.count, file) == bytes.count)
+    }
+
+    /// What stops an app using the store at `path`, if anything: opening it, reading back
+    /// what ``savedStore(at:)`` saved, or saving.
+    static func firstError(_ path: String) -> ArchiveStoreError? {
+        do {
+            let store = try ArchiveStore(path: path)
+            guard try store.snapshot()?.nodes.count == 40 else { return .archiveNotFound(.main) }
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            return nil
+        } catch let error as ArchiveStoreError {
+            return error
+        } catch {
+            Issue.record("\(error)")
+            return nil
+        }
+    }
+
+    /// What makes a store unusable, each as an app would meet it: at opening
+    /// (`notAStore`, `schemaTooNew`), at the first read (`damagedStore`) or at the first save.
+    @Test(arguments: ["sound", "malformed-pages", "cut-short", "first-page-zeroed", "newer-schema", "schema-text", "format-version"])
+    func anErasedStoreIsEmptyAndSavesAgain(damage: String) throws {
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            switch damage {
+            case "sound": break
+            case "malformed-pages":
+                let count = try #require(fileBytes(path)?.count)
+                #expect(count > 4 * 4096)
+                try Self.overwrite(path, from: 2 * 4096, with: (2 * 4096..<count).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+            case "cut-short": #expect(truncate(path, 10) == 0)
+            case "first-page-zeroed":
+                try Self.overwrite(path, from: 0, with: [UInt8](repeating: 0, count: 4096))
+            case "newer-schema": try tamper(with: path, "PRAGMA user_version = 99")
+            case "schema-text": try tamperWithSchema(of: path, table: "node", replacing: "class_name", with: "klass_name")
+            default: try Self.overwrite(path, from: 18, with: [255])
+            }
+            let error = Self.firstError(path)
+            #expect((error == nil) == (damage == "sound"))
+            #expect(error?.isUnusableStore ?? true, "\(String(describing: error))")
+            #expect(fileMode(path) == 0o600)
+
+            try ArchiveStore.erase(at: path)
+
+            do {
+                let store = try ArchiveStore(path: path)
+                #expect(try store.archiveNames().isEmpty)
+                #expect(try store.snapshot() == nil)
+                let tree = try SampleArchives.tree(count: 7)
+                try store.save(tree, header: SampleArchives.header)
+                #expect(try store.snapshot()?.nodes == tree.sorted { $0.path < $1.path })
+            }
+            // Still the same file, owner-only, and nothing of the old state is left in it or
+            // in its write-ahead log.
+            #expect(fileMode(path) == 0o600)
+            for file in [path, path + "-wal"] {
+                #expect(fileBytes(file)?.contains(bytes: Self.state) != true, "\(file) holds the erased state")
+            }
+        }
+    }
+
+    /// The example of README.md and of `ArchiveStore.erase(at:)`'s documentation, on a store
+    /// cut short.
+    @Test func theDocumentedRecoveryStartsAfresh() throws {
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            #expect(truncate(path, 10) == 0)
+
+            let store: ArchiveStore
+            do {
+                store = try ArchiveStore(path: path)
+            } catch let error as ArchiveStoreError where error.isUnusableStore {
+                try ArchiveStore.erase(at: path)
+                store = try ArchiveStore(path: path)
+            }
+
+            #expect(try store.archiveNames().isEmpty)
+        }
+    }
+
+    @Test func aStoreOpenWhileItIsErasedGoesOnWithTheEmptyStore() throws {
+        try withTemporaryStorePath { path in
+            let open = try ArchiveStore(path: path)
+            try open.save(try SampleArchives.tree(count: 20), header: SampleArchives.header)
+            let generation = try #require(try open.snapshot()?.header.generation)
+            // An open reader in another connection too, as restorectl would be.
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.nodes.count == 20)
+
+            try ArchiveStore.erase(at: path)
+
+            // Both read the new schema, not the old one's pages: the erase moved the schema
+            // version past the old one.
+            #expect(try open.snapshot() == nil)
+            #expect(try reader.snapshot() == nil)
+            #expect(throws: ArchiveStoreError.archiveNotFound(.main)) {
+                try open.saveChanges([], basedOn: generation, header: SampleArchives.header)
+            }
+            let tree = try SampleArchives.tree(count: 3)
+            try open.save(tree, header: SampleArchives.header)
+            #expect(try reader.snapshot()?.nodes == tree)
+            #expect(try ArchiveStore(path: path).snapshot()?.nodes == tree)
+        }
+    }
+
+    @Test func anEngineSavesInFullAfterItsStoreWasErased() throws {
+        try withTemporaryStorePath { path in
+            let engine = try makeEngine(try ArchiveStore(path: path))
+            let detail = Probe("Detail", value: "first")
+            let root = Probe("Root", [Probe("List"), Probe("Settings"), detail])
+            #expect(try engine.preserve([root]).save?.kind == .full)
+            detail.value = "second"
+            #expect(try engine.preserve([root]).save?.kind == .incremental)
+
+            try ArchiveStore.erase(at: path)
+
+            detail.value = "third"
+            #expect(try engine.preserve([root]).save?.kind == .full)
+            let restored = Probe("Detail")
+            _ = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root", [Probe("List"), Probe("Settings"), restored])])
+            #expect(restored.value == "third")
+        }
+    }
+
+    /// Another program's database at the store's path (a wrong path, most likely) is never
+    /// erased. A database without tables has nothing to lose, and a store whose
+    /// `application_id` was damaged still has its tables: both are erased.
+    @Test(arguments: [
+        ("PRAGMA application_id = 42; CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')", false),
+        ("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')", false),
+        ("PRAGMA application_id = 42", true),
+        ("a store; PRAGMA application_id = 0", true),
+        ("a store; PRAGMA application_id = 42", true),
+    ])
+    func anotherProgramsDatabaseIsNeverErased(setup: String, erased: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/other.sqlite"
+            var sql = setup
+            if sql.hasPrefix("a store; ") {
+                try Self.savedStore(at: path)
+                sql.removeFirst("a store; ".count)
+            } else {
+                #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            }
+            try tamper(with: path, sql)
+            let before = fileBytes(path)
+            if erased {
+                try ArchiveStore.erase(at: path)
+                #expect(try ArchiveStore(path: path).archiveNames().isEmpty)
+            } else {
+                let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore.erase(at: path) }
+                guard case .notAStore(let errorPath, let reason) = error else {
+                    Issue.record("expected notAStore, got \(error)")
+                    return
+                }
+                #expect(errorPath == path)
+                #expect(reason.hasPrefix("it is an SQLite database of another program"))
+                #expect(fileBytes(path) == before)
+            }
+        }
+    }
+
+    @Test func nothingAtThePathIsNothingToErase() throws {
+        try withTemporaryDirectory { directory in
+            try ArchiveStore.erase(at: directory + "/store.sqlite")
+            try ArchiveStore.erase(at: directory + "/missing/store.sqlite")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
+    @Test func aSymbolicLinkOrAFolderIsRefused() throws {
+        try withTemporaryDirectory { directory in
+            let target = directory + "/real.sqlite"
+            try Self.savedStore(at: target)
+            let before = fileBytes(target)
+            let link = directory + "/link.sqlite"
+            #expect(symlink(target, link) == 0)
+            #expect(throws: ArchiveStoreError.symbolicLinkAtStorePath(path: link)) { try ArchiveStore.erase(at: link) }
+            #expect(fileBytes(target) == before)
+            #expect(throws: ArchiveStoreError.notAStore(path: directory, reason: "it is a directory")) {
+                try ArchiveStore.erase(at: directory)
+            }
+        }
+    }
+
+    @Test func anEraseWaitsForASaveInProgressAndThenGivesUp() throws {
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            let writer = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            try writer.execute("BEGIN IMMEDIATE")
+            let started = ContinuousClock.now
+            let error = try #require(throws: ArchiveStoreError.self) {
+                try ArchiveStore.erase(at: path, busyTimeout: .milliseconds(200))
+            }
+            #expect(ContinuousClock.now - started >= .milliseconds(150))
+            guard case .database(let database) = error, database.resultCode == .busy else {
+                Issue.record("expected busy, got \(error)")
+                return
+            }
+            try writer.execute("COMMIT")
+            #expect(Self.firstError(path) == nil)
+            #expect(throws: ArchiveStoreError.invalidConfiguration("busyTimeout must not be negative")) {
+                try ArchiveStore.erase(at: path, busyTimeout: .milliseconds(-1))
+            }
+        }
+    }
+}
