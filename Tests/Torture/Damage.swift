@@ -5,7 +5,8 @@ import TestSupport
 
 /// 7. Damage: random bytes flipped, zeroed or cut off at random offsets of real stores. No
 /// crash, no hang, no silent change: every read returns exactly what was saved, or a typed
-/// error.
+/// error. Then the app must be able to go on: save again and restore, or else erase the
+/// store and start afresh.
 ///
 /// The trials run in batches in child processes (`damage-batch`), so a crash or a hang is
 /// counted against the trial it happened in and the run goes on with the next one.
@@ -135,6 +136,11 @@ enum Damage {
                 let recovery = recover(path, expecting: original.expected, fileIsSound: passesQuickCheck && check(path, "integrity_check"))
                 problem = recovery.problem
                 note = recovery.saved ? ",saved-again" : ""
+            }
+            if problem == nil, note.isEmpty, let nodes = original.expected.newest.values.compactMap({ $0?.nodes }).first {
+                let erasure = eraseAndStartAfresh(path, saving: nodes)
+                problem = erasure.problem
+                note = erasure.note
             }
             let outcome =
                 switch (problem, passesQuickCheck) {
@@ -266,6 +272,34 @@ enum Damage {
             saved = false
         }
         return (nil, saved)
+    }
+
+    /// What an app does with a store it could not use again: it erases it and starts afresh.
+    /// The erase must succeed whatever the damage left, and the new store must save and read
+    /// back, and be sound. Only a file whose `application_id` the damage changed may be
+    /// refused as another program's database (when its schema does not show the store's
+    /// tables either). `note`: `,erased`, or `,refused-as-foreign`.
+    private static func eraseAndStartAfresh(_ path: String, saving nodes: [ArchivedNode]) -> (problem: String?, note: String) {
+        do {
+            try ArchiveStore.erase(at: path, busyTimeout: .seconds(2))
+        } catch {
+            if case .notAStore(_, let reason) = error, reason.hasPrefix("it is an SQLite database of another program"),
+                fileBytes(path).map({ $0.count >= 72 && Array($0[68..<72]) != Array("RSTR".utf8) }) == true
+            {
+                return (nil, ",refused-as-foreign")
+            }
+            return ("the erase failed: \(error)", "")
+        }
+        do {
+            let store = try ArchiveStore(path: path)
+            guard try store.archiveNames().isEmpty else { return ("the erased store still holds archives", "") }
+            try store.save(nodes, header: Content.header)
+            guard try store.snapshot()?.nodes == nodes else { return ("the erased store read back other nodes", "") }
+        } catch {
+            return ("the erased store failed: \(error)", "")
+        }
+        guard check(path, "integrity_check") else { return ("the erased store fails integrity_check", "") }
+        return (nil, ",erased")
     }
 
     /// A launch: recorded in the journal, then each archive restored (no restoration class
