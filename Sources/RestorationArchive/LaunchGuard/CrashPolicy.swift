@@ -31,7 +31,8 @@ public enum CrashPolicy: Hashable, Sendable {
     /// restoration starts one (recording ``LifecycleEvent/willFinishLaunching``) if the app
     /// has not, so the judgement always comes before anything is decoded. A previous launch
     /// whose record in the journal is damaged counts as a death in the foreground: it may
-    /// have been one.
+    /// have been one. A launch of another process that still runs (another instance of the
+    /// app, on screen) does not: it has not died.
     case discardAfterForegroundDeath
 }
 

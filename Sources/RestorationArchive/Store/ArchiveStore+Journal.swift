@@ -90,11 +90,12 @@ extension ArchiveStore {
     // MARK: Internals
 
     /// Why the newest launch in the journal counts as a death in the foreground, or `nil`
-    /// when it does not. A journal whose newest launch cannot be read (damage) counts as one:
-    /// whether that launch crashed is not known, and the policy exists to keep a state that
-    /// crashes the app from being restored. The damaged entry is not read again once newer
-    /// launches follow it, and the journal's pruning deletes it in time; throwing instead
-    /// would stop this launch from recording anything, and every launch after it.
+    /// when it does not: it ended in the background, or its process (another) still runs.
+    /// A journal whose newest launch cannot be read (damage) counts as one: whether that
+    /// launch crashed is not known, and the policy exists to keep a state that crashes the
+    /// app from being restored. The damaged entry is not read again once newer launches
+    /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
+    /// this launch from recording anything, and every launch after it.
     private static func previousLaunchDiedInForeground(_ connection: Connection, path: String) throws -> String? {
         let previous: LaunchSummary?
         do {
@@ -105,6 +106,10 @@ extension ArchiveStore {
             return "the journal's record of the previous launch is damaged, so it may have died in the foreground"
         }
         guard let previous, previous.ending == .inForeground else { return nil }
+        // Another process that runs it still has not died: another instance of the app, on
+        // screen now. (A launch of this process was recorded by an `ArchiveStore` before this
+        // one, which is how tests and demos play launches in one process.)
+        if previous.processID != Int64(getpid()), previous.processIsRunning { return nil }
         return "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))"
     }
 
