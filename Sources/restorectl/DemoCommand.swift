@@ -90,7 +90,7 @@ struct DemoCommand: ParsableCommand {
         ///   - loadingPages: whether the restored web pages finish loading, which completes
         ///     restoration (R10).
         init(path: String, policy: CrashPolicy, dyingAtNode: Int? = nil, loadingPages: Bool = true) throws {
-            store = try ArchiveStore(path: path, configuration: .init(crashPolicy: policy))
+            store = try DemoCommand.openStore(path: path, policy: policy)
             previous = try store.previousLaunch()
             var looked = 0
             let registry = try OrderApp.registry(
@@ -167,7 +167,7 @@ struct DemoCommand: ParsableCommand {
             // Read-write, like the launch below: in one process, a read-only connection to a
             // store whose -wal exists would make SQLite map the shared memory read-only for
             // both, and the launch could not write.
-            let store = try ArchiveStore(path: path)
+            let store = try openStore(path: path, policy: policy)
             guard let header = try store.header() else {
                 Diagnostics.printError("There is nothing to restore, so a restoration cannot crash: run '--step save' first.")
                 RestoreCtl.exit(withError: ExitCode(1))
@@ -198,6 +198,27 @@ struct DemoCommand: ParsableCommand {
             try launch.store.record(.willTerminate)
             print("The user quits the app explicitly: its saved state is discarded (\(discarded.count) archive\(discarded.count == 1 ? "" : "s")).")
         }
+    }
+
+    /// Opens the app's store as an app should: one it cannot use (damaged, cut short, saved by
+    /// a newer version, sealed with a lost key) is erased, and the app starts afresh.
+    static func openStore(path: String, policy: CrashPolicy) throws -> ArchiveStore {
+        let configuration = ArchiveStore.Configuration(crashPolicy: policy)
+        let store: ArchiveStore
+        do throws(ArchiveStoreError) {
+            store = try ArchiveStore(path: path, configuration: configuration)
+        } catch where error.isUnusableStore {
+            // Through a function: Swift 6.3.1 crashes on this catch when its body interpolates
+            // `error` into a string.
+            announceErasing(because: error)
+            try ArchiveStore.erase(at: path)
+            store = try ArchiveStore(path: path, configuration: configuration)
+        }
+        return store
+    }
+
+    private static func announceErasing(because error: ArchiveStoreError) {
+        print("The app cannot use its store. \(TerminalText.escaped(error.description)) It erases it and starts afresh.")
     }
 
     // MARK: The whole story

@@ -89,9 +89,9 @@ struct StoreErasingTests {
             #expect(truncate(path, 10) == 0)
 
             let store: ArchiveStore
-            do {
+            do throws(ArchiveStoreError) {
                 store = try ArchiveStore(path: path)
-            } catch let error as ArchiveStoreError where error.isUnusableStore {
+            } catch where error.isUnusableStore {
                 try ArchiveStore.erase(at: path)
                 store = try ArchiveStore(path: path)
             }

@@ -95,6 +95,30 @@ struct CommandLineTests {
         }
     }
 
+    /// The example app opens its store as an app should: one it cannot use is erased, and the
+    /// launch goes on afresh. Another program's database is never erased.
+    @Test func theDemoErasesAStoreItCannotUseAndStartsAfresh() throws {
+        try withTemporaryStorePath { path in
+            #expect(try runProcess(restorectl, ["demo", "--step", "save", "--db", path]).status == 0)
+            #expect(truncate(path, 100) == 0)
+            let damaged = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
+            #expect(damaged.status == 0, "\(damaged.standardError)")
+            #expect(damaged.standardOutput.hasPrefix("The app cannot use its store. The store is damaged: "))
+            #expect(damaged.standardOutput.contains(". It erases it and starts afresh.\nLaunch (first launch): nothing to restore."))
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.header.generation == 1)
+        }
+        try withTemporaryDirectory { directory in
+            let path = directory + "/contacts.sqlite"
+            let create = "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table contacts(name)'); c.commit()"
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", create]).status == 0)
+            let before = fileBytes(path)
+            let refused = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("another program"), "\(refused.standardError)")
+            #expect(fileBytes(path) == before)
+        }
+    }
+
     @Test func showRendersANodeAsATypedTree() throws {
         try withTemporaryStorePath { path in
             // Two launches that save: the second adds one more latte to the restored order.

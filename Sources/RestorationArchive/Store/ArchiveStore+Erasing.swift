@@ -15,9 +15,9 @@ extension ArchiveStore {
     /// ```swift
     /// let path = try ArchiveStore.defaultPath(appIdentifier: "com.example.orders")
     /// let store: ArchiveStore
-    /// do {
+    /// do throws(ArchiveStoreError) {
     ///     store = try ArchiveStore(path: path)
-    /// } catch let error as ArchiveStoreError where error.isUnusableStore {
+    /// } catch where error.isUnusableStore {
     ///     try ArchiveStore.erase(at: path)
     ///     store = try ArchiveStore(path: path)
     /// }
