@@ -90,7 +90,7 @@ struct DemoCommand: ParsableCommand {
         ///   - loadingPages: whether the restored web pages finish loading, which completes
         ///     restoration (R10).
         init(path: String, policy: CrashPolicy, dyingAtNode: Int? = nil, loadingPages: Bool = true) throws {
-            store = try DemoCommand.openStore(path: path, policy: policy)
+            store = try ArchiveStore(path: path, configuration: .init(crashPolicy: policy))
             previous = try store.previousLaunch()
             var looked = 0
             let registry = try OrderApp.registry(
@@ -147,7 +147,33 @@ struct DemoCommand: ParsableCommand {
         }
     }
 
+    /// Plays one launch as an app would: when its store turns out to be unusable (damaged, cut
+    /// short, saved by a newer version of the library), at opening or at any later call, the
+    /// app erases it and the launch starts again afresh.
     static func run(_ step: Step, path: String, policy: CrashPolicy) throws {
+        do {
+            try play(step, path: path, policy: policy)
+        } catch {
+            guard let unusable = unusableStore(error) else { throw error }
+            announceErasing(because: unusable)
+            try ArchiveStore.erase(at: path)
+            try play(step, path: path, policy: policy)
+        }
+    }
+
+    /// The store's error that says it cannot be used, if `error` is one, from the store or
+    /// through the engine.
+    private static func unusableStore(_ error: any Error) -> ArchiveStoreError? {
+        let storeError: ArchiveStoreError? =
+            switch error {
+            case let error as ArchiveStoreError: error
+            case RestorationError.store(let error): error
+            default: nil
+            }
+        return storeError?.isUnusableStore == true ? storeError : nil
+    }
+
+    private static func play(_ step: Step, path: String, policy: CrashPolicy) throws {
         switch step {
         case .save, .backgroundKill:
             let launch = try Launch(path: path, policy: policy)
@@ -167,7 +193,7 @@ struct DemoCommand: ParsableCommand {
             // Read-write, like the launch below: in one process, a read-only connection to a
             // store whose -wal exists would make SQLite map the shared memory read-only for
             // both, and the launch could not write.
-            let store = try openStore(path: path, policy: policy)
+            let store = try ArchiveStore(path: path)
             guard let header = try store.header() else {
                 Diagnostics.printError("There is nothing to restore, so a restoration cannot crash: run '--step save' first.")
                 RestoreCtl.exit(withError: ExitCode(1))
@@ -198,23 +224,6 @@ struct DemoCommand: ParsableCommand {
             try launch.store.record(.willTerminate)
             print("The user quits the app explicitly: its saved state is discarded (\(discarded.count) archive\(discarded.count == 1 ? "" : "s")).")
         }
-    }
-
-    /// Opens the app's store as an app should: one it cannot use (damaged, cut short, saved by
-    /// a newer version, sealed with a lost key) is erased, and the app starts afresh.
-    static func openStore(path: String, policy: CrashPolicy) throws -> ArchiveStore {
-        let configuration = ArchiveStore.Configuration(crashPolicy: policy)
-        let store: ArchiveStore
-        do throws(ArchiveStoreError) {
-            store = try ArchiveStore(path: path, configuration: configuration)
-        } catch where error.isUnusableStore {
-            // Through a function: Swift 6.3.1 crashes on this catch when its body interpolates
-            // `error` into a string.
-            announceErasing(because: error)
-            try ArchiveStore.erase(at: path)
-            store = try ArchiveStore(path: path, configuration: configuration)
-        }
-        return store
     }
 
     private static func announceErasing(because error: ArchiveStoreError) {

@@ -95,15 +95,29 @@ struct CommandLineTests {
         }
     }
 
-    /// The example app opens its store as an app should: one it cannot use is erased, and the
+    /// The example app uses its store as an app should: one it cannot use, whether it finds
+    /// out at opening (a file cut short) or at its save (a malformed page), is erased, and the
     /// launch goes on afresh. Another program's database is never erased.
-    @Test func theDemoErasesAStoreItCannotUseAndStartsAfresh() throws {
+    @Test(arguments: ["cut-short", "malformed-page"])
+    func theDemoErasesAStoreItCannotUseAndStartsAfresh(damage: String) throws {
         try withTemporaryStorePath { path in
             #expect(try runProcess(restorectl, ["demo", "--step", "save", "--db", path]).status == 0)
-            #expect(truncate(path, 100) == 0)
+            if damage == "cut-short" {
+                #expect(truncate(path, 100) == 0)
+            } else {
+                // The pages after the schema's: the store opens, and the save fails.
+                let file = try #require(fopen(path, "r+b"))
+                #expect(fseek(file, 2 * 4096, SEEK_SET) == 0)
+                let garbage = (0..<6 * 4096).map { UInt8(truncatingIfNeeded: $0 &* 131) }
+                #expect(fwrite(garbage, 1, garbage.count, file) == garbage.count)
+                fclose(file)
+            }
             let damaged = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
             #expect(damaged.status == 0, "\(damaged.standardError)")
-            #expect(damaged.standardOutput.hasPrefix("The app cannot use its store. The store is damaged: "))
+            // Found out at opening, or once the launch has begun.
+            let firstLine = damage == "cut-short" ? "The app cannot use its store. The store is damaged: " : "Launch ("
+            #expect(damaged.standardOutput.hasPrefix(firstLine), "\(damaged.standardOutput)")
+            #expect(damaged.standardOutput.contains("The app cannot use its store. The store is damaged: "))
             #expect(damaged.standardOutput.contains(". It erases it and starts afresh.\nLaunch (first launch): nothing to restore."))
             #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.header.generation == 1)
         }
