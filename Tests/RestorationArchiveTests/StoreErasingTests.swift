@@ -125,6 +125,31 @@ struct StoreErasingTests {
         }
     }
 
+    /// A launch recording its lifecycle events goes on recording them after the erase, as a
+    /// launch of the empty store: the journal's numbering started again.
+    @Test func aLaunchOpenWhileItsStoreIsErasedGoesOnRecordingItsEvents() throws {
+        try withTemporaryStorePath { path in
+            let earlier = try ArchiveStore(path: path)
+            for event in [LifecycleEvent.willFinishLaunching, .didBecomeActive, .didEnterBackground] { try earlier.record(event) }
+            let open = try ArchiveStore(path: path)
+            try open.record(.willFinishLaunching)
+            try open.record(.didBecomeActive)
+
+            try ArchiveStore.erase(at: path)
+
+            try open.record(.willResignActive)
+            let entry = try open.record(.didEnterBackground)
+            let launches = try ArchiveStore(path: path).launches()
+            #expect(launches.count == 1)
+            #expect(launches.first?.launch == entry.launch)
+            #expect(launches.first?.ending == .inBackground)
+            let next = try ArchiveStore(path: path, configuration: .init(crashPolicy: .discardAfterForegroundDeath))
+            try next.record(.willFinishLaunching)
+            #expect(try next.previousLaunch()?.ending == .inBackground)
+            #expect(try next.previousLaunch()?.launch == entry.launch)
+        }
+    }
+
     @Test func anEngineSavesInFullAfterItsStoreWasErased() throws {
         try withTemporaryStorePath { path in
             let engine = try makeEngine(try ArchiveStore(path: path))

@@ -43,8 +43,9 @@ extension ArchiveStore {
                 }
                 return (entry, invalidated)
             }
-            // Set once the launch's first entry is committed, with the connection still held.
-            if startsLaunch { currentLaunch.withLock { $0 = written.0.launch } }
+            // Set once the launch's first entry is committed, with the connection still held
+            // (again when the entry had to start a launch anew: see `append`).
+            if written.0.launch != launch { currentLaunch.withLock { $0 = written.0.launch } }
             return written
         }
         for entry in invalidated {
@@ -120,8 +121,14 @@ extension ArchiveStore {
     }
 
     /// Appends an entry, then deletes the ones too old to keep. `launch` `nil` with a
-    /// lifecycle event starts a new launch.
+    /// lifecycle event starts a new launch, and so does a launch newer than every entry in the
+    /// journal: the store was erased (``ArchiveStore/erase(at:busyTimeout:logger:)``) since it
+    /// began, and the journal's numbering started again.
     static func append(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {
+        var launch = launch
+        if let started = launch, try connection.pragmaInteger("SELECT max(id) FROM journal") ?? 0 < started {
+            launch = nil
+        }
         let statement = try connection.statement(
             """
             INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail) \
