@@ -150,6 +150,32 @@ struct StoreErasingTests {
         }
     }
 
+    /// A restoration still in progress (an object extended it) when the store is erased ends
+    /// as it would have: its marker and report went with the store, and the next launch
+    /// finds nothing to restore.
+    @Test func aRestorationInProgressWhileItsStoreIsErasedEndsCleanly() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let restoring = SlowScreen("Root")
+            let result = try makeEngine(store).restore([restoring])
+            #expect(!result.isComplete)
+
+            try ArchiveStore.erase(at: path)
+
+            #expect(restoring.extensions.count == 1)
+            for extensionOfRestoration in restoring.extensions { #expect(extensionOfRestoration.complete()) }
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            let next = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            #expect(next.report.outcome == .nothingToRestore)
+            try makeEngine(store).preserve([Probe("Root", value: "after")])
+            let root = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path)).restore([root]).report.outcome == .restored)
+            #expect(root.value == "after")
+        }
+    }
+
     @Test func anEngineSavesInFullAfterItsStoreWasErased() throws {
         try withTemporaryStorePath { path in
             let engine = try makeEngine(try ArchiveStore(path: path))
