@@ -24,16 +24,19 @@ extension ArchiveStore {
     /// ```
     ///
     /// The file is emptied where it is, in one transaction under SQLite's locks, so its owner
-    /// and mode stay. If the process dies during the erase, the file holds the old store or the
-    /// empty one. An `ArchiveStore` open on the file, in this process or another, finds
-    /// an empty store at its next call. The erase waits up to `busyTimeout` for a save in
-    /// progress. The write-ahead log is then truncated, unless another connection's read keeps
-    /// it from being checkpointed; its old pages are then overwritten by later saves.
+    /// and mode stay. If the process dies during the erase, the file holds the old store or an
+    /// empty one, which the next opening completes. An `ArchiveStore` open on the file, in this
+    /// process or another, finds an empty store at its next call (an engine's next save is a
+    /// full one; a launch recording events goes on as a new launch). The erase waits up to
+    /// `busyTimeout` for a save in progress. The write-ahead log is then truncated, unless
+    /// another connection's read keeps it from being checkpointed; its old pages are then
+    /// overwritten by later saves.
     ///
-    /// An SQLite database of another program (tables SQLite can read, none of them a store's)
-    /// is refused and left as it is (``ArchiveStoreError/notAStore(path:reason:)``). Erasing it
-    /// would destroy that program's data, and a wrong path is the likely cause. A file SQLite
-    /// cannot read as a database is erased: damage to a store's first page looks like that.
+    /// An SQLite database of another program (a schema SQLite can read, which lists objects
+    /// but neither a store's `application_id` nor its tables) is refused and left as it is
+    /// (``ArchiveStoreError/notAStore(path:reason:)``). Erasing it would destroy that program's
+    /// data, and a wrong path is the likely cause. A file SQLite cannot read as a database is
+    /// erased: damage to a store's first page looks like that.
     ///
     /// - Parameters:
     ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
@@ -65,9 +68,10 @@ extension ArchiveStore {
     }
 
     /// Refuses an SQLite database of another program: one whose schema SQLite can read and
-    /// that holds tables, none of them a store's, with another `application_id` than a store's.
-    /// A store whose `application_id` or schema was damaged still has the one or the other; a
-    /// file whose schema SQLite cannot read, or that holds no tables, has nothing to lose.
+    /// lists objects, without a store's `application_id` or its `schema_migration` and
+    /// `archive` tables. A store whose `application_id` or schema was damaged still has the
+    /// one or the other; a file whose schema SQLite cannot read, or that lists nothing, has
+    /// nothing to lose.
     private static func refuseAnotherProgramsDatabase(_ connection: Connection, path: String) throws {
         guard let objects = try? connection.pragmaInteger("SELECT count(*) FROM sqlite_schema"), objects > 0 else { return }
         let identifier = try? connection.pragmaInteger("PRAGMA application_id")
