@@ -18,6 +18,7 @@ enum Scenarios {
         Entry(name: "damage", run: Damage.run),
         Entry(name: "hostile-values", run: HostileValues.run),
         Entry(name: "permissions", run: Permissions.run),
+        Entry(name: "erase-kill", run: EraseKill.run),
     ]
 }
 
@@ -32,6 +33,7 @@ enum ChildMode {
         case "save-and-wait": try ReadOnly.saveAndWait(rest)
         case "damage-batch": try Damage.batch(rest)
         case "hostile": try HostileValues.child(rest)
+        case "erase-loop": try EraseKill.child(rest)
         default: throw ChildError.usage
         }
     }
