@@ -61,6 +61,9 @@ struct StoreErasingTests {
             #expect((error == nil) == (damage == "sound"))
             #expect(error?.isUnusableStore ?? true, "\(String(describing: error))")
             #expect(fileMode(path) == 0o600)
+            if damage == "sound" {
+                #expect([path, path + "-wal"].compactMap(fileBytes).contains { $0.contains(bytes: Self.state) })
+            }
 
             try ArchiveStore.erase(at: path)
 
