@@ -26,6 +26,31 @@ struct StoreDamageTests {
         }
     }
 
+    /// Inspection (`restorectl tree` and `show`) reads the generation as a restoration does:
+    /// a damaged node is kept, with what the store holds, and named; the others are as saved.
+    /// Damage beyond one node still fails the read.
+    @Test func anInspectionSnapshotKeepsADamagedNodeAndNamesIt() throws {
+        try withSavedStore { path, nodes in
+            let target = nodes[3].path
+            try tamper(with: path, "UPDATE node SET state = x'00ff' WHERE path = '\(target.description)'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let snapshot = try #require(try store.inspectionSnapshot())
+            #expect(snapshot.damagedPaths == [target])
+            let sorted = nodes.sorted { $0.path < $1.path }
+            #expect(snapshot.nodes.map(\.path) == sorted.map(\.path))
+            #expect(snapshot.nodes.first { $0.path == target }?.state == [0x00, 0xFF])
+            #expect(snapshot.nodes.filter { $0.path != target } == sorted.filter { $0.path != target })
+            #expect(try store.inspectionSnapshot(generation: 1) == snapshot)
+
+            try tamper(with: path, "DELETE FROM node WHERE path = '\(nodes[4].path.description)'")
+            let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: .readOnly).inspectionSnapshot() }
+            guard case .damagedArchive = error else {
+                Issue.record("expected damagedArchive, got \(error)")
+                return
+            }
+        }
+    }
+
     @Test(arguments: [
         "UPDATE node SET class_name = 'Other' WHERE path = 'Root/n1'",
         "UPDATE node SET class_version = 99 WHERE path = 'Root/n1'",

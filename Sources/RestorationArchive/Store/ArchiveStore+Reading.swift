@@ -16,27 +16,51 @@ extension ArchiveStore {
     public func snapshot(of archive: ArchiveName = .main, generation: Generation? = nil) throws(ArchiveStoreError)
         -> ArchiveSnapshot?
     {
-        try read { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
-                if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
-                return nil
-            }
-            let wanted = generation ?? row.generation
-            let found =
-                if generation == nil {
-                    try ArchiveRows.newestGeneration(of: row, in: connection)
-                } else if row.discardedAt == nil {
-                    try ArchiveRows.generation(wanted, of: row, in: connection)
-                } else {
-                    ArchiveRows.GenerationRow?.none
-                }
-            guard let header = found else {
-                if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
-                return nil
-            }
-            let nodes = try Self.readNodes(of: row, generation: header, toleratingDamage: false, seal: seal, connection)
-            return ArchiveSnapshot(header: try ArchiveRows.header(header, archive: row), nodes: nodes.nodes)
+        try read { connection in try readSnapshot(of: archive, generation: generation, toleratingDamage: false, connection) }
+    }
+
+    /// Reads one generation of an archive for inspection (`restorectl tree` and `show`): as
+    /// ``snapshot(of:generation:)``, but a node whose content does not match its checksum, or
+    /// whose seal does not open, is kept and named in ``ArchiveSnapshot/damagedPaths`` rather
+    /// than failing the read, as a restoration reads the generation. Such a node holds what
+    /// the store holds, which is not what was saved: never restore from it. Damage beyond
+    /// single nodes (the header, a node lost, added or with an unreadable path) still throws.
+    ///
+    /// - Parameters:
+    ///   - archive: the archive to read.
+    ///   - generation: a retained generation, or `nil` for the newest.
+    /// - Returns: the snapshot, or `nil` as ``snapshot(of:generation:)`` returns it.
+    /// - Throws: as ``snapshot(of:generation:)``, but never
+    ///   ``ArchiveStoreError/damagedNode(_:_:_:)``.
+    public func inspectionSnapshot(of archive: ArchiveName = .main, generation: Generation? = nil)
+        throws(ArchiveStoreError) -> ArchiveSnapshot?
+    {
+        try read { connection in try readSnapshot(of: archive, generation: generation, toleratingDamage: true, connection) }
+    }
+
+    private func readSnapshot(
+        of archive: ArchiveName, generation: Generation?, toleratingDamage: Bool, _ connection: Connection
+    ) throws -> ArchiveSnapshot? {
+        guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
+            if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
+            return nil
         }
+        let wanted = generation ?? row.generation
+        let found =
+            if generation == nil {
+                try ArchiveRows.newestGeneration(of: row, in: connection)
+            } else if row.discardedAt == nil {
+                try ArchiveRows.generation(wanted, of: row, in: connection)
+            } else {
+                ArchiveRows.GenerationRow?.none
+            }
+        guard let header = found else {
+            if let generation { throw ArchiveStoreError.generationNotFound(archive, generation) }
+            return nil
+        }
+        let read = try Self.readNodes(of: row, generation: header, toleratingDamage: toleratingDamage, seal: seal, connection)
+        return ArchiveSnapshot(
+            header: try ArchiveRows.header(header, archive: row), nodes: read.nodes, damagedPaths: read.damaged)
     }
 
     /// Reads one node of an archive, verifying its checksum.
