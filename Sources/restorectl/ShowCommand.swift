@@ -34,19 +34,10 @@ struct ShowCommand: ParsableCommand {
         let store = try options.openReadOnly()
         let archive = options.archiveName ?? .main
         let nodePath = try RestorationPath(parsing: path)
-        let node: ArchivedNode
+        let (node, damage) = read(nodePath, in: archive, from: store)
+        let values: Result<[String: StateValue], StateCodingError>?
         do {
-            guard let found = try store.node(at: nodePath, in: archive, generation: generation.map { Generation(rawValue: $0) }) else {
-                Diagnostics.printError("archive '\(archive)' has no node at '\(nodePath)'")
-                throw ExitCode(1)
-            }
-            node = found
-        } catch let error as ArchiveStoreError {
-            Diagnostics.fail(error, exitCode: 1)
-        }
-        let values: Result<[String: StateValue], StateCodingError>
-        do {
-            values = .success(try StateValue.decode(blob: node.state))
+            values = damage == nil ? .success(try StateValue.decode(blob: node.state)) : nil
         } catch {
             values = .failure(error)
         }
@@ -56,18 +47,49 @@ struct ShowCommand: ParsableCommand {
             out += "  class:     \(TerminalText.escaped(node.className)), version \(node.classVersion)\n"
             out += "  order:     \(node.order)\n"
             out += "  size:      \(node.state.count) bytes\n"
-            out += "  checksum:  ok\n"
+            out += damage == nil ? "  checksum:  ok\n" : "  checksum:  does not match: the node is damaged\n"
             switch values {
-            case .success(let root):
+            case .success(let root)?:
                 out += "  state:\n" + StateRendering.text(root, indent: "    ")
-            case .failure(let error):
+            case .failure(let error)?:
                 out += "  state:     cannot be decoded: \(TerminalText.escaped(error.description))\n"
+            case nil:
+                out += "  state:     not shown: it is not what was saved\n"
             }
             print(out, terminator: "")
         case .json:
             print(try JSONOutput.render(NodeJSON(node: node, values: values)))
         }
-        if case .failure = values { throw ExitCode(1) }
+        if let damage { Diagnostics.fail(damage, exitCode: 1) }
+        if case .failure? = values { throw ExitCode(1) }
+    }
+}
+
+extension ShowCommand {
+    /// The node at `path`, and the damage its checksum shows, if any: what the store holds is
+    /// shown then, but not its state, which is not what was saved. Exits with status 1 when
+    /// the generation has no node at `path`, or on any other error.
+    private func read(_ path: RestorationPath, in archive: ArchiveName, from store: ArchiveStore)
+        -> (node: ArchivedNode, damage: ArchiveStoreError?)
+    {
+        let wanted = generation.map { Generation(rawValue: $0) }
+        do {
+            if let found = try store.node(at: path, in: archive, generation: wanted) { return (found, nil) }
+        } catch {
+            guard case .damagedNode = error else { Diagnostics.fail(error, exitCode: 1) }
+            do {
+                if let snapshot = try store.inspectionSnapshot(of: archive, generation: wanted),
+                    let found = snapshot.nodes.first(where: { $0.path == path })
+                {
+                    return (found, error)
+                }
+            } catch {
+                Diagnostics.fail(error, exitCode: 1)
+            }
+            Diagnostics.fail(error, exitCode: 1)
+        }
+        Diagnostics.printError("archive '\(archive)' has no node at '\(path)'")
+        RestoreCtl.exit(withError: ExitCode(1))
     }
 }
 
@@ -82,20 +104,24 @@ struct NodeJSON: Encodable {
     let state: [String: StateRendering.JSONValue]?
     let state_error: String?
 
-    init(node: ArchivedNode, values: Result<[String: StateValue], StateCodingError>) {
+    /// `values` is `nil` for a damaged node, whose state is not shown.
+    init(node: ArchivedNode, values: Result<[String: StateValue], StateCodingError>?) {
         path = node.path.description
         class_name = node.className
         class_version = node.classVersion
         order = node.order
         size = node.state.count
-        checksum = "ok"
+        checksum = values == nil ? "mismatch" : "ok"
         switch values {
-        case .success(let root):
+        case .success(let root)?:
             state = root.mapValues(StateRendering.JSONValue.init)
             state_error = nil
-        case .failure(let error):
+        case .failure(let error)?:
             state = nil
             state_error = error.description
+        case nil:
+            state = nil
+            state_error = "the node is damaged: its state is not what was saved"
         }
     }
 }

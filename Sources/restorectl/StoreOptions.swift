@@ -50,11 +50,18 @@ struct StoreOptions: ParsableArguments {
     var archiveOrMain: ArchiveName { archiveName ?? .main }
 
     /// A generation of the selected archive (`main` by default), the newest when `generation`
-    /// is `nil`; exits with status 1 and a one-line explanation when there is none.
-    func snapshot(in store: ArchiveStore, generation: Int64? = nil) -> ArchiveSnapshot {
+    /// is `nil`; exits with status 1 and a one-line explanation when there is none. With
+    /// `keepingDamagedNodes`, a node whose checksum does not match is kept and named in
+    /// `damagedPaths` (`ArchiveStore.inspectionSnapshot`) instead of failing the read.
+    func snapshot(in store: ArchiveStore, generation: Int64? = nil, keepingDamagedNodes: Bool = false) -> ArchiveSnapshot {
         let archive = archiveOrMain
+        let generation = generation.map { Generation(rawValue: $0) }
         do {
-            guard let found = try store.snapshot(of: archive, generation: generation.map { Generation(rawValue: $0) }) else {
+            let read =
+                keepingDamagedNodes
+                ? try store.inspectionSnapshot(of: archive, generation: generation)
+                : try store.snapshot(of: archive, generation: generation)
+            guard let found = read else {
                 Diagnostics.printError("archive '\(archive)' has no saved generation")
                 RestoreCtl.exit(withError: ExitCode(1))
             }

@@ -27,12 +27,17 @@ struct TreeCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let snapshot = options.snapshot(in: store, generation: generation)
+        let snapshot = options.snapshot(in: store, generation: generation, keepingDamagedNodes: true)
         switch format {
         case .text: print(Self.text(snapshot), terminator: "")
         case .json: print(try JSONOutput.render(TreeJSON(snapshot)))
         case .dot: print(Self.dot(snapshot), terminator: "")
         }
+        // A damaged node is shown where it is, marked; then named on stderr (status 1).
+        Diagnostics.failIfAny(
+            snapshot.nodes.filter { snapshot.damagedPaths.contains($0.path) }.map { node in
+                ArchiveStoreError.damagedNode(snapshot.header.archive, node.path, snapshot.header.generation)
+            })
     }
 
     static func text(_ snapshot: ArchiveSnapshot) -> String {
@@ -43,7 +48,8 @@ struct TreeCommand: ParsableCommand {
             let depth = node.path.depth
             out += String(repeating: "  ", count: depth)
             out += "\(TerminalText.escaped(node.path.identifier))  \(TerminalText.escaped(node.className)) v\(node.classVersion)"
-            out += ", \(node.state.count) bytes\n"
+            out += ", \(node.state.count) bytes"
+            out += snapshot.damagedPaths.contains(node.path) ? "  DAMAGED\n" : "\n"
         }
         return out
     }
@@ -52,7 +58,8 @@ struct TreeCommand: ParsableCommand {
         var out = "digraph \(dotString("\(snapshot.header.archive) generation \(snapshot.header.generation)")) {\n"
         out += "  node [shape=box, fontname=\"Helvetica\"];\n"
         for node in snapshot.nodes {
-            let label = "\(node.path.identifier)\n\(node.className) v\(node.classVersion), \(node.state.count) bytes"
+            let damaged = snapshot.damagedPaths.contains(node.path) ? "\nDAMAGED" : ""
+            let label = "\(node.path.identifier)\n\(node.className) v\(node.classVersion), \(node.state.count) bytes\(damaged)"
             out += "  \(dotString(node.path.description)) [label=\(dotString(label))];\n"
             if let parent = node.parentPath {
                 out += "  \(dotString(parent.description)) -> \(dotString(node.path.description));\n"
@@ -87,6 +94,8 @@ struct TreeJSON: Encodable {
         let class_version: Int
         let order: Int
         let size: Int
+        /// `true` for a node whose checksum does not match; left out otherwise.
+        let damaged: Bool?
     }
 
     let archive: String
@@ -99,7 +108,8 @@ struct TreeJSON: Encodable {
         nodes = snapshot.nodes.map { node in
             Node(
                 path: node.path.description, parent: node.parentPath?.description, identifier: node.path.identifier,
-                class_name: node.className, class_version: node.classVersion, order: node.order, size: node.state.count)
+                class_name: node.className, class_version: node.classVersion, order: node.order, size: node.state.count,
+                damaged: snapshot.damagedPaths.contains(node.path) ? true : nil)
         }
     }
 }

@@ -330,6 +330,43 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A node whose checksum does not match is shown where it is and marked, with what the
+    /// store holds but not its state; the command names it on stderr and exits 1. The other
+    /// nodes are shown as saved.
+    @Test func aNodeWhoseChecksumFailsIsMarkedByTreeAndShow() throws {
+        try withDemoStore { path in
+            let damage = """
+                import sqlite3
+                c = sqlite3.connect('\(path)')
+                c.execute("UPDATE node SET state = zeroblob(length(state)) WHERE path = 'Tabs/OrderNavigation/Order' AND died IS NULL")
+                c.commit()
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let named = "restorectl: error: The node at 'Tabs/OrderNavigation/Order' in archive 'main' (generation 4) is damaged"
+
+            let tree = try run(["tree", path])
+            #expect(tree.status == 1)
+            #expect(tree.standardOutput.contains("\n      Order  OrderScreen v0, 172 bytes  DAMAGED\n"), "\(tree.standardOutput)")
+            #expect(tree.standardOutput.contains("\n    Profile  ProfileForm v0, 50 bytes\n"))
+            #expect(tree.standardError.hasPrefix(named), "\(tree.standardError)")
+            let json = try run(["tree", path, "--format", "json"])
+            #expect(json.status == 1)
+            let nodes = try #require(try self.json(json)["nodes"] as? [[String: Any]])
+            #expect(nodes.count == 12)
+            #expect(nodes.filter { $0["damaged"] as? Bool == true }.map { $0["path"] as? String } == ["Tabs/OrderNavigation/Order"])
+            #expect(try run(["tree", path, "--format", "dot"]).standardOutput.contains("OrderScreen v0, 172 bytes\\nDAMAGED"))
+
+            let show = try run(["show", path, "Tabs/OrderNavigation/Order"])
+            #expect(show.status == 1)
+            #expect(show.standardOutput.contains("  checksum:  does not match: the node is damaged\n  state:     not shown: it is not what was saved\n"))
+            #expect(show.standardError.hasPrefix(named))
+            let shown = try self.json(try run(["show", path, "Tabs/OrderNavigation/Order", "--format", "json"]))
+            #expect(shown["checksum"] as? String == "mismatch" && shown["state"] == nil)
+            let intact = try run(["show", path, "Tabs/Profile"])
+            #expect(intact.status == 0 && intact.standardOutput.contains("  checksum:  ok\n"))
+        }
+    }
+
     static let commands: [[String]] = [
         ["info"], ["tree"], ["show", "@", "Tabs"], ["markers"], ["events"], ["report"], ["diff", "@", "--from", "1", "--to", "2"],
         ["check"], ["export", "@", "--output", "@.json"], ["discard", "@", "--archive", "main", "--reason", "x"],
