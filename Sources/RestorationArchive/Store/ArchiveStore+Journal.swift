@@ -121,14 +121,22 @@ extension ArchiveStore {
     }
 
     /// Appends an entry, then deletes the ones too old to keep. `launch` `nil` with a
-    /// lifecycle event starts a new launch, and so does a launch newer than every entry in the
-    /// journal: the store was erased (``ArchiveStore/erase(at:busyTimeout:logger:)``) since it
-    /// began, and the journal's numbering started again.
+    /// lifecycle event starts a new launch.
+    ///
+    /// So does a launch newer than the entry: the store was erased
+    /// (``ArchiveStore/erase(at:busyTimeout:logger:)``) since the launch began, and the
+    /// journal's numbering started again. The schema's `CHECK (launch <= id)` refuses such an
+    /// entry, and SQLite undoes the refused statement alone: the entry is then written again
+    /// as a launch's first. Asking first would cost every entry a query.
     static func append(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {
-        var launch = launch
-        if let started = launch, try connection.pragmaInteger("SELECT max(id) FROM journal") ?? 0 < started {
-            launch = nil
+        do {
+            return try insert(kind, launch: launch, connection)
+        } catch let error as DatabaseError where launch != nil && error.extendedResultCode == .constraintCheck {
+            return try insert(kind, launch: nil, connection)
         }
+    }
+
+    private static func insert(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {
         let statement = try connection.statement(
             """
             INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail) \
