@@ -32,7 +32,7 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let archive = options.archiveName ?? .main
+        let archive = options.archiveOrMain
         let nodePath = try RestorationPath(parsing: path)
         let (node, damage) = read(nodePath, in: archive, from: store)
         let values: Result<[String: StateValue], StateCodingError>?
@@ -72,21 +72,15 @@ extension ShowCommand {
     private func read(_ path: RestorationPath, in archive: ArchiveName, from store: ArchiveStore)
         -> (node: ArchivedNode, damage: ArchiveStoreError?)
     {
-        let wanted = generation.map { Generation(rawValue: $0) }
         do {
-            if let found = try store.node(at: path, in: archive, generation: wanted) { return (found, nil) }
+            if let found = try store.node(at: path, in: archive, generation: generation.map { Generation(rawValue: $0) }) {
+                return (found, nil)
+            }
         } catch {
             guard case .damagedNode = error else { Diagnostics.fail(error, exitCode: 1) }
-            do {
-                if let snapshot = try store.inspectionSnapshot(of: archive, generation: wanted),
-                    let found = snapshot.nodes.first(where: { $0.path == path })
-                {
-                    return (found, error)
-                }
-            } catch {
-                Diagnostics.fail(error, exitCode: 1)
-            }
-            Diagnostics.fail(error, exitCode: 1)
+            let snapshot = options.snapshot(in: store, generation: generation, keepingDamagedNodes: true)
+            guard let found = snapshot.nodes.first(where: { $0.path == path }) else { Diagnostics.fail(error, exitCode: 1) }
+            return (found, error)
         }
         Diagnostics.printError("archive '\(archive)' has no node at '\(path)'")
         RestoreCtl.exit(withError: ExitCode(1))
