@@ -91,11 +91,7 @@ enum StoreLocation {
 
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     static func checkForReading(path: String) throws(ArchiveStoreError) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { throw .storeNotFound(path: path) }
-            throw .fileSystem(operation: "lstat", path: path, errno: errno)
-        }
+        guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
     }
@@ -103,13 +99,20 @@ enum StoreLocation {
     /// Checks what exists at `path` before an erase, which creates nothing: `false` when
     /// nothing does. Whatever a regular file holds is for the erase to judge.
     static func checkForErasing(path: String) throws(ArchiveStoreError) -> Bool {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return false }
-            throw .fileSystem(operation: "lstat", path: path, errno: errno)
-        }
+        guard let info = try existing(path) else { return false }
         try checkRegularFile(path: path, info: info)
         return true
+    }
+
+    /// What `lstat` says is at `path`, or `nil` when nothing is (nor can be: a folder on the
+    /// way is a file).
+    private static func existing(_ path: String) throws(ArchiveStoreError) -> stat? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw .fileSystem(operation: "lstat", path: path, errno: errno)
+        }
+        return info
     }
 
     /// Whether the store's write-ahead log exists (some connection has the store open, or
