@@ -24,13 +24,6 @@ func deadProcessID() throws -> Int32 {
     return process.processIdentifier
 }
 
-/// Kills a child process and waits for it. SIGKILL, not `terminate()`: a child of the test
-/// runner inherits a signal mask that blocks SIGTERM (a `sleep` lived on for its 30 seconds).
-func stop(_ process: Process) {
-    guard process.isRunning else { return }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-}
 
 /// Restores `path`'s main archive the way a launch that then dies does: the marker is
 /// committed, the restoration never completes, and the process is gone.
@@ -178,19 +171,16 @@ struct CrashMarkerTests {
     @Test func markerOfAProcessStillRestoringIsLeftAlone() throws {
         try withTemporaryStorePath { path in
             // The process taken for the restoring one runs from before the restoration began.
-            let sleeper = Process()
-            sleeper.executableURL = URL(filePath: "/bin/sleep")
-            sleeper.arguments = ["30"]
-            try sleeper.run()
-            defer { stop(sleeper) }
-            let store = try ArchiveStore(path: path)
-            try makeEngine(store).preserve([Probe("Root")])
-            let restoring = SlowScreen("Root")
-            _ = try makeEngine(store).restore([restoring])
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier)")
-            let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
-            #expect(other.report.outcome == .refused(reason: "another process (\(sleeper.processIdentifier)) is restoring it"))
-            #expect(try store.header()?.state == .valid)
+            try withRunningProcess { sleeper in
+                let store = try ArchiveStore(path: path)
+                try makeEngine(store).preserve([Probe("Root")])
+                let restoring = SlowScreen("Root")
+                _ = try makeEngine(store).restore([restoring])
+                try tamper(with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier)")
+                let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+                #expect(other.report.outcome == .refused(reason: "another process (\(sleeper.processIdentifier)) is restoring it"))
+                #expect(try store.header()?.state == .valid)
+            }
         }
     }
 
@@ -202,21 +192,18 @@ struct CrashMarkerTests {
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
             try restoreAndDie(path)
-            let sleeper = Process()
-            sleeper.executableURL = URL(filePath: "/bin/sleep")
-            sleeper.arguments = ["30"]
-            try sleeper.run()
-            defer { stop(sleeper) }
-            // The restoration began a minute before that process started.
-            try tamper(
-                with: path,
-                "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), started_at = started_at - 60000")
-            #expect(try store.crashMarkers().map(\.processIsRunning) == [false])
-            let root = Probe("Root")
-            let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
-            #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
-            #expect(root.decodeCount == 0)
-            #expect(try !store.hasCrashMarker())
+            try withRunningProcess { sleeper in
+                // The restoration began a minute before that process started.
+                try tamper(
+                    with: path,
+                    "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), started_at = started_at - 60000")
+                #expect(try store.crashMarkers().map(\.processIsRunning) == [false])
+                let root = Probe("Root")
+                let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
+                #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
+                #expect(root.decodeCount == 0)
+                #expect(try !store.hasCrashMarker())
+            }
         }
     }
 

@@ -166,20 +166,17 @@ struct ForegroundDeathPolicyTests {
     @Test func aLaunchOfAnotherProcessStillOnScreenIsNotADeath() throws {
         try withTemporaryStorePath { path in
             // The process taken for the other instance runs from before its launch began.
-            let sleeper = Process()
-            sleeper.executableURL = URL(filePath: "/bin/sleep")
-            sleeper.arguments = ["30"]
-            try sleeper.run()
-            defer { stop(sleeper) }
-            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
-            try tamper(with: path, "UPDATE journal SET process_id = \(sleeper.processIdentifier)")
-            #expect(try ArchiveStore(path: path).previousLaunch()?.processIsRunning == true)
+            try withRunningProcess { sleeper in
+                try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+                try tamper(with: path, "UPDATE journal SET process_id = \(sleeper.processIdentifier)")
+                #expect(try ArchiveStore(path: path).previousLaunch()?.processIsRunning == true)
 
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
-            let root = Probe("Root")
-            #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
-            #expect(root.value == "saved")
-            #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+                let store = try launch(path, [.willFinishLaunching], configuration: policy)
+                let root = Probe("Root")
+                #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
+                #expect(root.value == "saved")
+                #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+            }
         }
     }
 

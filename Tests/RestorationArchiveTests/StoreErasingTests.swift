@@ -14,14 +14,6 @@ struct StoreErasingTests {
         try ArchiveStore(path: path).save(try SampleArchives.tree(count: 40, stateSize: 48, fill: 0xA7), header: SampleArchives.header)
     }
 
-    /// Writes `bytes` over the file's bytes from `offset`, in place (the file keeps its mode).
-    static func overwrite(_ path: String, from offset: Int, with bytes: [UInt8]) throws {
-        let file = try #require(fopen(path, "r+b"))
-        defer { fclose(file) }
-        #expect(fseek(file, offset, SEEK_SET) == 0)
-        #expect(fwrite(bytes, 1, bytes.count, file) == bytes.count)
-    }
-
     /// What stops an app using the store at `path`, if anything: opening it, reading back
     /// what ``savedStore(at:)`` saved, or saving.
     static func firstError(_ path: String) -> ArchiveStoreError? {
@@ -49,13 +41,13 @@ struct StoreErasingTests {
             case "malformed-pages":
                 let count = try #require(fileBytes(path)?.count)
                 #expect(count > 4 * 4096)
-                try Self.overwrite(path, from: 2 * 4096, with: (2 * 4096..<count).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+                try overwrite(path, from: 2 * 4096, with: (2 * 4096..<count).map { UInt8(truncatingIfNeeded: $0 &* 131) })
             case "cut-short": #expect(truncate(path, 10) == 0)
             case "first-page-zeroed":
-                try Self.overwrite(path, from: 0, with: [UInt8](repeating: 0, count: 4096))
+                try overwrite(path, from: 0, with: [UInt8](repeating: 0, count: 4096))
             case "newer-schema": try tamper(with: path, "PRAGMA user_version = 99")
             case "schema-text": try tamperWithSchema(of: path, table: "node", replacing: "class_name", with: "klass_name")
-            default: try Self.overwrite(path, from: 18, with: [255])
+            default: try overwrite(path, from: 18, with: [255])
             }
             let error = Self.firstError(path)
             #expect((error == nil) == (damage == "sound"))

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a child process did.
 public struct ProcessOutcome: Sendable {
@@ -11,10 +11,21 @@ public struct ProcessOutcome: Sendable {
 
 /// Kills a child process and waits for it. SIGKILL, not `terminate()`: a child of the test
 /// runner inherits a signal mask that blocks SIGTERM (a `sleep` lived on for its 30 seconds).
-func stop(_ process: Process) {
+public func stop(_ process: Process) {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
+}
+
+/// Runs `body` with a process that runs (`sleep 30`) until `body` returns, then kills it: a
+/// process id that is in use, started just before `body`.
+public func withRunningProcess<Result>(_ body: (Process) throws -> Result) throws -> Result {
+    let process = Process()
+    process.executableURL = URL(filePath: "/bin/sleep")
+    process.arguments = ["30"]
+    try process.run()
+    defer { stop(process) }
+    return try body(process)
 }
 
 /// Runs an executable to completion (killing it after `timeout` seconds) and captures its output.

@@ -16,6 +16,16 @@ public func fileBytes(_ path: String) -> [UInt8]? {
     return bytes
 }
 
+/// Writes `bytes` over a file's bytes from `offset`, in place: the file keeps its inode and
+/// mode, as damage from a bad disk would leave it.
+public func overwrite(_ path: String, from offset: Int, with bytes: [UInt8]) throws {
+    guard let file = fopen(path, "r+b") else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    defer { fclose(file) }
+    guard fseek(file, offset, SEEK_SET) == 0, fwrite(bytes, 1, bytes.count, file) == bytes.count else {
+        throw POSIXError(.init(rawValue: errno) ?? .EIO)
+    }
+}
+
 /// Whether anything (a file, a folder, a symbolic link, even a dangling one) is at `path`.
 public func fileExists(_ path: String) -> Bool {
     var info = stat()

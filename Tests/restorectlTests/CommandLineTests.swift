@@ -106,11 +106,7 @@ struct CommandLineTests {
                 #expect(truncate(path, 100) == 0)
             } else {
                 // The pages after the schema's: the store opens, and the save fails.
-                let file = try #require(fopen(path, "r+b"))
-                #expect(fseek(file, 2 * 4096, SEEK_SET) == 0)
-                let garbage = (0..<6 * 4096).map { UInt8(truncatingIfNeeded: $0 &* 131) }
-                #expect(fwrite(garbage, 1, garbage.count, file) == garbage.count)
-                fclose(file)
+                try overwrite(path, from: 2 * 4096, with: (0..<6 * 4096).map { UInt8(truncatingIfNeeded: $0 &* 131) })
             }
             let damaged = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
             #expect(damaged.status == 0, "\(damaged.standardError)")
