@@ -7,7 +7,8 @@ extension ArchiveStore {
     ///
     /// Deleted content is overwritten in the file (`secure_delete`), and the write-ahead log is
     /// then checkpointed and truncated, so no copy of the discarded state remains in the
-    /// `-wal` file either (see ``DiscardResult/writeAheadLogTruncated``).
+    /// `-wal` file either. The truncation waits up to the busy timeout for other connections'
+    /// reads to end (see ``DiscardResult/writeAheadLogTruncated``).
     ///
     /// - Parameters:
     ///   - archive: the archive to discard.

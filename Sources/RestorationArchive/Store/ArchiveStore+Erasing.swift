@@ -28,9 +28,9 @@ extension ArchiveStore {
     /// empty one, which the next opening completes. An `ArchiveStore` open on the file, in this
     /// process or another, finds an empty store at its next call (an engine's next save is a
     /// full one; a launch recording events goes on as a new launch). The erase waits up to
-    /// `busyTimeout` for a save in progress. The write-ahead log is then truncated, unless
-    /// another connection's read keeps it from being checkpointed; its old pages are then
-    /// overwritten by later saves.
+    /// `busyTimeout` for a save in progress. It then truncates the write-ahead log, waiting up
+    /// to `busyTimeout` again for other connections' reads to end; a read that outlasts it
+    /// leaves the log's old pages there until later saves overwrite them.
     ///
     /// An SQLite database of another program (a schema SQLite can read, which lists objects
     /// but neither a store's `application_id` nor its tables) is refused and left as it is
