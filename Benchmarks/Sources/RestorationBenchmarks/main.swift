@@ -11,7 +11,11 @@ struct Options {
         "codec-encode", "codec-decode", "full-save", "full-restore", "engine-restore", "launch",
         "engine-preserve-unchanged", "save-1-node", "save-1-percent",
     ]
-    static let implementations = ["ours", "floor", "json-file", "plist-file", "nskeyedarchiver", "grdb"]
+    /// `floor+generation` and `floor+retention` run in the two partial saves only: see
+    /// SaveReferences.swift.
+    static let implementations = [
+        "ours", "floor", "json-file", "plist-file", "nskeyedarchiver", "grdb", "floor+generation", "floor+retention",
+    ]
 
     var quick = false
     var full = false
@@ -328,6 +332,19 @@ for n in sizes {
 
     let generation = Box(try ours.header()!.generation)
     let counter = Box(0)
+    // What DESIGN's rules cost a partial save at the least, on the floor's terms.
+    let references = [SaveReferenceStore.Rules.generation, .retention].map { rules in
+        (SaveReferenceStore.name(rules), SaveReferenceStore(path: "\(directory)/\(SaveReferenceStore.name(rules))-\(n).sqlite", rules: rules, rows: floorRows()))
+    }
+    func referenceCases(_ rows: @escaping () -> [FloorStore.Row]) -> [(String, () throws -> Void)] {
+        references.map { name, store in (name, { store.saveSome(rows()) }) }
+    }
+    func oneNodeRow() -> FloorStore.Row {
+        var state = states[n / 2]
+        state.selectedIndex = counter.value
+        let path = paths[n / 2]
+        return FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
+    }
     results += try measure("save-1-node", n: n, [
         ("ours", {
             counter.value += 1
@@ -336,12 +353,7 @@ for n in sizes {
             let node = ArchivedNode(path: paths[n / 2], className: "Screen", classVersion: 1, state: try state.encodeOurs())
             generation.value = try ours.saveChanges([node], basedOn: generation.value, header: header).generation
         }),
-        ("floor", {
-            var state = states[n / 2]
-            state.selectedIndex = counter.value
-            let path = paths[n / 2]
-            floor.saveOne(FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor()))
-        }),
+        ("floor", { floor.saveOne(oneNodeRow()) }),
         // The file peers keep the archive in memory, change the node and write the whole file.
         ("json-file", {
             peerNodes.value[n / 2].state.selectedIndex = counter.value
@@ -365,10 +377,18 @@ for n in sizes {
                     state: Data(state.encodeFloor()))
             ])
         }),
-    ])
+    ] + referenceCases { [oneNodeRow()] })
 
     // 1% of the nodes (at least one), spread over the tree, changed and saved.
     let changed = Array(stride(from: 0, to: n, by: max(1, n / max(1, n / 100))).prefix(max(1, n / 100)))
+    func onePercentRows() -> [FloorStore.Row] {
+        changed.map { index in
+            var state = states[index]
+            state.selectedIndex = counter.value
+            let path = paths[index]
+            return FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
+        }
+    }
     results += try measure("save-1-percent", n: n, [
         ("ours", {
             counter.value += 1
@@ -379,16 +399,7 @@ for n in sizes {
             }
             generation.value = try ours.saveChanges(nodes, basedOn: generation.value, header: header).generation
         }),
-        ("floor", {
-            floor.saveSome(
-                changed.map { index in
-                    var state = states[index]
-                    state.selectedIndex = counter.value
-                    let path = paths[index]
-                    return FloorStore.Row(
-                        path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
-                })
-        }),
+        ("floor", { floor.saveSome(onePercentRows()) }),
         ("json-file", {
             for index in changed { peerNodes.value[index].state.selectedIndex = counter.value }
             try jsonPeer.save(peerNodes.value)
@@ -412,7 +423,8 @@ for n in sizes {
                         state: Data(state.encodeFloor()))
                 })
         }),
-    ])
+    ] + referenceCases(onePercentRows))
+    for (_, store) in references { store.check(nodeCount: n) }
 }
 
 var machine = utsname()
