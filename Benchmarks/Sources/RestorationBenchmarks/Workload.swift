@@ -120,14 +120,19 @@ struct ScreenState: Codable, Equatable {
     }
 }
 
-/// A complete tree of `count` restoration paths (every parent present), fanout 8 and at most
-/// 6 identifiers deep: at 1,000 nodes most paths are 4 or 5 deep.
+/// A complete tree of `count` restoration paths (every parent present), at most 6 identifiers
+/// deep, fanout 8: at 1,000 nodes most paths are 4 or 5 deep. Six levels of 8 hold 37,449
+/// paths; a bigger tree is wider (fanout 10 at 100,000 nodes).
 func samplePaths(_ count: Int) throws -> [RestorationPath] {
+    var fanout = 8
+    while (0..<6).reduce(0, { total, depth in total + (0..<depth).reduce(1) { power, _ in power * fanout } }) < count {
+        fanout += 1
+    }
     var paths = [try RestorationPath("Tabs")]
     var parents = [paths[0]]
     var index = 1
     while paths.count < count {
-        let parent = parents[(index - 1) / 8]
+        let parent = parents[(index - 1) / fanout]
         let path = try parent.appending(parent.depth < 5 ? "Group\(index)" : "Screen\(index)")
         paths.append(path)
         if path.depth < 6 { parents.append(path) }
