@@ -30,6 +30,9 @@ struct Options {
     /// Runs one launch of each implementation between markers on stderr, for
     /// scripts/launch-fsyncs to count their fsyncs under strace, instead of the benchmarks.
     var fsyncProbe = false
+    /// Counts the pages the partial saves append to the write-ahead log, instead of the
+    /// benchmarks (WALPages.swift).
+    var walPages = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -42,8 +45,11 @@ struct Options {
             case "--sizes": sizes = iterator.next()?.split(separator: ",").compactMap { Int($0) }
             case "--implementations": implementations = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--fsync-probe": fsyncProbe = true
+            case "--wal-pages": walPages = true
             default:
-                Self.fail("usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME]")
+                Self.fail(
+                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages]"
+                )
             }
         }
         // A misspelt name would otherwise run nothing, or only the floor, and say nothing.
@@ -81,6 +87,11 @@ let sizes = options.sizes ?? (options.full ? [100, 1_000, 10_000, 100_000] : [10
 let directory = NSTemporaryDirectory() + "restoration-bench-\(getpid())"
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: directory) }
+/// Ends a probe run: `exit` would skip the `defer` above.
+func finishProbe() -> Never {
+    try? FileManager.default.removeItem(atPath: directory)
+    exit(0)
+}
 
 /// Repetitions for one (operation, n): fewer for big archives, and fewer with --quick.
 func repetitions(_ n: Int) -> Int {
@@ -167,7 +178,12 @@ if options.fsyncProbe {
         mark("floor close")
     }
     mark("end")
-    exit(0)
+    finishProbe()
+}
+
+if options.walPages {
+    try WALPages.probe(sizes: sizes, directory: directory)
+    finishProbe()
 }
 
 for n in sizes {
