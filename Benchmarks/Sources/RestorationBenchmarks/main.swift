@@ -154,7 +154,7 @@ if options.fsyncProbe {
     let oursPath = "\(directory)/probe-ours.sqlite"
     let floorPath = "\(directory)/probe-floor.sqlite"
     do {
-        let engine = try RestorationEngine(store: try ArchiveStore(path: oursPath), app: app, registry: try benchRegistry())
+        let engine = try benchEngine(store: try ArchiveStore(path: oursPath), app: app)
         try engine.preserve(BenchScreen.tree(paths: paths, states: states))
         FloorStore(path: floorPath).saveAll(
             zip(paths, states).map { path, state in
@@ -165,7 +165,7 @@ if options.fsyncProbe {
     do {
         mark("ours launch")
         let store = try ArchiveStore(path: oursPath)
-        let result = try RestorationEngine(store: store, app: app, registry: try benchRegistry()).restore([])
+        let result = try benchEngine(store: store, app: app).restore([])
         precondition(result.isComplete && result.report.restoredCount == n)
         mark("ours journal entry")
         try store.record(.willFinishLaunching)
@@ -288,16 +288,16 @@ for n in sizes {
     let app = AppIdentity(version: "11.0", build: "1024")
     let engineStore = try ArchiveStore(path: "\(directory)/engine-\(n).sqlite")
     let screens = BenchScreen.tree(paths: paths, states: states)
-    let engine = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry())
+    let engine = try benchEngine(store: engineStore, app: app)
     try engine.preserve(screens)
     // Once, untimed: a restore rebuilds every screen with the state it had.
-    let restored = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry()).restore([])
+    let restored = try benchEngine(store: engineStore, app: app).restore([])
     for (path, state) in zip(paths, states) {
         precondition((restored.object(at: path) as? BenchScreen)?.state == state, "\(path) restored wrongly")
     }
     results += try measure("engine-restore", n: n, [
         ("ours", {
-            let restoring = try RestorationEngine(store: engineStore, app: app, registry: try benchRegistry())
+            let restoring = try benchEngine(store: engineStore, app: app)
             _ = try restoring.restore([])
         }),
         ("floor", { _ = FloorStore.screens(from: floor.readAll()) }),
@@ -309,7 +309,7 @@ for n in sizes {
     results += try measure("launch", n: n, [
         ("ours", {
             let store = try ArchiveStore(path: enginePath)
-            let restoring = try RestorationEngine(store: store, app: app, registry: try benchRegistry())
+            let restoring = try benchEngine(store: store, app: app)
             let result = try restoring.restore([])
             precondition(result.isComplete && result.report.restoredCount == n)
             leftOpen.append(store)
