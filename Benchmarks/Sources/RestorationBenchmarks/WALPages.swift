@@ -3,35 +3,71 @@ import Foundation
 import RestorationArchive
 
 /// The pages a commit appends to the write-ahead log, counted from another connection: a
-/// truncating checkpoint empties the log before the save, and a passive one counts the
-/// frames it holds after it. Checkpointing around every save changes what a later checkpoint
-/// costs, not what a commit writes: for `--wal-pages` only, never while timing.
+/// truncating checkpoint empties the log before the save; after it, the log's frames are
+/// read from its file and named by the table or index their page belongs to (SQLite's
+/// `dbstat`), and a passive checkpoint checks their number. Checkpointing around every save
+/// changes what a later checkpoint costs, not what a commit writes: for `--wal-pages` only,
+/// never while timing.
 enum WALPages {
-    /// The frames `save` appended to the log of the database at `path`.
-    static func appended(to path: String, by save: () throws -> Void) throws -> Int {
+    /// The pages `save` appended to the log of the database at `path`, each named by the table
+    /// or index it belongs to ("free list" for a page no b-tree holds).
+    static func appended(to path: String, by save: () throws -> Void) throws -> [String] {
         var database: OpaquePointer?
         precondition(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
         defer { sqlite3_close_v2(database) }
         sqlite3_busy_timeout(database, 5_000)
+        func statement(_ sql: String) -> OpaquePointer? {
+            var statement: OpaquePointer?
+            precondition(sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(database)))
+            return statement
+        }
         /// The log's length in frames, once checkpointed in `mode`.
         func checkpoint(_ mode: String) -> Int {
-            var statement: OpaquePointer?
-            precondition(sqlite3_prepare_v2(database, "PRAGMA wal_checkpoint(\(mode))", -1, &statement, nil) == SQLITE_OK)
-            defer { sqlite3_finalize(statement) }
-            precondition(sqlite3_step(statement) == SQLITE_ROW, String(cString: sqlite3_errmsg(database)))
-            precondition(sqlite3_column_int64(statement, 0) == 0, "the checkpoint was blocked")
-            return Int(sqlite3_column_int64(statement, 1))
+            let checkpoint = statement("PRAGMA wal_checkpoint(\(mode))")
+            defer { sqlite3_finalize(checkpoint) }
+            precondition(sqlite3_step(checkpoint) == SQLITE_ROW, String(cString: sqlite3_errmsg(database)))
+            precondition(sqlite3_column_int64(checkpoint, 0) == 0, "the checkpoint was blocked")
+            return Int(sqlite3_column_int64(checkpoint, 1))
         }
         precondition(checkpoint("TRUNCATE") == 0, "the log is not empty")
         try save()
-        return checkpoint("PASSIVE")
+        let pages = framePages(log: try Data(contentsOf: URL(filePath: path + "-wal")))
+        // One pass over the database's pages (`dbstat` scans them all, whatever the query).
+        let written = Set(pages)
+        var owners: [Int: String] = [:]
+        let owner = statement("SELECT pageno, name FROM dbstat")
+        defer { sqlite3_finalize(owner) }
+        while sqlite3_step(owner) == SQLITE_ROW {
+            let page = Int(sqlite3_column_int64(owner, 0))
+            if written.contains(page) { owners[page] = String(cString: sqlite3_column_text(owner, 1)) }
+        }
+        let names = pages.map { owners[$0] ?? "free list" }
+        precondition(checkpoint("PASSIVE") == pages.count, "the log's frames were not all read")
+        return names
+    }
+
+    /// The page number of each frame of a write-ahead log (its format: a 32-byte header with
+    /// the page size at offset 8, then frames of a 24-byte header, the page number first, and
+    /// a page; all big-endian).
+    private static func framePages(log: Data) -> [Int] {
+        let bytes = [UInt8](log)
+        func bigEndian(_ offset: Int) -> Int { bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+        guard bytes.count >= 32 else { return [] }
+        let pageSize = bigEndian(8)
+        var pages: [Int] = []
+        var offset = 32
+        while offset + 24 + pageSize <= bytes.count {
+            pages.append(bigEndian(offset))
+            offset += 24 + pageSize
+        }
+        return pages
     }
 
     /// For each size, the pages a one-node save and a 1% save append to the log, on average
     /// over `saves` saves, for ours, the floor and the two save references: printed as a table.
     static func probe(sizes: [Int], directory: String, saves: Int = 50) throws {
         print("pages appended to the write-ahead log by a save (average of \(saves) saves)")
-        print("operation                  impl             n        pages")
+        print("operation                  impl             n        pages    by table or index")
         let header = SaveHeader(appVersion: "11.0", appBuild: "1024")
         for n in sizes {
             let states = (0..<n).map(ScreenState.sample)
@@ -77,16 +113,19 @@ enum WALPages {
                 cases += references.map { name, store in (name, { store.saveSome(changedRows()) }) }
                 for (name, save) in cases {
                     let path = "\(directory)/pages-\(name)-\(n).sqlite"  // each store's file, named so above
-                    var frames = 0
+                    var pages: [String: Int] = [:]
                     for _ in 0..<saves {
                         counter += 1
-                        frames += try appended(to: path, by: save)
+                        for owner in try appended(to: path, by: save) { pages[owner, default: 0] += 1 }
                     }
+                    func average(_ count: Int) -> String { String(format: "%.2f", Double(count) / Double(saves)) }
                     print(
                         operation.padding(toLength: 27, withPad: " ", startingAt: 0)
                             + name.padding(toLength: 17, withPad: " ", startingAt: 0)
                             + String(n).padding(toLength: 9, withPad: " ", startingAt: 0)
-                            + String(format: "%.2f", Double(frames) / Double(saves)))
+                            + average(pages.values.reduce(0, +)).padding(toLength: 9, withPad: " ", startingAt: 0)
+                            + pages.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+                            .map { "\($0.key) \(average($0.value))" }.joined(separator: ", "))
                 }
             }
         }
