@@ -1,11 +1,12 @@
 import BenchSQLite
 import Foundation
 
-/// The least a save that keeps DESIGN's rules must write, on the floor's terms (the SQLite C
-/// API, one transaction, reused prepared statements, the minimal codec, WAL +
-/// synchronous=NORMAL): references for `save-1-node` and `save-1-percent`, to tell how much of
-/// ours' distance from `floor` the rules themselves cost. Nothing here checks, reads or
-/// restores; they are not stores an app could use.
+/// A save that keeps DESIGN's rules and nothing more, on the floor's terms (the SQLite C API,
+/// one transaction, reused prepared statements, the minimal codec, WAL + synchronous=NORMAL):
+/// references for `save-1-node` and `save-1-percent`, to tell how much of ours' distance from
+/// `floor` the rules themselves cost. `.generation` is the least any store keeping generations
+/// does; `.retention` the simplest way we found to keep the previous generation too, not a
+/// proven least. Nothing here checks, reads or restores; they are not stores an app could use.
 final class SaveReferenceStore {
     /// What the reference keeps beyond the floor's upsert.
     enum Rules {
@@ -69,7 +70,8 @@ final class SaveReferenceStore {
                 """)
             statements = [
                 prepare("INSERT INTO node VALUES (1, ?2, ?1, ?3, ?4, ?5, ?6, ?7)"),
-                // Rows of the path older than the one generation g (the previous) reads.
+                // The path's rows older than the one the previous generation reads (its
+                // newest row born before the generation being saved, ?1).
                 prepare(
                     """
                     DELETE FROM node WHERE archive = 1 AND path = ?2 AND born < \

@@ -348,7 +348,7 @@ for n in sizes {
 
     let generation = Box(try ours.header()!.generation)
     let counter = Box(0)
-    // What DESIGN's rules cost a partial save at the least, on the floor's terms.
+    // What DESIGN's rules alone cost a partial save, on the floor's terms.
     let references = [SaveReferenceStore.Rules.generation, .retention].map { rules in
         (SaveReferenceStore.name(rules), SaveReferenceStore(path: "\(directory)/\(SaveReferenceStore.name(rules))-\(n).sqlite", rules: rules, rows: floorRows()))
     }
