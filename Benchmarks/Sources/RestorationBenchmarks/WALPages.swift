@@ -72,7 +72,7 @@ enum WALPages {
         for n in sizes {
             let states = (0..<n).map(ScreenState.sample)
             let paths = try samplePaths(n)
-            let changed = Array(stride(from: 0, to: n, by: max(1, n / max(1, n / 100))).prefix(max(1, n / 100)))
+            let changed = onePercentIndexes(n)
             let floorRows = zip(paths, states).map { path, state in
                 FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
             }

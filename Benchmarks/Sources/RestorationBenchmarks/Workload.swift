@@ -140,3 +140,9 @@ func samplePaths(_ count: Int) throws -> [RestorationPath] {
     }
     return paths
 }
+
+/// The indexes of the nodes `save-1-percent` changes in an archive of `count`: 1% of them (at
+/// least one), spread over the tree.
+func onePercentIndexes(_ count: Int) -> [Int] {
+    Array(stride(from: 0, to: count, by: max(1, count / max(1, count / 100))).prefix(max(1, count / 100)))
+}

@@ -396,7 +396,7 @@ for n in sizes {
     ] + referenceCases { [oneNodeRow()] })
 
     // 1% of the nodes (at least one), spread over the tree, changed and saved.
-    let changed = Array(stride(from: 0, to: n, by: max(1, n / max(1, n / 100))).prefix(max(1, n / 100)))
+    let changed = onePercentIndexes(n)
     func onePercentRows() -> [FloorStore.Row] {
         changed.map { index in
             var state = states[index]
