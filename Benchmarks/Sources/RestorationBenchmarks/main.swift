@@ -75,6 +75,9 @@ struct Measurement: Encodable {
     let min_ns: UInt64
     let max_ns: UInt64
     var ratio_to_floor: Double
+    /// Repetitions measured (the warm-up left out): `repetitions(n)`, or fewer for a case
+    /// over `sampleBudget`.
+    let samples: Int
 }
 
 struct Report: Encodable {
@@ -105,7 +108,14 @@ func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 /// next run, as an app's store is closed long after its launch.
 nonisolated(unsafe) var leftOpen: [AnyObject] = []
 
-/// Times each implementation's `run` round-robin, `repetitions + 1` times, dropping the first.
+/// A case stops repeating once it has `minimumSamples` samples that took `sampleBudget` in
+/// all: at 100,000 nodes one `nskeyedarchiver` save takes over a minute, and `--full` with
+/// every peer would otherwise run for an hour. No other case comes near it.
+let sampleBudget: UInt64 = 30_000_000_000
+let minimumSamples = 3
+
+/// Times each implementation's `run` round-robin, `repetitions + 1` times (fewer for a case
+/// over `sampleBudget`), dropping the first.
 func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]) throws -> [Measurement] {
     precondition(Options.operations.contains(operation), "\(operation) is not in Options.operations")
     precondition(cases.allSatisfy { Options.implementations.contains($0.0) }, "an implementation is not in Options.implementations")
@@ -121,6 +131,7 @@ func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]
         // after each other one (whose shared code, malloc and String, it then finds warm).
         for step in cases.indices {
             let index = (repetition + step) % cases.count
+            if samples[index].count >= minimumSamples, samples[index].reduce(0, +) >= sampleBudget { continue }
             let run = cases[index].1
             let start = now()
             try run()
@@ -133,7 +144,7 @@ func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]
         let sorted = samples[index].sorted()
         return Measurement(
             operation: operation, implementation: entry.0, n: n, median_ns: sorted[sorted.count / 2],
-            min_ns: sorted.first!, max_ns: sorted.last!, ratio_to_floor: 0)
+            min_ns: sorted.first!, max_ns: sorted.last!, ratio_to_floor: 0, samples: sorted.count)
     }
     let floor = Double(results.first { $0.implementation == "floor" }!.median_ns)
     for index in results.indices { results[index].ratio_to_floor = Double(results[index].median_ns) / floor }
@@ -453,7 +464,7 @@ func format(_ ns: UInt64) -> String {
         : ns >= 10_000 ? String(format: "%.1f µs", Double(ns) / 1e3) : "\(ns) ns"
 }
 print("machine: \(description)")
-print("operation                  impl             n        median      min         max         ×floor")
+print("operation                  impl             n        median      min         max         ×floor  runs")
 for result in results {
     print(
         result.operation.padding(toLength: 27, withPad: " ", startingAt: 0)
@@ -462,7 +473,8 @@ for result in results {
             + format(result.median_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
             + format(result.min_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
             + format(result.max_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
-            + String(format: "%.2f", result.ratio_to_floor))
+            + String(format: "%.2f", result.ratio_to_floor).padding(toLength: 8, withPad: " ", startingAt: 0)
+            + String(result.samples))
 }
 if let path = options.jsonPath {
     let encoder = JSONEncoder()
