@@ -109,9 +109,9 @@ func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 nonisolated(unsafe) var leftOpen: [AnyObject] = []
 
 /// A case stops repeating once it has `minimumSamples` samples that took `sampleBudget` in
-/// all: at 100,000 nodes one `nskeyedarchiver` save takes over a minute, and `--full` with
-/// every peer would otherwise run for an hour. Below 100,000 nodes only the `nskeyedarchiver`
-/// saves of 10,000 nodes without `--quick` (11 repetitions) come near it.
+/// all: at 100,000 nodes one `nskeyedarchiver` save takes over a minute, and the budget takes
+/// about a quarter off a `--full` run with every peer. Below 100,000 nodes only the
+/// `nskeyedarchiver` saves of 10,000 nodes without `--quick` (11 repetitions) come near it.
 let sampleBudget: UInt64 = 30_000_000_000
 let minimumSamples = 3
 
