@@ -120,10 +120,8 @@ enum WALPages {
                     }
                     func average(_ count: Int) -> String { String(format: "%.2f", Double(count) / Double(saves)) }
                     print(
-                        operation.padding(toLength: 27, withPad: " ", startingAt: 0)
-                            + name.padding(toLength: 17, withPad: " ", startingAt: 0)
-                            + String(n).padding(toLength: 9, withPad: " ", startingAt: 0)
-                            + average(pages.values.reduce(0, +)).padding(toLength: 9, withPad: " ", startingAt: 0)
+                        column(operation, 27) + column(name, 17) + column(String(n), 9)
+                            + column(average(pages.values.reduce(0, +)), 9)
                             + pages.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
                             .map { "\($0.key) \(average($0.value))" }.joined(separator: ", "))
                 }

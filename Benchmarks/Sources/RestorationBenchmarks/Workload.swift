@@ -146,3 +146,9 @@ func samplePaths(_ count: Int) throws -> [RestorationPath] {
 func onePercentIndexes(_ count: Int) -> [Int] {
     Array(stride(from: 0, to: count, by: max(1, count / max(1, count / 100))).prefix(max(1, count / 100)))
 }
+
+/// `text` and spaces up to `width` characters, one at least: a column of the printed tables.
+/// `padding(toLength:)` would cut a longer text and run it into the next column.
+func column(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(1, width - text.count))
+}

@@ -467,16 +467,10 @@ func format(_ ns: UInt64) -> String {
 print("machine: \(description)")
 print("operation                  impl             n        median      min         max         ×floor  runs")
 for result in results {
-    // Padded, never truncated: a file peer's ratio runs to nine characters.
-    let ratio = String(format: "%.2f", result.ratio_to_floor)
     print(
-        result.operation.padding(toLength: 27, withPad: " ", startingAt: 0)
-            + result.implementation.padding(toLength: 17, withPad: " ", startingAt: 0)
-            + String(result.n).padding(toLength: 9, withPad: " ", startingAt: 0)
-            + format(result.median_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
-            + format(result.min_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
-            + format(result.max_ns).padding(toLength: 12, withPad: " ", startingAt: 0)
-            + ratio + String(repeating: " ", count: max(1, 8 - ratio.count)) + String(result.samples))
+        column(result.operation, 27) + column(result.implementation, 17) + column(String(result.n), 9)
+            + column(format(result.median_ns), 12) + column(format(result.min_ns), 12) + column(format(result.max_ns), 12)
+            + column(String(format: "%.2f", result.ratio_to_floor), 8) + String(result.samples))
 }
 if let path = options.jsonPath {
     let encoder = JSONEncoder()
