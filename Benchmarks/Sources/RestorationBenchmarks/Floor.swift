@@ -125,13 +125,19 @@ final class FloorStore {
         }
     }
 
-    private func prepare(_ sql: String) -> OpaquePointer? {
-        var statement: OpaquePointer?
-        precondition(sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK)
-        return statement
-    }
+    private func prepare(_ sql: String) -> OpaquePointer? { prepareStatement(db, sql) }
+    private func exec(_ sql: String) { execute(db, sql) }
+}
 
-    private func exec(_ sql: String) {
-        precondition(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
-    }
+/// `sql` prepared on `db`; a failure stops the benchmark with SQLite's message. For the floor,
+/// the save references and the probes, which are benchmarks, not API.
+func prepareStatement(_ db: OpaquePointer?, _ sql: String) -> OpaquePointer? {
+    var statement: OpaquePointer?
+    precondition(sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
+    return statement
+}
+
+/// Runs `sql` on `db`; a failure stops the benchmark with SQLite's message.
+func execute(_ db: OpaquePointer?, _ sql: String) {
+    precondition(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
 }

@@ -162,13 +162,6 @@ final class SaveReferenceStore {
         sqlite3_clear_bindings(statement)
     }
 
-    private func prepare(_ sql: String) -> OpaquePointer? {
-        var statement: OpaquePointer?
-        precondition(sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
-        return statement
-    }
-
-    private func exec(_ sql: String) {
-        precondition(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
-    }
+    private func prepare(_ sql: String) -> OpaquePointer? { prepareStatement(db, sql) }
+    private func exec(_ sql: String) { execute(db, sql) }
 }

@@ -16,14 +16,9 @@ enum WALPages {
         precondition(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
         defer { sqlite3_close_v2(database) }
         sqlite3_busy_timeout(database, 5_000)
-        func statement(_ sql: String) -> OpaquePointer? {
-            var statement: OpaquePointer?
-            precondition(sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(database)))
-            return statement
-        }
         /// The log's length in frames, once checkpointed in `mode`.
         func checkpoint(_ mode: String) -> Int {
-            let checkpoint = statement("PRAGMA wal_checkpoint(\(mode))")
+            let checkpoint = prepareStatement(database, "PRAGMA wal_checkpoint(\(mode))")
             defer { sqlite3_finalize(checkpoint) }
             precondition(sqlite3_step(checkpoint) == SQLITE_ROW, String(cString: sqlite3_errmsg(database)))
             precondition(sqlite3_column_int64(checkpoint, 0) == 0, "the checkpoint was blocked")
@@ -35,7 +30,7 @@ enum WALPages {
         // One pass over the database's pages (`dbstat` scans them all, whatever the query).
         let written = Set(pages)
         var owners: [Int: String] = [:]
-        let owner = statement("SELECT pageno, name FROM dbstat")
+        let owner = prepareStatement(database, "SELECT pageno, name FROM dbstat")
         defer { sqlite3_finalize(owner) }
         while sqlite3_step(owner) == SQLITE_ROW {
             let page = Int(sqlite3_column_int64(owner, 0))
