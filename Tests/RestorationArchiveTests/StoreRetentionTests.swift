@@ -99,4 +99,36 @@ struct StoreRetentionTests {
             #expect(counts["removal", default: 0] >= 8 && counts["pruned", default: 0] >= 40)
         }
     }
+
+    /// A full save prunes before it writes, so the new generation's rows go into the pages the
+    /// pruned one freed: the file holds the retained generations and stops growing, and a save
+    /// writes each reused page once (the pruned rows zeroed, then overwritten, in one
+    /// transaction). Pruning after writing left the pruned generation's pages free at rest and
+    /// wrote them twice, zeroed in one save and filled in the next.
+    @Test(arguments: [1, 2, 3])
+    func aFullSaveReusesThePagesOfTheGenerationItPrunes(retained: Int) throws {
+        try withTemporaryStore(configuration: .init(retainedGenerations: retained)) { store in
+            func count() throws -> (total: Int64, free: Int64) {
+                try store.withConnection { connection in
+                    (try connection.pragmaInteger("PRAGMA page_count") ?? 0,
+                     try connection.pragmaInteger("PRAGMA freelist_count") ?? 0)
+                }
+            }
+            let empty = try count().total
+            var pages: [(total: Int64, free: Int64)] = []
+            for save in 0..<(retained + 5) {
+                try store.save(try SampleArchives.tree(count: 400, stateSize: 200, fill: UInt8(save)), header: header)
+                pages.append(try count())
+            }
+            // Before any prune the file holds `retained` generations: each save adds one's pages.
+            let retainedPages = pages[retained - 1].total
+            #expect(pages[0].total - empty >= 20, "the test's generations are too small to tell: \(pages)")
+            // Then it stops growing (but for a page or two of the generation table and the
+            // indexes), and no generation's worth of pages lies free.
+            for (save, count) in pages.enumerated().dropFirst(retained) {
+                #expect(count.total <= retainedPages + 3, "save \(save): \(pages)")
+                #expect(count.free <= 3, "save \(save): \(pages)")
+            }
+        }
+    }
 }

@@ -38,6 +38,12 @@ extension ArchiveStore {
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
             try Self.deleteFutureRows(of: row, connection)
+            // Pruned first, so the new epoch's rows go into the pages the pruned generations
+            // free: the file holds the retained generations and no more, and each reused page
+            // is written once (zeroed by `secure_delete`, then filled, in one transaction).
+            // Pruned last, their pages lay free until the next full save, and were written to
+            // the log twice. The prune reads only the generations already stored.
+            let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
 
             let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
             var digest: Int64 = 0
@@ -52,7 +58,6 @@ extension ArchiveStore {
             try Self.finishSave(
                 generation: generation, epoch: generation, kind: .full, header: header, appValues: appValues,
                 nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
-            let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
             logger?.debug("Saved archive '\(archive)' generation \(generation) in full: \(nodes.count) nodes, \(totalBytes) bytes")
             return SaveResult(
                 generation: generation, kind: .full, nodesWritten: nodes.count, nodesRemoved: removed,
