@@ -38,12 +38,8 @@ extension ArchiveStore {
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
             try Self.deleteFutureRows(of: row, connection)
-            // Pruned first, so the new epoch's rows go into the pages the pruned generations
-            // free: the file holds the retained generations and no more, and each reused page
-            // is written once (zeroed by `secure_delete`, then filled, in one transaction).
-            // Pruned last, their pages lay free until the next full save, and were written to
-            // the log twice. The prune reads only the generations already stored.
-            let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
+            let pruned = try Self.prune(
+                archive: row, newest: generation, epoch: generation, retained: retained, connection: connection)
 
             let writer = try NodeRowWriter(archive: row, seal: seal, connection: connection)
             var digest: Int64 = 0
@@ -106,6 +102,8 @@ extension ArchiveStore {
             let generation = base.next
             // The changes are rows of the base's epoch: unchanged rows carry on from it.
             let epoch = previous.epoch
+            let pruned = try Self.prune(
+                archive: row, newest: generation, epoch: epoch, retained: retained, connection: connection)
             var digest = previous.nodeDigest
             var nodeCount = previous.nodeCount
             var totalBytes = previous.totalBytes
@@ -213,7 +211,11 @@ extension ArchiveStore {
                 generation: generation, epoch: epoch, kind: .incremental, header: header, appValues: appValues,
                 nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest, archive: row,
                 connection: connection)
-            let pruned = try Self.prune(archive: row, newest: generation, retained: retained, connection: connection)
+            // Retaining one generation, the prune above took the base: the rows this save
+            // retired were the base's alone.
+            if retained == 1 {
+                try Self.deleteRows(Self.deleteRetiredRows, of: row, below: generation.rawValue + 1, connection)
+            }
             logger?.debug(
                 "Saved archive '\(archive)' generation \(generation) incrementally: \(changed.count) written, \(removedCount) removed")
             return SaveResult(
@@ -366,22 +368,29 @@ extension ArchiveStore {
         try ArchiveRows.update(advanced, in: connection)
     }
 
-    /// Deletes the generations that fell out of the retention window, and the node rows no
-    /// retained generation reads any more: rows an incremental save retired before the oldest
-    /// retained generation, and whole epochs older than the oldest retained generation's.
+    /// Deletes the generations that fall out of the retention window once `newest`, of epoch
+    /// `epoch`, is saved, and the node rows no retained generation reads any more: rows an
+    /// incremental save retired before the oldest retained generation, and whole epochs older
+    /// than the oldest retained generation's.
+    ///
+    /// A save prunes before it writes its rows, so that they go into the pages the prune frees
+    /// (zeroed by `secure_delete`, then filled: each page written to the log once). Pruning
+    /// after, a full save left a whole generation's pages free until the next one, the file
+    /// holding one generation more than it retains, and a one-node save split the page of the
+    /// node it changes when that page was full of the node's earlier rows.
     ///
     /// Node rows had a foreign key to their archive until v0008. SQLite then collected the
     /// rows of a `DELETE` in a temporary table before deleting them, so the prune listed rows
     /// and deleted them one statement each: about 10,000 instructions per row of a pruned epoch.
     private static func prune(
-        archive: ArchiveRows.ArchiveRow, newest: Generation, retained: Int, connection: Connection
+        archive: ArchiveRows.ArchiveRow, newest: Generation, epoch: Generation, retained: Int, connection: Connection
     ) throws -> [Generation] {
         let oldestKept = newest.rawValue - Int64(retained) + 1
         guard oldestKept > 1 else { return [] }
         var pruned: [Generation] = []
         // Epochs only grow with generations, so the oldest retained generation's is the
-        // oldest any retained generation reads.
-        var oldestEpoch = newest.rawValue
+        // oldest any retained generation reads. `newest` is not stored yet.
+        var oldestEpoch = epoch.rawValue
         var oldestPrunedEpoch = Int64.max
         do {
             let listed = try connection.statement(
@@ -416,15 +425,21 @@ extension ArchiveStore {
         // generation of the epoch they write to). A `DELETE` that finds nothing still costs
         // about as much as a one-row `SELECT`.
         guard !pruned.isEmpty else { return pruned }
-        func deleteRows(_ sql: String, below limit: Int64) throws {
-            let delete = try connection.statement(sql)
-            defer { delete.reset() }
-            try delete.bind(archive.id, at: 1)
-            try delete.bind(limit, at: 2)
-            try delete.run()
+        if oldestPrunedEpoch < oldestEpoch {
+            try deleteRows(Self.deleteEarlierEpochs, of: archive, below: oldestEpoch, connection)
         }
-        if oldestPrunedEpoch < oldestEpoch { try deleteRows(Self.deleteEarlierEpochs, below: oldestEpoch) }
-        try deleteRows(Self.deleteRetiredRows, below: oldestKept + 1)
+        try deleteRows(Self.deleteRetiredRows, of: archive, below: oldestKept + 1, connection)
         return pruned
+    }
+
+    /// Runs ``deleteEarlierEpochs`` or ``deleteRetiredRows`` for an archive.
+    private static func deleteRows(
+        _ sql: String, of archive: ArchiveRows.ArchiveRow, below limit: Int64, _ connection: Connection
+    ) throws {
+        let delete = try connection.statement(sql)
+        defer { delete.reset() }
+        try delete.bind(archive.id, at: 1)
+        try delete.bind(limit, at: 2)
+        try delete.run()
     }
 }
