@@ -33,6 +33,9 @@ struct Options {
     /// Counts the pages the partial saves append to the write-ahead log, instead of the
     /// benchmarks (WALPages.swift).
     var walPages = false
+    /// Prints the stores' size on disk after full and partial saves, instead of the
+    /// benchmarks (DiskSize.swift).
+    var diskSize = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -46,9 +49,10 @@ struct Options {
             case "--implementations": implementations = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--fsync-probe": fsyncProbe = true
             case "--wal-pages": walPages = true
+            case "--disk-size": diskSize = true
             default:
                 Self.fail(
-                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages]"
+                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size]"
                 )
             }
         }
@@ -195,6 +199,11 @@ if options.fsyncProbe {
 
 if options.walPages {
     try WALPages.probe(sizes: sizes, directory: directory)
+    finishProbe()
+}
+
+if options.diskSize {
+    try DiskSize.probe(sizes: sizes, directory: directory)
     finishProbe()
 }
 
