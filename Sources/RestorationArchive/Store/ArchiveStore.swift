@@ -58,7 +58,9 @@ public final class ArchiveStore: Sendable {
     public struct Configuration: Hashable, Sendable {
         /// How many generations of each archive stay readable (at least 1; 2 by default, so
         /// that a crash policy can fall back to the previous one). Older ones are pruned in
-        /// the transaction of the save that makes them too old.
+        /// the transaction of the save that makes them too old. The store's file holds the
+        /// rows of every retained generation: after full saves, this many copies of an
+        /// archive's nodes (incremental saves share the rows they leave unchanged).
         public var retainedGenerations: Int
         /// How long a call waits for another connection's write lock before failing with
         /// ``ResultCode/busy``.
