@@ -135,8 +135,7 @@ struct StoreRetentionTests {
     /// An incremental save prunes before it writes too: the row it inserts takes the place of
     /// the node's row the prune deletes. Pruning after, a node's page held three of its rows
     /// for a moment (the two retained and the new one), and a page without room for the third
-    /// was split at every save of that node (and merged again when the prune emptied it). Each
-    /// save here is the only frames in the log (truncated before it); once a node's page has
+    /// was split at every save of that node. Each save here is the only frames in the log (truncated before it); once a node's page has
     /// room for its rows (its first save splits the page a full save filled), a save writes
     /// four: the node's page, the `node_retired` index, the generation and the archive row.
     @Test
@@ -164,8 +163,8 @@ struct StoreRetentionTests {
                 }
             }
             // In this archive, with this machine's SQLite: 4 of 172 such saves wrote more than
-            // four pages (one node whose page a prune leaves under a third full: SQLite merges
-            // it with a sibling, and the insert splits it again); pruning after, 18.
+            // four pages (all four of one node, six and seven in turn: not explained); pruning
+            // after, 18 (of six nodes).
             #expect(more.count * 20 <= settled, "\(more.count) of \(settled) saves wrote more than four pages: \(more)")
         }
     }

@@ -22,11 +22,11 @@ enum DiskSize {
         precondition(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
         defer { sqlite3_close_v2(database) }
         sqlite3_busy_timeout(database, 5_000)
-        func value(_ sql: String, column: Int32 = 0) -> Int {
+        func value(_ sql: String) -> Int {
             let statement = prepareStatement(database, sql)
             defer { sqlite3_finalize(statement) }
             precondition(sqlite3_step(statement) == SQLITE_ROW, String(cString: sqlite3_errmsg(database)))
-            return Int(sqlite3_column_int64(statement, column))
+            return Int(sqlite3_column_int64(statement, 0))
         }
         precondition(value("PRAGMA wal_checkpoint(TRUNCATE)") == 0, "the checkpoint was blocked")
         return Footprint(
