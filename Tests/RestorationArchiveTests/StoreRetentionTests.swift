@@ -163,8 +163,9 @@ struct StoreRetentionTests {
                 }
             }
             // In this archive, with this machine's SQLite: 4 of 172 such saves wrote more than
-            // four pages (all four of one node, six and seven in turn: not explained); pruning
-            // after, 18 (of six nodes).
+            // four pages, all four of one node whose rows lie across the boundary of two leaf
+            // pages: each of its saves rebalances those leaves with a third and rewrites their
+            // parent (six and seven pages in turn). Pruning after, 18 (of six nodes).
             #expect(more.count * 20 <= settled, "\(more.count) of \(settled) saves wrote more than four pages: \(more)")
         }
     }
