@@ -18,17 +18,15 @@ enum DiskSize {
 
     static func footprint(of path: String) -> Footprint {
         let logBytes = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
-        var database: OpaquePointer?
-        precondition(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        let database = openProbeConnection(path)
         defer { sqlite3_close_v2(database) }
-        sqlite3_busy_timeout(database, 5_000)
+        _ = checkpoint(database, "TRUNCATE")
         func value(_ sql: String) -> Int {
             let statement = prepareStatement(database, sql)
             defer { sqlite3_finalize(statement) }
             precondition(sqlite3_step(statement) == SQLITE_ROW, String(cString: sqlite3_errmsg(database)))
             return Int(sqlite3_column_int64(statement, 0))
         }
-        precondition(value("PRAGMA wal_checkpoint(TRUNCATE)") == 0, "the checkpoint was blocked")
         return Footprint(
             logBytes: logBytes, pages: value("PRAGMA page_count"), freePages: value("PRAGMA freelist_count"),
             pageSize: value("PRAGMA page_size"))
@@ -45,24 +43,23 @@ enum DiskSize {
         for n in sizes {
             let paths = try samplePaths(n)
             let changed = onePercentIndexes(n)
-            /// The screens of save `counter`: every state differs from the previous save's.
-            func states(_ counter: Int) -> [ScreenState] {
-                (0..<n).map { index in
-                    var state = ScreenState.sample(index)
-                    state.selectedIndex = counter
-                    return state
-                }
+            /// Node `index`'s screen at save `counter`: each save changes every state it writes.
+            func state(_ index: Int, _ counter: Int) -> ScreenState {
+                var state = ScreenState.sample(index)
+                state.selectedIndex = counter
+                return state
             }
-            func ourNodes(_ indexes: some Sequence<Int>, _ states: [ScreenState]) throws -> [ArchivedNode] {
+            func ourNodes(_ indexes: some Sequence<Int>, _ counter: Int) throws -> [ArchivedNode] {
                 try indexes.map { index in
-                    ArchivedNode(path: paths[index], className: "Screen", classVersion: 1, state: try states[index].encodeOurs())
+                    ArchivedNode(
+                        path: paths[index], className: "Screen", classVersion: 1, state: try state(index, counter).encodeOurs())
                 }
             }
-            func floorRows(_ indexes: some Sequence<Int>, _ states: [ScreenState]) -> [FloorStore.Row] {
+            func floorRows(_ indexes: some Sequence<Int>, _ counter: Int) -> [FloorStore.Row] {
                 indexes.map { index in
                     FloorStore.Row(
                         path: paths[index].description, parent: paths[index].parent?.description, className: "Screen",
-                        state: states[index].encodeFloor())
+                        state: state(index, counter).encodeFloor())
                 }
             }
             let oursPath = "\(directory)/disk-ours-\(n).sqlite"
@@ -71,16 +68,14 @@ enum DiskSize {
             let floor = FloorStore(path: floorPath)
             var generation = Generation(0)
             for counter in 0..<fullSaves {
-                let states = states(counter)
-                generation = try ours.save(try ourNodes(0..<n, states), header: header).generation
-                floor.saveAll(floorRows(0..<n, states))
+                generation = try ours.save(try ourNodes(0..<n, counter), header: header).generation
+                floor.saveAll(floorRows(0..<n, counter))
             }
             print(row("\(fullSaves) full", "ours", n, footprint(of: oursPath)))
             print(row("\(fullSaves) full", "floor", n, footprint(of: floorPath)))
             for counter in fullSaves..<(fullSaves + partialSaves) {
-                let states = states(counter)
-                generation = try ours.saveChanges(try ourNodes(changed, states), basedOn: generation, header: header).generation
-                floor.saveSome(floorRows(changed, states))
+                generation = try ours.saveChanges(try ourNodes(changed, counter), basedOn: generation, header: header).generation
+                floor.saveSome(floorRows(changed, counter))
             }
             print(row("+ \(partialSaves) of 1%", "ours", n, footprint(of: oursPath)))
             print(row("+ \(partialSaves) of 1%", "floor", n, footprint(of: floorPath)))

@@ -141,3 +141,22 @@ func prepareStatement(_ db: OpaquePointer?, _ sql: String) -> OpaquePointer? {
 func execute(_ db: OpaquePointer?, _ sql: String) {
     precondition(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
 }
+
+/// A probe's own connection to the store at `path` (`--wal-pages`, `--disk-size`): read-write,
+/// waiting up to 5 s for the store's lock; close it with `sqlite3_close_v2`.
+func openProbeConnection(_ path: String) -> OpaquePointer? {
+    var database: OpaquePointer?
+    precondition(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+    sqlite3_busy_timeout(database, 5_000)
+    return database
+}
+
+/// Checkpoints the write-ahead log of `db` in `mode` (`PASSIVE`, `TRUNCATE`); stops the probe
+/// if another connection blocked it. Returns the log's length in frames.
+func checkpoint(_ db: OpaquePointer?, _ mode: String) -> Int {
+    let checkpoint = prepareStatement(db, "PRAGMA wal_checkpoint(\(mode))")
+    defer { sqlite3_finalize(checkpoint) }
+    precondition(sqlite3_step(checkpoint) == SQLITE_ROW, String(cString: sqlite3_errmsg(db)))
+    precondition(sqlite3_column_int64(checkpoint, 0) == 0, "the checkpoint was blocked")
+    return Int(sqlite3_column_int64(checkpoint, 1))
+}

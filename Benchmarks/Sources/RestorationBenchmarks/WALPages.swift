@@ -12,19 +12,9 @@ enum WALPages {
     /// The pages `save` appended to the log of the database at `path`, each named by the table
     /// or index it belongs to ("free list" for a page no b-tree holds).
     static func appended(to path: String, by save: () throws -> Void) throws -> [String] {
-        var database: OpaquePointer?
-        precondition(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        let database = openProbeConnection(path)
         defer { sqlite3_close_v2(database) }
-        sqlite3_busy_timeout(database, 5_000)
-        /// The log's length in frames, once checkpointed in `mode`.
-        func checkpoint(_ mode: String) -> Int {
-            let checkpoint = prepareStatement(database, "PRAGMA wal_checkpoint(\(mode))")
-            defer { sqlite3_finalize(checkpoint) }
-            precondition(sqlite3_step(checkpoint) == SQLITE_ROW, String(cString: sqlite3_errmsg(database)))
-            precondition(sqlite3_column_int64(checkpoint, 0) == 0, "the checkpoint was blocked")
-            return Int(sqlite3_column_int64(checkpoint, 1))
-        }
-        precondition(checkpoint("TRUNCATE") == 0, "the log is not empty")
+        precondition(checkpoint(database, "TRUNCATE") == 0, "the log is not empty")
         try save()
         let pages = framePages(log: try Data(contentsOf: URL(filePath: path + "-wal")))
         // One pass over the database's pages (`dbstat` scans them all, whatever the query).
@@ -37,7 +27,7 @@ enum WALPages {
             if written.contains(page) { owners[page] = String(cString: sqlite3_column_text(owner, 1)) }
         }
         let names = pages.map { owners[$0] ?? "free list" }
-        precondition(checkpoint("PASSIVE") == pages.count, "the log's frames were not all read")
+        precondition(checkpoint(database, "PASSIVE") == pages.count, "the log's frames were not all read")
         return names
     }
 
