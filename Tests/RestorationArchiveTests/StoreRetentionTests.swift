@@ -159,7 +159,8 @@ struct StoreRetentionTests {
                     generation = try store.saveChanges([changed[index]], basedOn: generation, header: header).generation
                     guard save >= 2 else { continue }
                     settled += 1
-                    if logFrames() != 4 { more.append(logFrames()) }
+                    let frames = logFrames()
+                    if frames != 4 { more.append(frames) }
                 }
             }
             // In this archive, with this machine's SQLite: 4 of 172 such saves wrote more than
