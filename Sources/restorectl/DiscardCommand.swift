@@ -7,11 +7,11 @@ struct DiscardCommand: ParsableCommand {
         commandName: "discard",
         abstract: "Discard an archive: delete all its generations and nodes, with a reason.",
         discussion: """
-            The only command besides demo that writes. The archive is marked discarded with the \
-            reason (shown by info and events); deleted content is overwritten in the file and \
-            the write-ahead log is truncated. The app's next save starts the archive afresh. \
-            A damaged archive can be discarded. Never creates a store: a path that is not one \
-            is refused.
+            One of the three commands that write, with erase and demo. The archive is marked \
+            discarded with the reason (shown by info and events); deleted content is \
+            overwritten in the file and the write-ahead log is truncated. The app's next save \
+            starts the archive afresh. A damaged archive can be discarded. Never creates a \
+            store: a path that is not one is refused.
             """
     )
 

@@ -13,7 +13,7 @@ struct RestoreCtl: ParsableCommand {
         subcommands: [
             InfoCommand.self, TreeCommand.self, ShowCommand.self, MarkersCommand.self, EventsCommand.self,
             ReportCommand.self, DiffCommand.self, CheckCommand.self, ExportCommand.self, DiscardCommand.self,
-            DemoCommand.self,
+            EraseCommand.self, DemoCommand.self,
         ]
     )
 }

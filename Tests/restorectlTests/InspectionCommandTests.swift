@@ -38,6 +38,7 @@ struct InspectionCommandTests {
             (CheckCommand.self, ["<db>", "--archive", "--format", "Exit status"]),
             (ExportCommand.self, ["<db>", "--archive", "--output", "--force", "0600"]),
             (DiscardCommand.self, ["<db>", "--archive", "--reason"]),
+            (EraseCommand.self, ["<db>", "--yes"]),
             (DemoCommand.self, ["--db", "--step", "--crash-policy", "background-kill", "foreground-crash"]),
         ]
         for (command, texts) in commands {
@@ -367,52 +368,120 @@ struct InspectionCommandTests {
         }
     }
 
+    @Test func eraseAsksForYesAndKeepsTheFilesMode() throws {
+        try withDemoStore { path in
+            let unconfirmed = try run(["erase", path])
+            #expect(unconfirmed.status == 64)
+            #expect(unconfirmed.standardError.contains("pass --yes to erase it"), "\(unconfirmed.standardError)")
+            #expect(try run(["info", path]).standardOutput.contains("generation:    4, "), "left as it was")
+
+            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+            let erased = try run(["erase", path, "--yes"])
+            #expect(erased.status == 0, "\(erased.standardError)")
+            #expect(erased.standardOutput == "Erased '\(path)': it is an empty store now.\n")
+            #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o640)
+            let info = try json(try run(["info", path, "--format", "json"]))
+            #expect((info["archives"] as? [Any])?.isEmpty == true && info["last_launch"] == nil)
+            #expect(try run(["check", path]).status == 0)
+            // The app goes on with the empty store.
+            let saved = try run(["demo", "--step", "save", "--db", path])
+            #expect(saved.status == 0, "\(saved.standardError)")
+        }
+    }
+
+    /// What no other command can open, `erase` empties, but for what is not a store's file:
+    /// nothing, a folder, another program's database and a symbolic link are left as they are.
+    @Test(arguments: Self.badInputs)
+    func eraseEmptiesWhatCannotBeOpenedAndRefusesWhatIsNotAStore(kind: String) throws {
+        try withBadInput(kind) { path, directory in
+            let listing = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+            // The file's bytes, or the link's target's. Only a file is read: Foundation's
+            // `Data(contentsOf:)` leaks its buffer when it fails (on a folder, say), which
+            // LeakSanitizer reports.
+            let file = URL(filePath: path).resolvingSymlinksInPath()
+            let bytes = ["foreign", "symlink"].contains(kind) ? try Data(contentsOf: file) : nil
+            let outcome = try run(["erase", path, "--yes"])
+            #expect(!outcome.wasSignalled)
+            if ["missing", "directory", "foreign", "symlink"].contains(kind) {
+                #expect(outcome.status == 2, "\(kind): status \(outcome.status)")
+                #expect(outcome.standardOutput.isEmpty)
+                #expect(outcome.standardError.hasPrefix("restorectl: error: ") && outcome.standardError.split(separator: "\n").count == 1,
+                    "\(kind): \(outcome.standardError)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == listing)
+                if let bytes { #expect(try Data(contentsOf: file) == bytes, "\(kind): changed") }
+            } else {
+                #expect(outcome.status == 0, "\(kind): \(outcome.standardError)")
+                let check = try run(["check", path])
+                #expect(check.status == 0, "\(kind): \(check.standardOutput)\(check.standardError)")
+                let info = try json(try run(["info", path, "--format", "json"]))
+                #expect((info["archives"] as? [Any])?.isEmpty == true, "\(kind)")
+            }
+        }
+    }
+
     static let commands: [[String]] = [
         ["info"], ["tree"], ["show", "@", "Tabs"], ["markers"], ["events"], ["report"], ["diff", "@", "--from", "1", "--to", "2"],
         ["check"], ["export", "@", "--output", "@.json"], ["discard", "@", "--archive", "main", "--reason", "x"],
     ]
 
-    @Test(arguments: [
+    /// The bad inputs every command is tried on: nothing, a folder, files that are not a
+    /// store or a damaged one, another program's database, a newer store, a symbolic link.
+    static let badInputs = [
         "missing", "directory", "empty", "random", "text", "truncated", "damaged", "foreign", "newer-schema", "symlink",
-    ])
-    func everyCommandOnBadInputFailsWithAShortMessage(kind: String) throws {
+    ]
+
+    /// Runs `body` with the bad input `kind` (one of ``badInputs``) at `path`, in a temporary
+    /// `directory`.
+    private func withBadInput(_ kind: String, _ body: (_ path: String, _ directory: String) throws -> Void) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/input.sqlite"
-            switch kind {
-            case "missing": break
-            case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-            case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-            case "random":
-                #expect(FileManager.default.createFile(atPath: path, contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) })))
-            case "text": #expect(FileManager.default.createFile(atPath: path, contents: Data("not a database\n".utf8)))
-            case "truncated":
-                #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
-                let bytes = try Data(contentsOf: URL(filePath: path))
-                try bytes.prefix(bytes.count / 2).write(to: URL(filePath: path))
-            case "damaged":
-                // The page holding the archive table overwritten with random bytes: every
-                // command reads it.
-                #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
-                let damage = """
-                    import random, sqlite3
-                    c = sqlite3.connect('\(path)')
-                    page = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'archive'").fetchone()[0]
-                    size = c.execute("PRAGMA page_size").fetchone()[0]
-                    c.close()
-                    random.seed(7)
-                    with open('\(path)', 'r+b') as f:
-                        f.seek((page - 1) * size); f.write(bytes(random.randrange(256) for _ in range(size)))
-                    """
-                #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
-            case "foreign":
-                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
-            case "newer-schema":
-                try ArchiveStore(path: path).save([], header: SampleArchives.header)
-                _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
-            default:
-                try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
-                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
-            }
+            try makeBadInput(kind, at: path, in: directory)
+            try body(path, directory)
+        }
+    }
+
+    /// Puts the bad input `kind` at `path`, in `directory`.
+    private func makeBadInput(_ kind: String, at path: String, in directory: String) throws {
+        switch kind {
+        case "missing": break
+        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        case "random":
+            #expect(FileManager.default.createFile(atPath: path, contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) })))
+        case "text": #expect(FileManager.default.createFile(atPath: path, contents: Data("not a database\n".utf8)))
+        case "truncated":
+            #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
+            let bytes = try Data(contentsOf: URL(filePath: path))
+            try bytes.prefix(bytes.count / 2).write(to: URL(filePath: path))
+        case "damaged":
+            // The page holding the archive table overwritten with random bytes: every
+            // command reads it.
+            #expect(try run(["demo", "--step", "save", "--db", path]).status == 0)
+            let damage = """
+                import random, sqlite3
+                c = sqlite3.connect('\(path)')
+                page = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'archive'").fetchone()[0]
+                size = c.execute("PRAGMA page_size").fetchone()[0]
+                c.close()
+                random.seed(7)
+                with open('\(path)', 'r+b') as f:
+                    f.seek((page - 1) * size); f.write(bytes(random.randrange(256) for _ in range(size)))
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+        case "foreign":
+            _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
+        case "newer-schema":
+            try ArchiveStore(path: path).save([], header: SampleArchives.header)
+            _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
+        default:
+            try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
+        }
+    }
+
+    @Test(arguments: Self.badInputs)
+    func everyCommandOnBadInputFailsWithAShortMessage(kind: String) throws {
+        try withBadInput(kind) { path, directory in
             let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
             for command in Self.commands {
                 var arguments = command.map { $0.replacingOccurrences(of: "@", with: path) }

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import RestorationArchive
+
+struct EraseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "erase",
+        abstract: "Erase a store that cannot be used, leaving an empty store in its place.",
+        discussion: """
+            For a store the app can no longer open: damaged or cut short, newer than this \
+            library, or sealed with a key the app no longer has. Every archive, generation, \
+            crash marker, restore report and journal entry is deleted; the app's next launch \
+            restores nothing and its next save starts afresh. A healthy store can be erased \
+            too. The file is emptied where it is, so its owner and mode stay, and an app that \
+            has it open goes on with the empty store. Another program's SQLite database, a \
+            folder or a symbolic link is refused and left as it is, and nothing is created \
+            where there is no file. A file that is not an SQLite database at all is erased, \
+            since damage to a store's first page looks like that: check the path. Requires \
+            --yes.
+            """
+    )
+
+    @Argument(help: "The path of the store.")
+    var db: String
+
+    @Flag(name: .long, help: "Confirm the erase: everything in the store is deleted.")
+    var yes = false
+
+    func validate() throws {
+        guard yes else {
+            throw ValidationError(
+                "erase deletes every archive, crash marker, restore report and journal entry in the store; pass --yes to erase it")
+        }
+    }
+
+    func run() throws {
+        // `erase(at:)` does nothing where there is nothing; a person who typed a wrong path
+        // should hear so. `lstat`: a symbolic link is the library's to refuse, and any other
+        // failure its to report.
+        var status = stat()
+        if lstat(db, &status) != 0 && errno == ENOENT {
+            Diagnostics.printError("'\(db)': no such file: nothing to erase")
+            RestoreCtl.exit(withError: ExitCode(2))
+        }
+        do {
+            try ArchiveStore.erase(at: db)
+        } catch {
+            switch error {
+            case .database, .fileSystem:
+                // Began and failed: another connection held the write lock for too long, the
+                // disk is full, the file is read-only...
+                Diagnostics.fail(error, exitCode: 1)
+            default:
+                // Another program's database, a folder, a link: refused as opening refuses them.
+                Diagnostics.fail(error, exitCode: 2)
+            }
+        }
+        print("Erased '\(TerminalText.escaped(db))': it is an empty store now.")
+    }
+}
