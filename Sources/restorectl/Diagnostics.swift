@@ -32,6 +32,13 @@ enum Diagnostics {
         RestoreCtl.exit(withError: ExitCode(1))
     }
 
+    /// The damaged nodes of a snapshot read for inspection, each as the error that names it.
+    static func damagedNodes(in snapshot: ArchiveSnapshot) -> [ArchiveStoreError] {
+        snapshot.nodes.filter { snapshot.damagedPaths.contains($0.path) }.map { node in
+            ArchiveStoreError.damagedNode(snapshot.header.archive, node.path, snapshot.header.generation)
+        }
+    }
+
     /// Prints why the store at `path` cannot be opened and exits with status 2. The errors of
     /// opening name the file, but for damage, which is about its content: it is named here.
     static func failOpening(_ path: String, _ error: ArchiveStoreError) -> Never {

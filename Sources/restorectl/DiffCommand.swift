@@ -9,8 +9,9 @@ struct DiffCommand: ParsableCommand {
         discussion: """
             Lists the nodes added, removed and changed from --from to --to, and for a changed \
             node what changed: its class or version, its place among its siblings, and which of \
-            its top-level keys were added, removed or changed. Opens the store read-only; safe \
-            while the app is running.
+            its top-level keys were added, removed or changed. A node damaged in either \
+            generation is listed as damaged, then named (exit status 1). Opens the store \
+            read-only; safe while the app is running.
             """
     )
 
@@ -37,14 +38,14 @@ struct DiffCommand: ParsableCommand {
         let old: ArchiveSnapshot
         let new: ArchiveSnapshot
         do {
-            guard let first = try store.snapshot(of: archive, generation: Generation(rawValue: from)),
-                let second = try store.snapshot(of: archive, generation: Generation(rawValue: to))
+            guard let first = try store.inspectionSnapshot(of: archive, generation: Generation(rawValue: from)),
+                let second = try store.inspectionSnapshot(of: archive, generation: Generation(rawValue: to))
             else { throw ArchiveStoreError.archiveNotFound(archive) }
             (old, new) = (first, second)
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
-        let changes = Self.changes(from: old.nodes, to: new.nodes)
+        let changes = Self.changes(from: old, to: new)
         switch output.format {
         case .text:
             var out = "Archive \(TerminalText.escaped(archive.rawValue)): generation \(from) → \(to)"
@@ -58,13 +59,24 @@ struct DiffCommand: ParsableCommand {
         case .json:
             print(try JSONOutput.render(DiffJSON(archive: archive.rawValue, from: from, to: to, changes: changes)))
         }
+        // A damaged node is listed where it is; then named on stderr (status 1), once for each
+        // generation it is damaged in.
+        Diagnostics.failIfAny(Self.distinct(old, new).flatMap(Diagnostics.damagedNodes(in:)))
     }
 
-    static func changes(from old: [ArchivedNode], to new: [ArchivedNode]) -> [Change] {
-        let before = Dictionary(old.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-        let after = Dictionary(new.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+    /// The nodes that differ from `old` to `new`; a node damaged in either is `damaged`, since
+    /// what it holds there is not what was saved.
+    static func changes(from old: ArchiveSnapshot, to new: ArchiveSnapshot) -> [Change] {
+        let before = Dictionary(old.nodes.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        let after = Dictionary(new.nodes.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         var changes: [Change] = []
         for path in Set(before.keys).union(after.keys).sorted(by: { $0.description < $1.description }) {
+            let damagedIn = distinct(old, new).filter { $0.damagedPaths.contains(path) }.map(\.header.generation)
+            if let node = after[path] ?? before[path], !damagedIn.isEmpty {
+                let details = damagedIn.map { "damaged in generation \($0): what changed cannot be told" }
+                changes.append(Change(path: path.description, change: "damaged", class_name: node.className, details: details))
+                continue
+            }
             switch (before[path], after[path]) {
             case (nil, let added?):
                 changes.append(Change(path: path.description, change: "added", class_name: added.className, details: []))
@@ -78,6 +90,11 @@ struct DiffCommand: ParsableCommand {
             }
         }
         return changes
+    }
+
+    /// The two generations compared, or one when they are the same.
+    private static func distinct(_ old: ArchiveSnapshot, _ new: ArchiveSnapshot) -> [ArchiveSnapshot] {
+        old.header.generation == new.header.generation ? [old] : [old, new]
     }
 
     private static func details(_ old: ArchivedNode, _ new: ArchivedNode) -> [String] {

@@ -7,10 +7,11 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write an archive as a JSON document: its header and every node's typed values.",
         discussion: """
-            Exports the newest generation of --archive (main by default). The file is created \
-            owner-only (0600), as the store is, since it holds the same state; an existing file \
-            is refused unless --force, and a symbolic link at the output path always is. Opens \
-            the store read-only; safe while the app is running.
+            Exports the newest generation of --archive (main by default). A damaged node is \
+            exported marked, without its state, and named afterwards (exit status 1). The file \
+            is created owner-only (0600), as the store is, since it holds the same state; an \
+            existing file is refused unless --force, and a symbolic link at the output path \
+            always is. Opens the store read-only; safe while the app is running.
             """
     )
 
@@ -25,11 +26,15 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let store = try options.openReadOnly()
         let archive = options.archiveOrMain
-        let snapshot = options.snapshot(in: store)
+        // A damaged node is exported as `show` shows it: marked, without its state, which is
+        // not what was saved. The rest is written, then the damage is named (status 1).
+        let snapshot = options.snapshot(in: store, keepingDamagedNodes: true)
+        let damaged = Diagnostics.damagedNodes(in: snapshot)
         let document = ExportJSON(
             store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
             nodes: snapshot.nodes.map { node in
-                NodeJSON(node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) })
+                guard !snapshot.damagedPaths.contains(node.path) else { return NodeJSON(node: node, values: nil) }
+                return NodeJSON(node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) })
             })
         let text = try JSONOutput.render(document) + "\n"
         do {
@@ -38,7 +43,11 @@ struct ExportCommand: ParsableCommand {
             Diagnostics.printError("cannot write '\(output)': \(error)")
             throw ExitCode(1)
         }
-        print("Exported archive \(TerminalText.escaped(archive.rawValue)), generation \(snapshot.header.generation) (\(snapshot.nodes.count) nodes), to \(TerminalText.escaped(output)).")
+        let leftOut = damaged.isEmpty ? "" : ", \(damaged.count) of them damaged and exported without their state"
+        print(
+            "Exported archive \(TerminalText.escaped(archive.rawValue)), generation \(snapshot.header.generation) "
+                + "(\(snapshot.nodes.count) nodes\(leftOut)), to \(TerminalText.escaped(output)).")
+        Diagnostics.failIfAny(damaged)
     }
 
     /// Writes `text` to a file created 0600, never through a symbolic link; an existing file

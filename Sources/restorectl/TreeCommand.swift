@@ -34,10 +34,7 @@ struct TreeCommand: ParsableCommand {
         case .dot: print(Self.dot(snapshot), terminator: "")
         }
         // A damaged node is shown where it is, marked; then named on stderr (status 1).
-        Diagnostics.failIfAny(
-            snapshot.nodes.filter { snapshot.damagedPaths.contains($0.path) }.map { node in
-                ArchiveStoreError.damagedNode(snapshot.header.archive, node.path, snapshot.header.generation)
-            })
+        Diagnostics.failIfAny(Diagnostics.damagedNodes(in: snapshot))
     }
 
     static func text(_ snapshot: ArchiveSnapshot) -> String {

@@ -334,7 +334,7 @@ struct InspectionCommandTests {
     /// A node whose checksum does not match is shown where it is and marked, with what the
     /// store holds but not its state; the command names it on stderr and exits 1. The other
     /// nodes are shown as saved.
-    @Test func aNodeWhoseChecksumFailsIsMarkedByTreeAndShow() throws {
+    @Test func aNodeWhoseChecksumFailsIsMarkedByTreeShowExportAndDiff() throws {
         try withDemoStore { path in
             let damage = """
                 import sqlite3
@@ -365,6 +365,30 @@ struct InspectionCommandTests {
             #expect(shown["checksum"] as? String == "mismatch" && shown["state"] == nil)
             let intact = try run(["show", path, "Tabs/Profile"])
             #expect(intact.status == 0 && intact.standardOutput.contains("  checksum:  ok\n"))
+
+            // export writes every node, the damaged one without its state, then names it.
+            let export = try run(["export", path, "--output", path + ".json"])
+            #expect(export.status == 1 && export.standardError.hasPrefix(named), "\(export.standardError)")
+            #expect(export.standardOutput.contains("(12 nodes, 1 of them damaged and exported without their state)"))
+            let document = try #require(
+                try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(filePath: path + ".json"))) as? [String: Any])
+            let exported = try #require(document["nodes"] as? [[String: Any]])
+            #expect(exported.count == 12)
+            let order = try #require(exported.first { $0["path"] as? String == "Tabs/OrderNavigation/Order" })
+            #expect(order["checksum"] as? String == "mismatch" && order["state"] == nil)
+            #expect(exported.filter { $0["state"] != nil }.count == 11)
+
+            // diff lists it as damaged in the generation whose row was damaged (the demo's last
+            // save wrote a new row for it), then names it.
+            let diff = try run(["diff", path, "--from", "3", "--to", "4"])
+            #expect(diff.status == 1 && diff.standardError.hasPrefix(named), "\(diff.standardError)")
+            #expect(diff.standardOutput.contains(
+                "\n  damaged Tabs/OrderNavigation/Order (OrderScreen)\n           damaged in generation 4: what changed cannot be told\n"),
+                "\(diff.standardOutput)")
+            let same = try run(["diff", path, "--from", "4", "--to", "4", "--format", "json"])
+            #expect(same.status == 1 && same.standardError.split(separator: "\n").count == 1, "\(same.standardError)")
+            let changes = try #require(try self.json(same)["changes"] as? [[String: Any]])
+            #expect(changes.map { $0["change"] as? String } == ["damaged"])
         }
     }
 
