@@ -5,7 +5,8 @@ import Testing
 import TestSupport
 @testable import restorectl
 
-/// tree, markers, events, diff, check, export and discard, on the demo's store and on bad input.
+/// tree, markers, events, diff, check, export, discard and erase, on the demo's store and on bad
+/// input.
 @Suite("restorectl: inspecting and managing a store")
 struct InspectionCommandTests {
     let restorectl = builtProduct("restorectl")
@@ -493,10 +494,14 @@ struct InspectionCommandTests {
                 """
             #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
         case "foreign":
-            _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
+            let made = try runProcess(
+                "/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('create table t(x)'); c.commit()"])
+            #expect(made.status == 0, "\(made.standardError)")
         case "newer-schema":
             try ArchiveStore(path: path).save([], header: SampleArchives.header)
-            _ = try runProcess("/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
+            let made = try runProcess(
+                "/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
+            #expect(made.status == 0, "\(made.standardError)")
         default:
             try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
