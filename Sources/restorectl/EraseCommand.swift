@@ -46,9 +46,15 @@ struct EraseCommand: ParsableCommand {
             try ArchiveStore.erase(at: db)
         } catch {
             switch error {
+            case .database(let failure) where failure.resultCode == .busy:
+                Diagnostics.printError(
+                    "'\(db)' is busy: another connection held its write lock for more than 5 seconds (the app saving?); try again")
+                RestoreCtl.exit(withError: ExitCode(1))
+            case .database(let failure) where failure.resultCode == .readOnly:
+                Diagnostics.printError("'\(db)' cannot be written: \(failure.message)")
+                RestoreCtl.exit(withError: ExitCode(1))
             case .database, .fileSystem:
-                // Began and failed: another connection held the write lock for too long, the
-                // disk is full, the file is read-only...
+                // Began and failed: the disk is full, an I/O error...
                 Diagnostics.fail(error, exitCode: 1)
             default:
                 // Another program's database, a folder, a link: refused as opening refuses them.
