@@ -33,6 +33,9 @@ struct EraseCommand: ParsableCommand {
         }
     }
 
+    /// How long the erase waits for another connection's write lock (a save in progress).
+    static let busyTimeout: Duration = .seconds(5)
+
     func run() throws {
         // `erase(at:)` does nothing where there is nothing; a person who typed a wrong path
         // should hear so. `lstat`: a symbolic link is the library's to refuse, and any other
@@ -43,12 +46,12 @@ struct EraseCommand: ParsableCommand {
             RestoreCtl.exit(withError: ExitCode(2))
         }
         do {
-            try ArchiveStore.erase(at: db)
+            try ArchiveStore.erase(at: db, busyTimeout: Self.busyTimeout)
         } catch {
             switch error {
             case .database(let failure) where failure.resultCode == .busy:
                 Diagnostics.printError(
-                    "'\(db)' is busy: another connection held its write lock for more than 5 seconds (the app saving?); try again")
+                    "'\(db)' is busy: another connection held its write lock for more than \(Self.busyTimeout.components.seconds) seconds (the app saving?); try again")
                 RestoreCtl.exit(withError: ExitCode(1))
             case .database(let failure) where failure.resultCode == .readOnly:
                 Diagnostics.printError("'\(db)' cannot be written: \(failure.message)")

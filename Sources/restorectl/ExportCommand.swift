@@ -43,7 +43,12 @@ struct ExportCommand: ParsableCommand {
             Diagnostics.printError("cannot write '\(output)': \(error)")
             throw ExitCode(1)
         }
-        let leftOut = damaged.isEmpty ? "" : ", \(damaged.count) of them damaged and exported without their state"
+        let leftOut =
+            switch damaged.count {
+            case 0: ""
+            case 1: ", 1 of them damaged and exported without its state"
+            case let count: ", \(count) of them damaged and exported without their states"
+            }
         print(
             "Exported archive \(TerminalText.escaped(archive.rawValue)), generation \(snapshot.header.generation) "
                 + "(\(snapshot.nodes.count) nodes\(leftOut)), to \(TerminalText.escaped(output)).")

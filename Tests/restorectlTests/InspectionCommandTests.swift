@@ -370,7 +370,7 @@ struct InspectionCommandTests {
             // export writes every node, the damaged one without its state, then names it.
             let export = try run(["export", path, "--output", path + ".json"])
             #expect(export.status == 1 && export.standardError.hasPrefix(named), "\(export.standardError)")
-            #expect(export.standardOutput.contains("(12 nodes, 1 of them damaged and exported without their state)"))
+            #expect(export.standardOutput.contains("(12 nodes, 1 of them damaged and exported without its state)"))
             let document = try #require(
                 try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(filePath: path + ".json"))) as? [String: Any])
             let exported = try #require(document["nodes"] as? [[String: Any]])

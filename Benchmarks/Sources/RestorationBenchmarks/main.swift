@@ -118,9 +118,9 @@ nonisolated(unsafe) var leftOpen: [AnyObject] = []
 /// `nskeyedarchiver` saves of 10,000 nodes without `--quick` (11 repetitions) come near it.
 ///
 /// With `--quick` the budget is 1 s, so that a run keeps issue 7's bound of 3 minutes on the
-/// days this machine runs three times slower: the slow peers (`nskeyedarchiver` at 1,000 and
-/// 10,000 nodes, the file peers and `grdb` at 10,000) then stop at three samples or a little
-/// more, where their saves at 10,000 nodes took two thirds of such a run. `ours` and `floor`
+/// days this machine runs three times slower: the slow peers (`nskeyedarchiver` at every size,
+/// the file peers at 10,000 nodes) then stop at three samples or a little more, where
+/// `nskeyedarchiver`'s cases at 10,000 nodes took half of such a run. `ours` and `floor`
 /// keep every repetition up to 10,000 nodes: `--quick` takes 5 samples there, which the
 /// budget cuts only when 3 or 4 of them take 1 s, and ours' slowest case, a full save of
 /// 10,000 nodes, took 0.14 s a sample on such a day.
