@@ -32,10 +32,14 @@ enum UTF8Text {
         isASCII(UnsafeRawBufferPointer(bytes)) || String(validating: bytes, as: UTF8.self) != nil
     }
 
-    /// The string the bytes hold, or `nil` when they are not valid UTF-8.
+    /// The string the bytes hold, or `nil` when they are not valid UTF-8. ASCII text is made
+    /// into a string without the standard library checking its bytes again.
     static func string(validating bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        isASCII(UnsafeRawBufferPointer(bytes))
-            ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
+        guard isASCII(UnsafeRawBufferPointer(bytes)) else { return String(validating: bytes, as: UTF8.self) }
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return String(copying: UTF8Span(unchecked: bytes.span, isKnownASCII: true))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Calls `body` with the UTF-8 bytes of `string`. Native and small strings lend their own
