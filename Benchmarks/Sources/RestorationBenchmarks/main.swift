@@ -134,8 +134,8 @@ func isBudgeted(_ implementation: String) -> Bool {
     !["ours", "floor", "floor+generation", "floor+retention"].contains(implementation)
 }
 
-/// Times each implementation's `run` round-robin, `repetitions + 1` times (fewer for a case
-/// over `sampleBudget`), dropping the first.
+/// Times each implementation's `run` round-robin, `repetitions + 1` times (fewer for a
+/// peer's case over `sampleBudget`), dropping the first.
 func measure(_ operation: String, n: Int, _ cases: [(String, () throws -> Void)]) throws -> [Measurement] {
     precondition(Options.operations.contains(operation), "\(operation) is not in Options.operations")
     precondition(cases.allSatisfy { Options.implementations.contains($0.0) }, "an implementation is not in Options.implementations")
