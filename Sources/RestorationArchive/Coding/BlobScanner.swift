@@ -317,16 +317,9 @@ struct BlobScanner {
     // MARK: Bytes
 
     /// The string in a checked range: one whose UTF-8 the check pass, or the read that found
-    /// the range, has validated. It is not validated again: `String(decoding:as:)` would,
-    /// which costs about 40 instructions for a short ASCII string and 300 for 30 bytes of
-    /// other text.
+    /// the range, has validated, so it is not validated again (``UTF8Text/string(checked:isKnownASCII:)``).
     func string(_ range: Range<Int>) -> String {
-        let text = UnsafeBufferPointer(rebasing: bytes[range])
-        assert(UTF8Text.isValid(text), "a string the check did not validate")
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return String(copying: UTF8Span(unchecked: text.span))
-        }
-        return String(decoding: text, as: UTF8.self)
+        UTF8Text.string(checked: UnsafeBufferPointer(rebasing: bytes[range]))
     }
 
     @inline(__always)
