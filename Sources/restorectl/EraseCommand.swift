@@ -38,12 +38,11 @@ struct EraseCommand: ParsableCommand {
 
     func run() throws {
         // `erase(at:)` does nothing where there is nothing; a person who typed a wrong path
-        // should hear so. `lstat`: a symbolic link is the library's to refuse, and any other
-        // failure its to report.
+        // should hear so, as the other commands say it. `lstat`: a symbolic link is the
+        // library's to refuse, and any other failure its to report.
         var status = stat()
         if lstat(db, &status) != 0 && errno == ENOENT {
-            Diagnostics.printError("'\(db)': no such file: nothing to erase")
-            RestoreCtl.exit(withError: ExitCode(2))
+            Diagnostics.fail(ArchiveStoreError.storeNotFound(path: db), exitCode: 2)
         }
         do {
             try ArchiveStore.erase(at: db, busyTimeout: Self.busyTimeout)

@@ -466,6 +466,10 @@ struct InspectionCommandTests {
                     "\(kind): \(outcome.standardError)")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == listing)
                 if let bytes { #expect(try Data(contentsOf: file) == bytes, "\(kind): changed") }
+                if kind == "missing" {
+                    // As the other commands say it.
+                    #expect(outcome.standardError == "restorectl: error: No archive store exists at '\(path)'.\n")
+                }
             } else {
                 #expect(outcome.status == 0, "\(kind): \(outcome.standardError)")
                 let check = try run(["check", path])
