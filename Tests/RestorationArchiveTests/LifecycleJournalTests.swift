@@ -134,21 +134,24 @@ struct ForegroundDeathPolicyTests {
     @Test func diedInTheForegroundIsInvalidatedBeforeAnythingIsDecoded() throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
             let reason = "the app died in the foreground (its last event was didBecomeActive)"
             let root = Probe("Root")
-            let result = try makeEngine(store).restore([root])
-            #expect(result.report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
-            #expect(root.decodeCount == 0)
-            let entries = try store.journal()
-            #expect(entries.last?.kind == .invalidated(.main, 1, reason: reason))
-            #expect(entries.last?.launch == entries.dropLast().last?.launch, "the invalidation belongs to this launch")
-
-            // No loop: this launch dies in the foreground too, before saving anything; the
-            // next one has nothing left to invalidate and restores nothing.
-            try store.record(.didBecomeActive)
+            let refused = RestoreReport.Outcome.refused(reason: "generation 1 was invalidated: \(reason)")
+            do {
+                let store = try launch(path, [.willFinishLaunching], configuration: policy)
+                #expect(try makeEngine(store).restore([root]).report.outcome == refused)
+                #expect(root.decodeCount == 0)
+                let entries = try store.journal()
+                #expect(entries.last?.kind == .invalidated(.main, 1, reason: reason))
+                #expect(entries.last?.launch == entries.dropLast().last?.launch, "the invalidation belongs to this launch")
+                // No loop: this launch dies in the foreground too (its store is released on
+                // screen), before saving anything; the next one has nothing left to
+                // invalidate and restores nothing.
+                try store.record(.didBecomeActive)
+            }
             let third = try launch(path, [.willFinishLaunching], configuration: policy)
-            #expect(try makeEngine(third).restore([root]).report.outcome == result.report.outcome)
+            #expect(try third.previousLaunch()?.ending == .inForeground)
+            #expect(try makeEngine(third).restore([root]).report.outcome == refused)
             #expect(try third.journal().filter { if case .invalidated = $0.kind { true } else { false } }.count == 1)
 
             // What that launch saves in the background is restored by the next one.
@@ -177,6 +180,79 @@ struct ForegroundDeathPolicyTests {
                 #expect(root.value == "saved")
                 #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
             }
+        }
+    }
+
+    /// Two `ArchiveStore`s of one process that both record events (two parts of an app that
+    /// each open the store): the second's launch does not take the first's, open and on
+    /// screen, for a death.
+    @Test func aLaunchRecordedByAnotherOpenStoreOfThisProcessIsNotADeath() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            let first = try launch(path, started, configuration: policy)
+            let second = try launch(path, [.willFinishLaunching], configuration: policy)
+            #expect(try second.previousLaunch()?.ending == .inForeground)
+            let root = Probe("Root")
+            #expect(try makeEngine(second).restore([root]).report.outcome == .restored)
+            #expect(root.value == "saved")
+            #expect(try second.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+            // The first goes on recording in its own launch.
+            #expect(try first.record(.willResignActive).launch == first.launches().dropLast().last?.launch)
+        }
+    }
+
+    /// Once the store that recorded a launch of this process is released, that launch has
+    /// ended: where it left the app in the foreground, it died there.
+    @Test func aLaunchWhoseStoreWasReleasedHasEnded() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            var first: ArchiveStore? = try launch(path, started, configuration: policy)
+            #expect(try first?.launches().count == 2)
+            first = nil
+            let next = try launch(path, [.willFinishLaunching], configuration: policy)
+            let reason = "the app died in the foreground (its last event was didBecomeActive)"
+            #expect(try next.journal().last?.kind == .invalidated(.main, 1, reason: reason))
+        }
+    }
+
+    /// Two stores of one process, on two threads, start launches at the same time and stay
+    /// in the foreground until both have started: whichever starts second reads the other's
+    /// launch, on screen, as the newest, and must not take it for a death.
+    @Test func launchesStartedAtOnceInOneProcessAreNotDeaths() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            let failures = Failures()
+            for _ in 0..<5 {
+                let opened = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+                let onScreen = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+                let done = DispatchGroup()
+                for side in 0..<2 {
+                    done.enter()
+                    Thread { [policy] in
+                        defer { done.leave() }
+                        do {
+                            let store = try ArchiveStore(path: path, configuration: policy)
+                            opened[side].signal()
+                            opened[1 - side].wait()
+                            for event in started { try store.record(event) }
+                            onScreen[side].signal()
+                            onScreen[1 - side].wait()
+                            for event in [LifecycleEvent.willResignActive, .didEnterBackground] { try store.record(event) }
+                        } catch {
+                            failures.append("\(error)")
+                            // The other side must not wait for this one forever.
+                            opened[side].signal()
+                            onScreen[side].signal()
+                        }
+                    }.start()
+                }
+                done.wait()
+            }
+            #expect(failures.all.isEmpty)
+            let store = try ArchiveStore(path: path)
+            #expect(try store.launches().count == 11)
+            #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome == .restored)
         }
     }
 
@@ -366,4 +442,14 @@ struct SceneArchiveTests {
             }
         }
     }
+}
+
+/// What threads of a test report, read once they are done.
+private final class Failures: @unchecked Sendable {
+    // @unchecked: `items` is reached only under `lock`.
+    private let lock = NSLock()
+    private var items: [String] = []
+
+    func append(_ failure: String) { lock.withLock { items.append(failure) } }
+    var all: [String] { lock.withLock { items } }
 }

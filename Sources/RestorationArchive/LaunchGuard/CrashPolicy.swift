@@ -31,8 +31,10 @@ public enum CrashPolicy: Hashable, Sendable {
     /// restoration starts one (recording ``LifecycleEvent/willFinishLaunching``) if the app
     /// has not, so the judgement always comes before anything is decoded. A previous launch
     /// whose record in the journal is damaged counts as a death in the foreground: it may
-    /// have been one. A launch of another process that still runs (another instance of the
-    /// app, on screen) does not: it has not died.
+    /// have been one. A launch that still runs does not: one of another process that runs
+    /// (another instance of the app, on screen), or one that another `ArchiveStore` of this
+    /// process, still open, records events in. A launch of this process whose store was
+    /// released has ended.
     case discardAfterForegroundDeath
 }
 

@@ -7,6 +7,14 @@ import Darwin
 #endif
 import Logging
 
+/// The launches that `ArchiveStore`s of this process record events in, by store path and
+/// launch: a launch of this process is still running only while the store that records it
+/// exists (otherwise it was played by a store since released, as tests and demos play
+/// launches in one process, or left by an earlier process that had the same id). A launch
+/// is listed before the transaction that starts it commits, so that no other store can
+/// judge it in between.
+private let launchesInProgress = Locked<Set<String>>([])
+
 /// The lifecycle journal (R15): the app's lifecycle events and the store's own events
 /// (invalidations, discards), newest ``ArchiveStore/retainedJournalEntries`` kept.
 extension ArchiveStore {
@@ -20,7 +28,9 @@ extension ArchiveStore {
     /// starts a new launch. When a launch starts under
     /// ``CrashPolicy/discardAfterForegroundDeath`` and the previous launch died in the
     /// foreground, the newest generation of every archive is invalidated in the same
-    /// transaction, so nothing it saved is restored.
+    /// transaction, so nothing it saved is restored. The launch lasts as long as this
+    /// `ArchiveStore`: while it is open, another store of this process does not take it for
+    /// a death.
     ///
     /// - Returns: the entry written.
     /// - Throws: ``ArchiveStoreError/readOnly`` on a read-only store, or a database error.
@@ -32,20 +42,38 @@ extension ArchiveStore {
         let (entry, invalidated) = try withConnection { connection in
             let launch = currentLaunch.withLock { $0 }
             let startsLaunch = launch == nil || event == .willFinishLaunching
-            let written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
-                // Only that policy judges the previous launch: no other pays for reading it.
-                let judging = startsLaunch && policy == .discardAfterForegroundDeath
-                let verdict = judging ? try Self.previousLaunchDiedInForeground(connection, path: path) : nil
-                let entry = try Self.append(.lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
-                var invalidated: [JournalEntry] = []
-                if let verdict {
-                    invalidated = try Self.invalidateAll(reason: verdict, launch: entry.launch, connection)
+            var listed: String? = nil
+            let written: (JournalEntry, [JournalEntry])
+            do {
+                written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
+                    // Only that policy judges the previous launch: no other pays for reading it.
+                    let judging = startsLaunch && policy == .discardAfterForegroundDeath
+                    let verdict =
+                        judging ? try Self.previousLaunchDiedInForeground(connection, path: path, ownLaunch: launch) : nil
+                    let entry = try Self.append(
+                        .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
+                    if let started = entry.launch, started != launch {
+                        let key = Self.launchKey(path, started)
+                        launchesInProgress.withLock { _ = $0.insert(key) }
+                        listed = key
+                    }
+                    var invalidated: [JournalEntry] = []
+                    if let verdict {
+                        invalidated = try Self.invalidateAll(reason: verdict, launch: entry.launch, connection)
+                    }
+                    return (entry, invalidated)
                 }
-                return (entry, invalidated)
+            } catch {
+                if let listed { launchesInProgress.withLock { _ = $0.remove(listed) } }
+                throw error
             }
             // Set once the launch's first entry is committed, with the connection still held
-            // (again when the entry had to start a launch anew: see `append`).
-            if written.0.launch != launch { currentLaunch.withLock { $0 = written.0.launch } }
+            // (again when the entry had to start a launch anew: see `append`). The launch this
+            // store recorded before has ended.
+            if written.0.launch != launch {
+                currentLaunch.withLock { $0 = written.0.launch }
+                if let launch { launchesInProgress.withLock { _ = $0.remove(Self.launchKey(path, launch)) } }
+            }
             return written
         }
         for entry in invalidated {
@@ -90,14 +118,28 @@ extension ArchiveStore {
 
     // MARK: Internals
 
+    /// Ends the launch this store records events in, when it is released: a launch of this
+    /// process whose store is gone counts as ended.
+    static func launchEnded(_ launch: Int64, path: String) {
+        launchesInProgress.withLock { _ = $0.remove(launchKey(path, launch)) }
+    }
+
+    private static func launchKey(_ path: String, _ launch: Int64) -> String {
+        path + "\u{0}" + String(launch)
+    }
+
     /// Why the newest launch in the journal counts as a death in the foreground, or `nil`
-    /// when it does not: it ended in the background, or its process (another) still runs.
+    /// when it does not: it ended in the background, or it still runs (in another process,
+    /// or recorded by another `ArchiveStore` of this one). `ownLaunch` is the launch of the
+    /// store asking, which a second ``LifecycleEvent/willFinishLaunching`` ends.
     /// A journal whose newest launch cannot be read (damage) counts as one: whether that
     /// launch crashed is not known, and the policy exists to keep a state that crashes the
     /// app from being restored. The damaged entry is not read again once newer launches
     /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
     /// this launch from recording anything, and every launch after it.
-    private static func previousLaunchDiedInForeground(_ connection: Connection, path: String) throws -> String? {
+    private static func previousLaunchDiedInForeground(_ connection: Connection, path: String, ownLaunch: Int64?)
+        throws -> String?
+    {
         let previous: LaunchSummary?
         do {
             previous = try launches(connection, newest: 1).last
@@ -107,10 +149,16 @@ extension ArchiveStore {
             return "the journal's record of the previous launch is damaged, so it may have died in the foreground"
         }
         guard let previous, previous.ending == .inForeground else { return nil }
-        // Another process that runs it still has not died: another instance of the app, on
-        // screen now. (A launch of this process was recorded by an `ArchiveStore` before this
-        // one, which is how tests and demos play launches in one process.)
-        if previous.processID != Int64(getpid()), previous.processIsRunning { return nil }
+        if previous.processID != Int64(getpid()) {
+            // Another process that runs it still has not died: another instance of the app,
+            // on screen now.
+            if previous.processIsRunning { return nil }
+        } else if previous.launch != ownLaunch,
+            launchesInProgress.withLock({ $0.contains(launchKey(path, previous.launch)) })
+        {
+            // Another `ArchiveStore` of this process, still open, records it.
+            return nil
+        }
         return "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))"
     }
 

@@ -108,6 +108,10 @@ public final class ArchiveStore: Sendable {
     /// entry); `nil` until it records one. Changed only while the connection is held.
     let currentLaunch = Locked<Int64?>(nil)
 
+    deinit {
+        if let launch = currentLaunch.withLock({ $0 }) { Self.launchEnded(launch, path: path) }
+    }
+
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
     ///
     /// In read-write mode, missing folders are created 0700 and the file 0600, whatever the
