@@ -1,5 +1,13 @@
 internal import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One SQLite connection with its cache of prepared statements.
 ///
 /// A connection and its statements are not thread-safe: exactly one owner uses it at a time
@@ -151,14 +159,37 @@ final class Connection {
     /// would fail once more on damage the body met and handled (a corrupt page seen by
     /// `PRAGMA integrity_check`, for instance). `body` must not write; what it wrote would be
     /// rolled back.
+    ///
+    /// `body` may run more than once. A connection that maps the write-ahead log's index
+    /// read-only (`readonly_shm`, a read-only store while the app has it open) cannot rebuild
+    /// that index, and SQLite fails its read with `SQLITE_READONLY_RECOVERY` when the index's
+    /// header reads torn while the write lock is free: also when a writer has just finished
+    /// updating the header between the two looks. The transaction is then run again, up to
+    /// ``tornIndexAttempts`` times a millisecond apart: a writer's update is over by then,
+    /// while an index that needs rebuilding (its writer was killed in the middle of writing
+    /// it) still does, and the error is thrown.
     func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try control(TransactionKind.deferred.rawValue)
-        defer {
-            assert(sqlite3_txn_state(handle, "main") != SQLITE_TXN_WRITE, "a read transaction wrote")
-            rollback()
+        var attempt = 1
+        while true {
+            do {
+                try control(TransactionKind.deferred.rawValue)
+                defer {
+                    assert(sqlite3_txn_state(handle, "main") != SQLITE_TXN_WRITE, "a read transaction wrote")
+                    rollback()
+                }
+                return try body()
+            } catch let error as DatabaseError
+                where error.extendedResultCode == .readOnlyRecovery && attempt < Self.tornIndexAttempts
+            {
+                attempt += 1
+                usleep(1_000)
+            }
         }
-        return try body()
     }
+
+    /// How many times ``readTransaction(_:)`` runs a read that meets
+    /// `SQLITE_READONLY_RECOVERY`.
+    static let tornIndexAttempts = 20
 
     /// Rolls back the open transaction, if SQLite has not already done so.
     func rollback() {

@@ -68,6 +68,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let cantOpenSymlink = ResultCode(rawValue: 14 | (6 << 8))
     /// `SQLITE_READONLY_CANTINIT`: a read-only connection cannot initialise the WAL index.
     public static let readOnlyCantInit = ResultCode(rawValue: 8 | (5 << 8))
+    /// `SQLITE_READONLY_RECOVERY`: a connection that cannot write the WAL index found it in
+    /// need of rebuilding.
+    public static let readOnlyRecovery = ResultCode(rawValue: 8 | (1 << 8))
     /// `SQLITE_BUSY_SNAPSHOT`
     public static let busySnapshot = ResultCode(rawValue: 5 | (2 << 8))
     /// `SQLITE_CONSTRAINT_CHECK`: a `CHECK` constraint refused a value.

@@ -342,6 +342,10 @@ public final class ArchiveStore: Sendable {
                 // The library's statements name only what its migrations made, and the
                 // migrations' history was verified at opening: the schema's text was damaged.
                 return .damagedStore("its schema does not hold what its migrations made (\(error.message))")
+            case .readOnlyRecovery:
+                // A read-only store whose write-ahead log's index needs rebuilding, again
+                // after `Connection.readTransaction`'s attempts: its writer died writing it.
+                return .writeAheadLogNeedsRecovery(path: path)
             case _ where error.resultCode == .readOnly:
                 // A store opened read-write that SQLite will not write: its header may say so.
                 return StoreLocation.formatVersionDamage(path: path) ?? .database(error)

@@ -26,7 +26,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// has is not the schema this code expects.
     case migrationChanged(identifier: String)
     /// A read-only open found a write-ahead log without its shared-memory index (the app
-    /// was killed and the index deleted); only a read-write open can recover it.
+    /// was killed and the index deleted), or with an index that must be rebuilt (the app was
+    /// killed while writing it); only a read-write open can recover it.
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
@@ -125,7 +126,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .migrationChanged(let identifier):
             "The store applied migration '\(identifier)', whose text differs in this library."
         case .writeAheadLogNeedsRecovery(let path):
-            "'\(path)' has a write-ahead log without its shared-memory index; "
+            "'\(path)' has a write-ahead log whose shared-memory index is missing or must be rebuilt; "
                 + "it must be opened read-write once (by the app) to recover it."
         case .readOnly:
             "The store is open read-only."
