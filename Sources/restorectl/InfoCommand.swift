@@ -10,7 +10,10 @@ struct InfoCommand: ParsableCommand {
             The crash-policy status is what the next launch's crash policy acts on: how the last \
             launch in the journal ended, each archive's crash marker (a restoration in progress \
             or one that died), and per retained generation the restorations begun since one \
-            last completed and whether one ever completed. Opens the store read-only; safe \
+            last completed and whether one ever completed. Every retained generation's nodes \
+            are read and their checksums verified: a damaged node is counted under its \
+            generation and named on stderr, and the exit status is 1 (sealed states are left \
+            to check, which verifies them without the key). Opens the store read-only; safe \
             while the app is running.
             """
     )
@@ -32,7 +35,7 @@ struct InfoCommand: ParsableCommand {
                 if let error = damage.first {
                     archives.append(.damaged(name, error))
                 } else if let summary = summary ?? nil {
-                    archives.append(.readable(summary))
+                    archives.append(.readable(summary, damage: try Self.nodeDamage(of: summary, in: store)))
                 }
             }
             let markers = Dictionary(try store.crashMarkers().map { ($0.archive, $0) }, uniquingKeysWith: { first, _ in first })
@@ -50,19 +53,79 @@ struct InfoCommand: ParsableCommand {
         case .text: print(Self.text(status, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
-        Diagnostics.failIfAny([status.journalDamage].compactMap { $0 } + status.archives.compactMap(\.damage))
+        Diagnostics.failIfAny([status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage))
+    }
+
+    /// Reads each retained generation of an archive as `check` does, keeping damaged nodes: a
+    /// header reads `valid` (never refused) whether or not its nodes match their checksums.
+    /// A generation that the app's saves pruned since the summary was read is left out, and
+    /// so is one whose states are sealed (the Encryption trait): without the key they cannot
+    /// be read as nodes, and `check` verifies them by their checksums.
+    static func nodeDamage(of summary: ArchiveSummary, in store: ArchiveStore) throws(ArchiveStoreError)
+        -> [Generation: CrashStatus.GenerationDamage]
+    {
+        var found: [Generation: CrashStatus.GenerationDamage] = [:]
+        for generation in summary.generations {
+            var unreadable: [ArchiveStoreError] = []
+            var snapshot: ArchiveSnapshot? = nil
+            do {
+                snapshot = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
+                    try store.inspectionSnapshot(of: summary.name, generation: generation.generation)
+                } ?? nil
+            } catch {
+                switch error {
+                case .generationNotFound, .encryptionKeyRequired: continue
+                default: throw error
+                }
+            }
+            if let error = unreadable.first {
+                found[generation.generation] = .init(unreadable: error)
+            } else if let snapshot, !snapshot.damagedPaths.isEmpty {
+                found[generation.generation] = .init(nodes: Diagnostics.damagedNodes(in: snapshot))
+            }
+        }
+        return found
     }
 
     /// What `info` shows besides the archives themselves: the state the crash policies act on.
     struct CrashStatus {
         /// An archive as `info` could read it.
         enum Archive {
-            case readable(ArchiveSummary)
+            /// Its summary, and the damage found in the nodes of its retained generations.
+            case readable(ArchiveSummary, damage: [Generation: GenerationDamage])
             /// Its row or a retained generation does not match its checksum.
             case damaged(ArchiveName, ArchiveStoreError)
 
-            var damage: ArchiveStoreError? {
-                if case .damaged(_, let error) = self { error } else { nil }
+            /// Every error to name on stderr, generations oldest first.
+            var damage: [ArchiveStoreError] {
+                switch self {
+                case .damaged(_, let error): [error]
+                case .readable(_, let damage): damage.sorted { $0.key < $1.key }.flatMap(\.value.errors)
+                }
+            }
+        }
+
+        /// What is damaged in a retained generation whose header reads well.
+        struct GenerationDamage {
+            /// One error per node that does not match its checksum (or whose seal does not open).
+            var nodes: [ArchiveStoreError] = []
+            /// Damage that kept the generation's nodes from being read at all (a node lost or
+            /// added, a path that cannot be read).
+            var unreadable: ArchiveStoreError? = nil
+
+            var errors: [ArchiveStoreError] { unreadable.map { [$0] } ?? nodes }
+
+            /// The paths of the damaged nodes, in tree order.
+            var paths: [String] {
+                nodes.compactMap { error in
+                    if case .damagedNode(_, let path, _) = error { path.description } else { nil }
+                }
+            }
+
+            /// The end of a generation's line in `info`'s text.
+            var text: String {
+                if let unreadable { return "; DAMAGED: \(TerminalText.escaped(unreadable.description))" }
+                return nodes.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(nodes.count) nodes"
             }
         }
 
@@ -85,9 +148,11 @@ struct InfoCommand: ParsableCommand {
         if status.archives.isEmpty { out += "  (no archives)\n" }
         for archive in status.archives {
             let summary: ArchiveSummary
+            let damage: [Generation: CrashStatus.GenerationDamage]
             switch archive {
-            case .readable(let readable):
+            case .readable(let readable, let found):
                 summary = readable
+                damage = found
             case .damaged(let name, let error):
                 out += "\nArchive \(TerminalText.escaped(name.rawValue))\n"
                 out += "  state:         damaged: \(TerminalText.escaped(error.description))\n"
@@ -121,7 +186,7 @@ struct InfoCommand: ParsableCommand {
             for generation in summary.generations {
                 out += "    \(generation.generation)  saved \(Timestamp.text(generation.savedAt))  \(generation.saveKind.rawValue)"
                 out += "  \(generation.nodeCount) nodes  \(generation.totalBytes) bytes  \(describe(generation.state))"
-                out += "; \(restorations(of: generation))\n"
+                out += "; \(restorations(of: generation))\(damage[generation.generation]?.text ?? "")\n"
             }
         }
         return out
@@ -189,7 +254,8 @@ struct InfoJSON: Encodable {
         var damaged: [DamagedArchiveJSON] = []
         for archive in status.archives {
             switch archive {
-            case .readable(let summary): archives.append(ArchiveJSON(summary, marker: status.markers[summary.name]))
+            case .readable(let summary, let damage):
+                archives.append(ArchiveJSON(summary, marker: status.markers[summary.name], damage: damage))
             case .damaged(let name, let error):
                 damaged.append(
                     DamagedArchiveJSON(
@@ -244,14 +310,14 @@ struct ArchiveJSON: Encodable {
     let header: HeaderJSON?
     let generations: [GenerationJSON]
 
-    init(_ summary: ArchiveSummary, marker: CrashMarker?) {
+    init(_ summary: ArchiveSummary, marker: CrashMarker?, damage: [Generation: InfoCommand.CrashStatus.GenerationDamage]) {
         name = summary.name.rawValue
         state = ArchiveStateJSON(summary.state)
         created_at = summary.createdAt
         latest_generation = summary.latestGeneration.rawValue
         crash_marker = marker.map(MarkerJSON.init)
         header = summary.header.map(HeaderJSON.init)
-        generations = summary.generations.map(GenerationJSON.init)
+        generations = summary.generations.map { GenerationJSON($0, damage: damage[$0.generation]) }
     }
 }
 
@@ -294,8 +360,12 @@ struct GenerationJSON: Encodable {
     let state: ArchiveStateJSON
     let restore_attempts: Int
     let restored_cleanly: Bool
+    /// The paths of its nodes that do not match their checksums; left out when there is none.
+    let damaged_nodes: [String]?
+    /// Why its nodes could not be read; left out when they could.
+    let error: String?
 
-    init(_ summary: GenerationSummary) {
+    init(_ summary: GenerationSummary, damage: InfoCommand.CrashStatus.GenerationDamage?) {
         generation = summary.generation.rawValue
         saved_at = summary.savedAt
         save_kind = summary.saveKind.rawValue
@@ -304,5 +374,7 @@ struct GenerationJSON: Encodable {
         state = ArchiveStateJSON(summary.state)
         restore_attempts = summary.restoreAttempts
         restored_cleanly = summary.restoredCleanly
+        damaged_nodes = damage.flatMap { $0.nodes.isEmpty ? nil : $0.paths }
+        error = damage?.unreadable?.description
     }
 }

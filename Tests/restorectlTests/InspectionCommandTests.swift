@@ -390,6 +390,35 @@ struct InspectionCommandTests {
             #expect(same.status == 1 && same.standardError.split(separator: "\n").count == 1, "\(same.standardError)")
             let changes = try #require(try self.json(same)["changes"] as? [[String: Any]])
             #expect(changes.map { $0["change"] as? String } == ["damaged"])
+
+            // info reads every retained generation's nodes: the header says valid, the
+            // generation's line says what is damaged.
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError.hasPrefix(named), "\(info.standardError)")
+            let lines = info.standardOutput.split(separator: "\n")
+            #expect(lines.contains { $0.hasPrefix("    4  saved ") && $0.hasSuffix("; DAMAGED: 1 node") }, "\(info.standardOutput)")
+            #expect(lines.contains { $0.hasPrefix("    3  saved ") && !$0.contains("DAMAGED") })
+            let generations = try #require(
+                (try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first?[
+                    "generations"] as? [[String: Any]])
+            #expect(generations.map { $0["damaged_nodes"] as? [String] } == [["Tabs/OrderNavigation/Order"], nil])
+            // A node lost from generation 3 (the row only it uses) keeps it from being read.
+            let loss = """
+                import sqlite3
+                c = sqlite3.connect('\(path)')
+                c.execute("DELETE FROM node WHERE path = 'Tabs/OrderNavigation/Order' AND died IS NOT NULL")
+                c.commit()
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", loss]).status == 0)
+            let lost = try run(["info", path])
+            #expect(lost.status == 1 && lost.standardError.split(separator: "\n").count == 2, "\(lost.standardError)")
+            #expect(lost.standardOutput.split(separator: "\n").contains {
+                $0.hasPrefix("    3  saved ") && $0.contains("; DAMAGED: Archive 'main' generation 3 is damaged")
+            }, "\(lost.standardOutput)")
+            let unread = try #require(
+                (try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first?[
+                    "generations"] as? [[String: Any]])
+            #expect((unread.last?["error"] as? String)?.hasPrefix("Archive 'main' generation 3 is damaged") == true)
         }
     }
 
