@@ -156,7 +156,13 @@ public final class ArchiveStore: Sendable {
                 case .readWrite: try Self.openForWriting(path: path, configuration: configuration, logger: logger)
                 case .readOnly: try Self.openForReading(path: path, configuration: configuration)
                 }
-            if let seal { try Self.checkKey(seal, connection, writing: mode == .readWrite) }
+            if let seal {
+                switch mode {
+                case .readWrite: try Self.checkKey(seal, connection, writing: true)
+                // In a read transaction, which reads again past a log index torn by a writer.
+                case .readOnly: try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) }
+                }
+            }
             return connection
         }
         self.connection = Locked(opened)
