@@ -261,14 +261,17 @@ struct CrashMarkerTests {
         return try coder.encodedBlob()
     }
 
-    @Test func restorationStillInProgressInThisProcessIsNotACrash() throws {
+    /// Also when the second store names the file another way (`/./` in its path).
+    @Test(arguments: [false, true])
+    func restorationStillInProgressInThisProcessIsNotACrash(otherSpelling: Bool) throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root")])
             let slow = SlowScreen("Root")
             let first = try makeEngine(store).restore([slow])
             #expect(!first.isComplete)
-            let second = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            let secondPath = otherSpelling ? spelledAnotherWay(path) : path
+            let second = try makeEngine(try ArchiveStore(path: secondPath)).restore([Probe("Root")])
             #expect(second.report.outcome == .refused(reason: "its restoration in this process is still in progress"))
             #expect(try store.header()?.state == .valid)
             slow.extensions.forEach { $0.complete() }

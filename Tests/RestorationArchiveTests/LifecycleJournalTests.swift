@@ -184,13 +184,14 @@ struct ForegroundDeathPolicyTests {
     }
 
     /// Two `ArchiveStore`s of one process that both record events (two parts of an app that
-    /// each open the store): the second's launch does not take the first's, open and on
-    /// screen, for a death.
-    @Test func aLaunchRecordedByAnotherOpenStoreOfThisProcessIsNotADeath() throws {
+    /// each open the store, perhaps naming it differently): the second's launch does not take
+    /// the first's, open and on screen, for a death.
+    @Test(arguments: [false, true])
+    func aLaunchRecordedByAnotherOpenStoreOfThisProcessIsNotADeath(otherSpelling: Bool) throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved")
             let first = try launch(path, started, configuration: policy)
-            let second = try launch(path, [.willFinishLaunching], configuration: policy)
+            let second = try launch(otherSpelling ? spelledAnotherWay(path) : path, [.willFinishLaunching], configuration: policy)
             #expect(try second.previousLaunch()?.ending == .inForeground)
             let root = Probe("Root")
             #expect(try makeEngine(second).restore([root]).report.outcome == .restored)

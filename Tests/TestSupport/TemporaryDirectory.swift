@@ -27,3 +27,9 @@ public func withTemporaryStore<Result>(
         try body(ArchiveStore(path: path, configuration: configuration))
     }
 }
+
+/// Another path naming the same file: `/./` before its last component.
+public func spelledAnotherWay(_ path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "./" + path }
+    return path[..<slash] + "/." + path[slash...]
+}

@@ -7,10 +7,10 @@ import Darwin
 #endif
 import Logging
 
-/// The archives whose restoration is in progress in this process, by store path and name: a
-/// marker with this process's id is a restoration still running only if it is listed here
-/// (otherwise it was left by an earlier process that had the same id, as in a container
-/// where the app is always process 1).
+/// The archives whose restoration is in progress in this process, by store file
+/// (``ArchiveStore/identity``) and name: a marker with this process's id is a restoration
+/// still running only if it is listed here (otherwise it was left by an earlier process that
+/// had the same id, as in a container where the app is always process 1).
 private let restorationsInProgress = Locked<Set<String>>([])
 
 extension ArchiveStore {
@@ -170,7 +170,7 @@ extension ArchiveStore {
     // MARK: Internals
 
     private func progressKey(_ archive: ArchiveName) -> String {
-        path + "\u{0}" + archive.rawValue
+        identity + "\u{0}" + archive.rawValue
     }
 
     /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.

@@ -7,12 +7,12 @@ import Darwin
 #endif
 import Logging
 
-/// The launches that `ArchiveStore`s of this process record events in, by store path and
-/// launch: a launch of this process is still running only while the store that records it
-/// exists (otherwise it was played by a store since released, as tests and demos play
-/// launches in one process, or left by an earlier process that had the same id). A launch
-/// is listed before the transaction that starts it commits, so that no other store can
-/// judge it in between.
+/// The launches that `ArchiveStore`s of this process record events in, by store file
+/// (``ArchiveStore/identity``) and launch: a launch of this process is still running only
+/// while the store that records it exists (otherwise it was played by a store since
+/// released, as tests and demos play launches in one process, or left by an earlier process
+/// that had the same id). A launch is listed before the transaction that starts it commits,
+/// so that no other store can judge it in between.
 private let launchesInProgress = Locked<Set<String>>([])
 
 /// The lifecycle journal (R15): the app's lifecycle events and the store's own events
@@ -39,6 +39,7 @@ extension ArchiveStore {
         guard mode == .readWrite else { throw .readOnly }
         let policy = configuration.crashPolicy
         let path = self.path
+        let identity = self.identity
         let (entry, invalidated) = try withConnection { connection in
             let launch = currentLaunch.withLock { $0 }
             let startsLaunch = launch == nil || event == .willFinishLaunching
@@ -49,11 +50,13 @@ extension ArchiveStore {
                     // Only that policy judges the previous launch: no other pays for reading it.
                     let judging = startsLaunch && policy == .discardAfterForegroundDeath
                     let verdict =
-                        judging ? try Self.previousLaunchDiedInForeground(connection, path: path, ownLaunch: launch) : nil
+                        judging
+                        ? try Self.previousLaunchDiedInForeground(connection, path: path, store: identity, ownLaunch: launch)
+                        : nil
                     let entry = try Self.append(
                         .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
                     if let started = entry.launch, started != launch {
-                        let key = Self.launchKey(path, started)
+                        let key = Self.launchKey(identity, started)
                         launchesInProgress.withLock { _ = $0.insert(key) }
                         listed = key
                     }
@@ -72,7 +75,7 @@ extension ArchiveStore {
             // store recorded before has ended.
             if written.0.launch != launch {
                 currentLaunch.withLock { $0 = written.0.launch }
-                if let launch { launchesInProgress.withLock { _ = $0.remove(Self.launchKey(path, launch)) } }
+                if let launch { launchesInProgress.withLock { _ = $0.remove(Self.launchKey(identity, launch)) } }
             }
             return written
         }
@@ -120,12 +123,12 @@ extension ArchiveStore {
 
     /// Ends the launch this store records events in, when it is released: a launch of this
     /// process whose store is gone counts as ended.
-    static func launchEnded(_ launch: Int64, path: String) {
-        launchesInProgress.withLock { _ = $0.remove(launchKey(path, launch)) }
+    static func launchEnded(_ launch: Int64, store identity: String) {
+        launchesInProgress.withLock { _ = $0.remove(launchKey(identity, launch)) }
     }
 
-    private static func launchKey(_ path: String, _ launch: Int64) -> String {
-        path + "\u{0}" + String(launch)
+    private static func launchKey(_ identity: String, _ launch: Int64) -> String {
+        identity + "\u{0}" + String(launch)
     }
 
     /// Why the newest launch in the journal counts as a death in the foreground, or `nil`
@@ -137,9 +140,9 @@ extension ArchiveStore {
     /// app from being restored. The damaged entry is not read again once newer launches
     /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
     /// this launch from recording anything, and every launch after it.
-    private static func previousLaunchDiedInForeground(_ connection: Connection, path: String, ownLaunch: Int64?)
-        throws -> String?
-    {
+    private static func previousLaunchDiedInForeground(
+        _ connection: Connection, path: String, store identity: String, ownLaunch: Int64?
+    ) throws -> String? {
         let previous: LaunchSummary?
         do {
             previous = try launches(connection, newest: 1).last
@@ -154,7 +157,7 @@ extension ArchiveStore {
             // on screen now.
             if previous.processIsRunning { return nil }
         } else if previous.launch != ownLaunch,
-            launchesInProgress.withLock({ $0.contains(launchKey(path, previous.launch)) })
+            launchesInProgress.withLock({ $0.contains(launchKey(identity, previous.launch)) })
         {
             // Another `ArchiveStore` of this process, still open, records it.
             return nil

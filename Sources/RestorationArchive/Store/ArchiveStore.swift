@@ -107,9 +107,12 @@ public final class ArchiveStore: Sendable {
     /// The launch this store's lifecycle events belong to (the journal id of its first
     /// entry); `nil` until it records one. Changed only while the connection is held.
     let currentLaunch = Locked<Int64?>(nil)
+    /// The store file as this process's registries of restorations and launches in progress
+    /// know it (``StoreLocation/identity(of:)``), taken once the file is open.
+    let identity: String
 
     deinit {
-        if let launch = currentLaunch.withLock({ $0 }) { Self.launchEnded(launch, path: path) }
+        if let launch = currentLaunch.withLock({ $0 }) { Self.launchEnded(launch, store: identity) }
     }
 
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
@@ -166,6 +169,7 @@ public final class ArchiveStore: Sendable {
             return connection
         }
         self.connection = Locked(opened)
+        identity = StoreLocation.identity(of: path)
         logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
     }
 

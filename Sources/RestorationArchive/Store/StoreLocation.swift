@@ -115,6 +115,16 @@ enum StoreLocation {
         return info
     }
 
+    /// The store file's identity within this process's registries (restorations and
+    /// launches in progress): its device and inode, so that two spellings of one path (a
+    /// relative one and an absolute one, `..`, a hard link) name one store; the path itself
+    /// when the file cannot be examined.
+    static func identity(of path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return "path:" + path }
+        return "file:\(info.st_dev):\(info.st_ino)"
+    }
+
     /// Whether the store's write-ahead log exists (some connection has the store open, or
     /// one was killed with it open).
     static func writeAheadLogExists(for path: String) -> Bool {
