@@ -124,40 +124,25 @@ struct StoreFileTests {
     @Test func aTornWriteAheadLogIndexIsATypedErrorForAReaderAndRebuiltByTheApp() throws {
         try withTemporaryStorePath { path in
             try ArchiveStore(path: path).save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
-            let app = Process()
-            app.executableURL = URL(filePath: "/usr/bin/env")
-            app.arguments = [
-                "python3", "-c",
-                """
-                import sqlite3, time
-                c = sqlite3.connect('\(path)', isolation_level=None)
-                c.execute('SELECT count(*) FROM node').fetchone()
-                print('open', flush=True)
-                time.sleep(30)
-                """,
-            ]
-            let output = Pipe()
-            app.standardOutput = output
-            try app.run()
-            defer { stop(app) }
-            // Blocks until the store is open there (or the child ends, with nothing).
-            #expect(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("open"))
-            #expect(fileExists(path + "-wal"))
+            let held = try withSQLiteHolder(of: path, having: "SELECT count(*) FROM node") {
+                #expect(fileExists(path + "-wal"))
 
-            let index = try #require(fopen(path + "-shm", "r+b"))
-            // Byte 16 of the header's second copy (bytes 48–95): the log's last valid frame.
-            var byte: UInt8 = 0
-            #expect(fseek(index, 48 + 16, SEEK_SET) == 0 && fread(&byte, 1, 1, index) == 1)
-            byte ^= 0xFF
-            #expect(fseek(index, 48 + 16, SEEK_SET) == 0 && fwrite(&byte, 1, 1, index) == 1)
-            fclose(index)
-            let started = ContinuousClock.now
-            #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)) {
-                try ArchiveStore(path: path, mode: .readOnly)
+                let index = try #require(fopen(path + "-shm", "r+b"))
+                // Byte 16 of the header's second copy (bytes 48–95): the log's last valid frame.
+                var byte: UInt8 = 0
+                #expect(fseek(index, 48 + 16, SEEK_SET) == 0 && fread(&byte, 1, 1, index) == 1)
+                byte ^= 0xFF
+                #expect(fseek(index, 48 + 16, SEEK_SET) == 0 && fwrite(&byte, 1, 1, index) == 1)
+                fclose(index)
+                let started = ContinuousClock.now
+                #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)) {
+                    try ArchiveStore(path: path, mode: .readOnly)
+                }
+                #expect(ContinuousClock.now - started >= .milliseconds(19), "it gave up at once")
+                #expect(try ArchiveStore(path: path).snapshot()?.nodes.count == 5)
+                #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 5)
             }
-            #expect(ContinuousClock.now - started >= .milliseconds(19), "it gave up at once")
-            #expect(try ArchiveStore(path: path).snapshot()?.nodes.count == 5)
-            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 5)
+            #expect(held, "the store was never opened there")
         }
     }
 

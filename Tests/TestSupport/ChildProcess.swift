@@ -28,6 +28,36 @@ public func withRunningProcess<Result>(_ body: (Process) throws -> Result) throw
     return try body(process)
 }
 
+/// Runs `body` while another process (Python's `sqlite3`) has the database at `path` open
+/// and has run `statement` on it (`BEGIN IMMEDIATE` holds the write lock; a `SELECT` maps
+/// the log's index), then kills that process. Returns whether `body` ran: not when the
+/// process ended before it was ready.
+public func withSQLiteHolder(of path: String, having statement: String, _ body: () throws -> Void) throws -> Bool {
+    let holder = Process()
+    holder.executableURL = URL(filePath: "/usr/bin/env")
+    holder.arguments = [
+        "python3", "-c",
+        """
+        import sqlite3, sys, time
+        c = sqlite3.connect(sys.argv[1], isolation_level=None)
+        c.execute(sys.argv[2]).fetchall()
+        print('ready', flush=True)
+        time.sleep(30)
+        """,
+        path, statement,
+    ]
+    let output = Pipe()
+    holder.standardOutput = output
+    try holder.run()
+    defer { stop(holder) }
+    // Blocks until the holder is ready (or it ends, with nothing).
+    guard String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready") else {
+        return false
+    }
+    try body()
+    return true
+}
+
 /// Runs an executable to completion (killing it after `timeout` seconds) and captures its output.
 public func runProcess(_ executable: String, _ arguments: [String], timeout: Double = 60) throws -> ProcessOutcome {
     let process = Process()

@@ -445,32 +445,16 @@ struct InspectionCommandTests {
 
     @Test func eraseGivesUpOnAStoreWhoseWriteLockIsHeldForMoreThanFiveSeconds() throws {
         try withDemoStore { path in
-            let holder = Process()
-            holder.executableURL = URL(filePath: "/usr/bin/env")
-            holder.arguments = [
-                "python3", "-c",
-                """
-                import sqlite3, time
-                c = sqlite3.connect('\(path)', isolation_level=None)
-                c.execute('BEGIN IMMEDIATE')
-                print('locked', flush=True)
-                time.sleep(30)
-                """,
-            ]
-            let output = Pipe()
-            holder.standardOutput = output
-            try holder.run()
-            defer { stop(holder) }
-            // Blocks until the lock is held (or the child ends, with nothing).
-            #expect(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("locked"))
-            let started = ContinuousClock.now
-            let outcome = try run(["erase", path, "--yes"])
-            #expect(ContinuousClock.now - started >= .seconds(4))
-            #expect(outcome.status == 1)
-            #expect(
-                outcome.standardError
-                    == "restorectl: error: '\(path)' is busy: another connection held its write lock for more than 5 seconds (the app saving?); try again\n")
-            stop(holder)
+            let held = try withSQLiteHolder(of: path, having: "BEGIN IMMEDIATE") {
+                let started = ContinuousClock.now
+                let outcome = try run(["erase", path, "--yes"])
+                #expect(ContinuousClock.now - started >= .seconds(4))
+                #expect(outcome.status == 1)
+                #expect(
+                    outcome.standardError
+                        == "restorectl: error: '\(path)' is busy: another connection held its write lock for more than 5 seconds (the app saving?); try again\n")
+            }
+            #expect(held, "the lock was never held")
             #expect(try run(["info", path]).standardOutput.contains("generation:    4, "), "left as it was")
         }
     }
