@@ -166,8 +166,8 @@ final class Connection {
     /// header reads torn while the write lock is free: also when a writer has just finished
     /// updating the header between the two looks. The transaction is then run again, up to
     /// ``tornIndexAttempts`` times a millisecond apart: a writer's update is over by then,
-    /// while an index that needs rebuilding (its writer was killed in the middle of writing
-    /// it) still does, and the error is thrown.
+    /// while an index that stays torn (damaged while another process has it open; with none,
+    /// SQLite reads the log without the index) still is, and the error is thrown.
     func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         var attempt = 1
         while true {

@@ -353,8 +353,8 @@ public final class ArchiveStore: Sendable {
                 // migrations' history was verified at opening: the schema's text was damaged.
                 return .damagedStore("its schema does not hold what its migrations made (\(error.message))")
             case .readOnlyRecovery:
-                // A read-only store whose write-ahead log's index needs rebuilding, again
-                // after `Connection.readTransaction`'s attempts: its writer died writing it.
+                // A read-only store whose write-ahead log's index stayed torn through
+                // `Connection.readTransaction`'s attempts: only a writer can rebuild it.
                 return .writeAheadLogNeedsRecovery(path: path)
             case _ where error.resultCode == .readOnly:
                 // A store opened read-write that SQLite will not write: its header may say so.
