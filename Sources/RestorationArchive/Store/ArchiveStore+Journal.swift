@@ -32,6 +32,11 @@ extension ArchiveStore {
     /// `ArchiveStore`: while it is open, another store of this process does not take it for
     /// a death.
     ///
+    /// Record every event of a launch through one `ArchiveStore` that lives as long as the
+    /// app: a store opened for one event and released starts a launch of its own, and ends
+    /// it where that event left the app (on screen: a death in the foreground, for the next
+    /// launch to judge).
+    ///
     /// - Returns: the entry written.
     /// - Throws: ``ArchiveStoreError/readOnly`` on a read-only store, or a database error.
     @discardableResult
