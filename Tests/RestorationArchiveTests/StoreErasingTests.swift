@@ -99,6 +99,24 @@ struct StoreErasingTests {
         }
     }
 
+    /// The engine's store errors answer `isUnusableStore` as the store's own do.
+    @Test func theEngineSaysWhenItsStoreIsUnusable() throws {
+        #expect(RestorationError.store(.damagedStore("SQLite finds the file malformed")).isUnusableStore)
+        #expect(RestorationError.store(.schemaTooNew(storeVersion: 99, libraryVersion: 1)).isUnusableStore)
+        #expect(!RestorationError.store(.archiveNotFound(.main)).isUnusableStore)
+        #expect(!RestorationError.invalidConfiguration("a limit").isUnusableStore)
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            let engine = try makeEngine(try ArchiveStore(path: path, mode: .readOnly))
+            do throws(RestorationError) {
+                try engine.preserve([Probe("Root")])
+                Issue.record("a read-only store saved")
+            } catch {
+                #expect(error == .store(.readOnly) && !error.isUnusableStore)
+            }
+        }
+    }
+
     @Test func aStoreOpenWhileItIsErasedGoesOnWithTheEmptyStore() throws {
         try withTemporaryStorePath { path in
             let open = try ArchiveStore(path: path)

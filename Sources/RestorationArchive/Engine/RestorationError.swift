@@ -13,6 +13,13 @@ public enum RestorationError: Error, Hashable, Sendable, CustomStringConvertible
     /// The store failed: see the underlying error.
     case store(ArchiveStoreError)
 
+    /// Whether the store cannot be used as it is (``ArchiveStoreError/isUnusableStore`` of the
+    /// store's error): erase it (``ArchiveStore/erase(at:busyTimeout:logger:)``) and go on
+    /// with the empty store, as at opening.
+    public var isUnusableStore: Bool {
+        if case .store(let error) = self { error.isUnusableStore } else { false }
+    }
+
     public var description: String {
         switch self {
         case .duplicatePath(let path, let first, let second):
