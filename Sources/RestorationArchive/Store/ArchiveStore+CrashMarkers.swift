@@ -7,11 +7,16 @@ import Darwin
 #endif
 import Logging
 
-/// The archives whose restoration is in progress in this process, by store file
-/// (``ArchiveStore/identity``) and name: a marker with this process's id is a restoration
+/// The archives whose restoration is in progress in this process, by store file and name: a marker with this process's id is a restoration
 /// still running only if it is listed here (otherwise it was left by an earlier process that
 /// had the same id, as in a container where the app is always process 1).
-private let restorationsInProgress = Locked<Set<String>>([])
+private let restorationsInProgress = Locked<Set<RestorationInProgress>>([])
+
+/// A restoration, as ``restorationsInProgress`` lists it.
+private struct RestorationInProgress: Hashable {
+    let file: StoreFileIdentity
+    let archive: ArchiveName
+}
 
 extension ArchiveStore {
     /// What a launch may restore, once the crash policy has dealt with what an earlier
@@ -169,8 +174,8 @@ extension ArchiveStore {
 
     // MARK: Internals
 
-    private func progressKey(_ archive: ArchiveName) -> String {
-        identity + "\u{0}" + archive.rawValue
+    private func progressKey(_ archive: ArchiveName) -> RestorationInProgress {
+        RestorationInProgress(file: file, archive: archive)
     }
 
     /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.

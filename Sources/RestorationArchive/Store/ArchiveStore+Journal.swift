@@ -7,13 +7,19 @@ import Darwin
 #endif
 import Logging
 
-/// The launches that `ArchiveStore`s of this process record events in, by store file
-/// (``ArchiveStore/identity``) and launch: a launch of this process is still running only
+/// The launches that `ArchiveStore`s of this process record events in, by store file and
+/// launch: a launch of this process is still running only
 /// while the store that records it exists (otherwise it was played by a store since
 /// released, as tests and demos play launches in one process, or left by an earlier process
 /// that had the same id). A launch is listed before the transaction that starts it commits,
 /// so that no other store can judge it in between.
-private let launchesInProgress = Locked<Set<String>>([])
+private let launchesInProgress = Locked<Set<LaunchInProgress>>([])
+
+/// A launch, as ``launchesInProgress`` lists it.
+private struct LaunchInProgress: Hashable {
+    let file: StoreFileIdentity
+    let launch: Int64
+}
 
 /// The lifecycle journal (R15): the app's lifecycle events and the store's own events
 /// (invalidations, discards), newest ``ArchiveStore/retainedJournalEntries`` kept.
@@ -44,11 +50,11 @@ extension ArchiveStore {
         guard mode == .readWrite else { throw .readOnly }
         let policy = configuration.crashPolicy
         let path = self.path
-        let identity = self.identity
+        let file = self.file
         let (entry, invalidated) = try withConnection { connection in
             let launch = currentLaunch.withLock { $0 }
             let startsLaunch = launch == nil || event == .willFinishLaunching
-            var listed: String? = nil
+            var listed: LaunchInProgress? = nil
             let written: (JournalEntry, [JournalEntry])
             do {
                 written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
@@ -56,12 +62,12 @@ extension ArchiveStore {
                     let judging = startsLaunch && policy == .discardAfterForegroundDeath
                     let verdict =
                         judging
-                        ? try Self.previousLaunchDiedInForeground(connection, path: path, store: identity, ownLaunch: launch)
+                        ? try Self.previousLaunchDiedInForeground(connection, path: path, file: file, ownLaunch: launch)
                         : nil
                     let entry = try Self.append(
                         .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
                     if let started = entry.launch, started != launch {
-                        let key = Self.launchKey(identity, started)
+                        let key = LaunchInProgress(file: file, launch: started)
                         launchesInProgress.withLock { _ = $0.insert(key) }
                         listed = key
                     }
@@ -80,7 +86,7 @@ extension ArchiveStore {
             // store recorded before has ended.
             if written.0.launch != launch {
                 currentLaunch.withLock { $0 = written.0.launch }
-                if let launch { launchesInProgress.withLock { _ = $0.remove(Self.launchKey(identity, launch)) } }
+                if let launch { Self.launchEnded(launch, of: file) }
             }
             return written
         }
@@ -128,12 +134,8 @@ extension ArchiveStore {
 
     /// Ends the launch this store records events in, when it is released: a launch of this
     /// process whose store is gone counts as ended.
-    static func launchEnded(_ launch: Int64, store identity: String) {
-        launchesInProgress.withLock { _ = $0.remove(launchKey(identity, launch)) }
-    }
-
-    private static func launchKey(_ identity: String, _ launch: Int64) -> String {
-        identity + "\u{0}" + String(launch)
+    static func launchEnded(_ launch: Int64, of file: StoreFileIdentity) {
+        launchesInProgress.withLock { _ = $0.remove(LaunchInProgress(file: file, launch: launch)) }
     }
 
     /// Why the newest launch in the journal counts as a death in the foreground, or `nil`
@@ -146,7 +148,7 @@ extension ArchiveStore {
     /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
     /// this launch from recording anything, and every launch after it.
     private static func previousLaunchDiedInForeground(
-        _ connection: Connection, path: String, store identity: String, ownLaunch: Int64?
+        _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: Int64?
     ) throws -> String? {
         let previous: LaunchSummary?
         do {
@@ -162,7 +164,7 @@ extension ArchiveStore {
             // on screen now.
             if previous.processIsRunning { return nil }
         } else if previous.launch != ownLaunch,
-            launchesInProgress.withLock({ $0.contains(launchKey(identity, previous.launch)) })
+            launchesInProgress.withLock({ $0.contains(LaunchInProgress(file: file, launch: previous.launch)) })
         {
             // Another `ArchiveStore` of this process, still open, records it.
             return nil

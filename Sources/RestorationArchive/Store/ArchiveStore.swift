@@ -108,11 +108,11 @@ public final class ArchiveStore: Sendable {
     /// entry); `nil` until it records one. Changed only while the connection is held.
     let currentLaunch = Locked<Int64?>(nil)
     /// The store file as this process's registries of restorations and launches in progress
-    /// know it (``StoreLocation/identity(of:)``), taken once the file is open.
-    let identity: String
+    /// know it, from the `stat` taken when the store was opened.
+    let file: StoreFileIdentity
 
     deinit {
-        if let launch = currentLaunch.withLock({ $0 }) { Self.launchEnded(launch, store: identity) }
+        if let launch = currentLaunch.withLock({ $0 }) { Self.launchEnded(launch, of: file) }
     }
 
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
@@ -153,8 +153,8 @@ public final class ArchiveStore: Sendable {
         let seal: StateSeal? = nil
         #endif
         self.seal = seal
-        let opened = try Self.translatingErrors(path: path) {
-            let connection =
+        let (opened, file) = try Self.translatingErrors(path: path) {
+            let (connection, file) =
                 switch mode {
                 case .readWrite: try Self.openForWriting(path: path, configuration: configuration, logger: logger)
                 case .readOnly: try Self.openForReading(path: path, configuration: configuration)
@@ -166,10 +166,10 @@ public final class ArchiveStore: Sendable {
                 case .readOnly: try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) }
                 }
             }
-            return connection
+            return (connection, file)
         }
         self.connection = Locked(opened)
-        identity = StoreLocation.identity(of: path)
+        self.file = file
         logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
     }
 
@@ -194,8 +194,10 @@ public final class ArchiveStore: Sendable {
 
     // MARK: Opening
 
-    static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> Connection {
-        try StoreLocation.prepareForWriting(path: path)
+    static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> (
+        Connection, StoreFileIdentity
+    ) {
+        let file = try StoreLocation.prepareForWriting(path: path)
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
@@ -223,11 +225,13 @@ public final class ArchiveStore: Sendable {
             try migrator.migrate(connection, path: path)
             logger?.info("Migrated the archive store at '\(path)' to schema version \(migrator.libraryVersion)")
         }
-        return connection
+        return (connection, file)
     }
 
-    private static func openForReading(path: String, configuration: Configuration) throws -> Connection {
-        try StoreLocation.checkForReading(path: path)
+    private static func openForReading(path: String, configuration: Configuration) throws -> (
+        Connection, StoreFileIdentity
+    ) {
+        let file = try StoreLocation.checkForReading(path: path)
         let connection = try Connection(
             filename: StoreLocation.readOnlyURI(path: path),
             flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
@@ -255,7 +259,7 @@ public final class ArchiveStore: Sendable {
                 path: path,
                 reason: "its schema is older than this library's and a read-only open cannot migrate it")
         case .compatible:
-            return connection
+            return (connection, file)
         }
     }
 

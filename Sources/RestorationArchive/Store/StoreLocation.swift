@@ -53,17 +53,21 @@ enum StoreLocation {
     /// Makes sure a store file exists at `path` for a read-write open: missing folders are
     /// created 0700, a missing file is created 0600 (both set explicitly, so the umask does
     /// not matter, and SQLite gives `-wal` and `-shm` the same mode as the file).
-    static func prepareForWriting(path: String) throws(ArchiveStoreError) {
+    ///
+    /// - Returns: the file's identity, from the `stat` the check took.
+    static func prepareForWriting(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
         try createDirectories(for: path)
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd >= 0 {
             defer { close(fd) }
             guard fchmod(fd, 0o600) == 0 else { throw .fileSystem(operation: "fchmod", path: path, errno: errno) }
-            return
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "fstat", path: path, errno: errno) }
+            return StoreFileIdentity(info)
         }
         switch errno {
         case EEXIST:
-            try checkExisting(path: path)
+            return try checkExisting(path: path)
         case ELOOP:
             throw .symbolicLinkAtStorePath(path: path)
         case let code:
@@ -90,10 +94,13 @@ enum StoreLocation {
     }
 
     /// Checks what exists at `path` before a read-only open, which never creates anything.
-    static func checkForReading(path: String) throws(ArchiveStoreError) {
+    ///
+    /// - Returns: the file's identity, from the `stat` the check took.
+    static func checkForReading(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
+        return StoreFileIdentity(info)
     }
 
     /// Checks what exists at `path` before an erase, which creates nothing: `false` when
@@ -115,16 +122,6 @@ enum StoreLocation {
         return info
     }
 
-    /// The store file's identity within this process's registries (restorations and
-    /// launches in progress): its device and inode, so that two spellings of one path (a
-    /// relative one and an absolute one, `..`, a hard link) name one store; the path itself
-    /// when the file cannot be examined.
-    static func identity(of path: String) -> String {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return "path:" + path }
-        return "file:\(info.st_dev):\(info.st_ino)"
-    }
-
     /// Whether the store's write-ahead log exists (some connection has the store open, or
     /// one was killed with it open).
     static func writeAheadLogExists(for path: String) -> Bool {
@@ -132,10 +129,11 @@ enum StoreLocation {
         return lstat(path + "-wal", &info) == 0
     }
 
-    private static func checkExisting(path: String) throws(ArchiveStoreError) {
+    private static func checkExisting(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
         var info = stat()
         guard lstat(path, &info) == 0 else { throw .fileSystem(operation: "lstat", path: path, errno: errno) }
         try checkExisting(path: path, info: info)
+        return StoreFileIdentity(info)
     }
 
     private static func checkExisting(path: String, info: stat) throws(ArchiveStoreError) {
@@ -205,5 +203,18 @@ enum StoreLocation {
             }
         }
         return result
+    }
+}
+
+/// A store file as this process's registries of restorations and launches in progress know
+/// it: its device and inode, so that two spellings of one path (a relative one and an
+/// absolute one, `.` or `..`, a hard link) name one store.
+struct StoreFileIdentity: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ info: stat) {
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
 }
