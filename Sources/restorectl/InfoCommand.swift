@@ -79,9 +79,9 @@ struct InfoCommand: ParsableCommand {
                 }
             }
             if let error = unreadable.first {
-                found[generation.generation] = .init(unreadable: error)
+                found[generation.generation] = .unreadable(error)
             } else if let snapshot, !snapshot.damagedPaths.isEmpty {
-                found[generation.generation] = .init(nodes: Diagnostics.damagedNodes(in: snapshot))
+                found[generation.generation] = .nodes(Diagnostics.damagedNodes(in: snapshot))
             }
         }
         return found
@@ -106,26 +106,27 @@ struct InfoCommand: ParsableCommand {
         }
 
         /// What is damaged in a retained generation whose header reads well.
-        struct GenerationDamage {
-            /// One error per node that does not match its checksum (or whose seal does not open).
-            var nodes: [ArchiveStoreError] = []
+        enum GenerationDamage {
+            /// Nodes that do not match their checksums (or whose seals do not open), in tree
+            /// order: the error naming each.
+            case nodes([ArchiveStoreError])
             /// Damage that kept the generation's nodes from being read at all (a node lost or
             /// added, a path that cannot be read).
-            var unreadable: ArchiveStoreError? = nil
+            case unreadable(ArchiveStoreError)
 
-            var errors: [ArchiveStoreError] { unreadable.map { [$0] } ?? nodes }
-
-            /// The paths of the damaged nodes, in tree order.
-            var paths: [String] {
-                nodes.compactMap { error in
-                    if case .damagedNode(_, let path, _) = error { path.description } else { nil }
+            var errors: [ArchiveStoreError] {
+                switch self {
+                case .nodes(let errors): errors
+                case .unreadable(let error): [error]
                 }
             }
 
             /// The end of a generation's line in `info`'s text.
             var text: String {
-                if let unreadable { return "; DAMAGED: \(TerminalText.escaped(unreadable.description))" }
-                return nodes.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(nodes.count) nodes"
+                switch self {
+                case .nodes(let errors): errors.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(errors.count) nodes"
+                case .unreadable(let error): "; DAMAGED: \(TerminalText.escaped(error.description))"
+                }
             }
         }
 
@@ -374,7 +375,18 @@ struct GenerationJSON: Encodable {
         state = ArchiveStateJSON(summary.state)
         restore_attempts = summary.restoreAttempts
         restored_cleanly = summary.restoredCleanly
-        damaged_nodes = damage.flatMap { $0.nodes.isEmpty ? nil : $0.paths }
-        error = damage?.unreadable?.description
+        switch damage {
+        case .nodes(let errors):
+            damaged_nodes = errors.compactMap { error in
+                if case .damagedNode(_, let path, _) = error { path.description } else { nil }
+            }
+            error = nil
+        case .unreadable(let unreadable):
+            damaged_nodes = nil
+            error = unreadable.description
+        case nil:
+            damaged_nodes = nil
+            error = nil
+        }
     }
 }

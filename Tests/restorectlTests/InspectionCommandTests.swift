@@ -422,6 +422,26 @@ struct InspectionCommandTests {
         }
     }
 
+    /// info reads the archives' summaries, then each retained generation's nodes, in separate
+    /// reads: a generation the app's saves pruned in between is left out, not an error.
+    @Test func infoLeavesOutAGenerationPrunedAfterItsSummaryWasRead() throws {
+        try withTemporaryStorePath { path in
+            let app = try ArchiveStore(path: path)
+            try app.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+            try app.save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
+            let inspector = try ArchiveStore(path: path, mode: .readOnly)
+            let summary = try #require(try inspector.summary(of: .main))
+            #expect(summary.generations.map(\.generation) == [2, 1])
+            // Two more saves retire both generations the summary lists.
+            try app.save(try SampleArchives.tree(count: 6), header: SampleArchives.header)
+            try app.save(try SampleArchives.tree(count: 7), header: SampleArchives.header)
+            #expect(try InfoCommand.nodeDamage(of: summary, in: inspector).isEmpty)
+            #expect(throws: ArchiveStoreError.generationNotFound(.main, 1)) {
+                try inspector.inspectionSnapshot(of: .main, generation: 1)
+            }
+        }
+    }
+
     @Test func eraseAsksForYesAndKeepsTheFilesMode() throws {
         try withDemoStore { path in
             let unconfirmed = try run(["erase", path])
