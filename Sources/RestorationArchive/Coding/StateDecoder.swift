@@ -55,45 +55,72 @@ public struct StateDecoder: Sendable {
 
     // MARK: Typed values
 
+    // Each typed read throws ``StateCodingError/keyNotFound(key:)`` when the key is absent and
+    // ``StateCodingError/typeMismatch(key:expected:found:)`` when another type is stored.
+
+    /// The bool for `key`.
     public func decode(_: Bool.Type, forKey key: String) throws(StateCodingError) -> Bool {
         try bool(quickValue(forKey: key), key)
     }
+    /// The integer for `key` as an `Int`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: Int.Type, forKey key: String) throws(StateCodingError) -> Int {
         try integer(Int.self, forKey: key)
     }
+    /// The integer for `key` as an `Int8`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: Int8.Type, forKey key: String) throws(StateCodingError) -> Int8 {
         try integer(Int8.self, forKey: key)
     }
+    /// The integer for `key` as an `Int16`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: Int16.Type, forKey key: String) throws(StateCodingError) -> Int16 {
         try integer(Int16.self, forKey: key)
     }
+    /// The integer for `key` as an `Int32`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: Int32.Type, forKey key: String) throws(StateCodingError) -> Int32 {
         try integer(Int32.self, forKey: key)
     }
+    /// The integer for `key` as an `Int64`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: Int64.Type, forKey key: String) throws(StateCodingError) -> Int64 {
         try integer(Int64.self, forKey: key)
     }
+    /// The integer for `key` as a `UInt`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: UInt.Type, forKey key: String) throws(StateCodingError) -> UInt {
         try integer(UInt.self, forKey: key)
     }
+    /// The integer for `key` as a `UInt8`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: UInt8.Type, forKey key: String) throws(StateCodingError) -> UInt8 {
         try integer(UInt8.self, forKey: key)
     }
+    /// The integer for `key` as a `UInt16`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: UInt16.Type, forKey key: String) throws(StateCodingError) -> UInt16 {
         try integer(UInt16.self, forKey: key)
     }
+    /// The integer for `key` as a `UInt32`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: UInt32.Type, forKey key: String) throws(StateCodingError) -> UInt32 {
         try integer(UInt32.self, forKey: key)
     }
+    /// The integer for `key` as a `UInt64`; ``StateCodingError/integerOutOfRange(key:type:)`` when
+    /// the stored integer does not fit.
     public func decode(_: UInt64.Type, forKey key: String) throws(StateCodingError) -> UInt64 {
         try integer(UInt64.self, forKey: key)
     }
+    /// The float for `key`: a stored float, or a stored double that a float holds exactly.
     public func decode(_: Float.Type, forKey key: String) throws(StateCodingError) -> Float {
         try float(quickValue(forKey: key), key)
     }
+    /// The double for `key`: a stored double, or a stored float (widened exactly).
     public func decode(_: Double.Type, forKey key: String) throws(StateCodingError) -> Double {
         try double(quickValue(forKey: key), key)
     }
+    /// The string for `key`.
     public func decode(_: String.Type, forKey key: String) throws(StateCodingError) -> String {
         let stored = quickValue(forKey: key)
         if stored.is(.string) { return reader.string(stored.range) }
@@ -105,17 +132,21 @@ public struct StateDecoder: Sendable {
         if stored.is(.bytes) { return reader.bytes(stored.range) }
         return try converted(key) { (value) throws(StateCodingError) in try value.bytes(key: key) }
     }
+    /// The bytes for `key`, as `Data`.
     public func decode(_: Data.Type, forKey key: String) throws(StateCodingError) -> Data {
         Data(try decode([UInt8].self, forKey: key))
     }
+    /// The date for `key`.
     public func decode(_: Date.Type, forKey key: String) throws(StateCodingError) -> Date {
         let stored = quickValue(forKey: key)
         if stored.is(.date) { return BlobScanner.date(bits: stored.payload) }
         return try converted(key) { (value) throws(StateCodingError) in try value.date(key: key) }
     }
+    /// The UUID for `key`.
     public func decode(_: UUID.Type, forKey key: String) throws(StateCodingError) -> UUID {
         try value(forKey: key).uuid(key: key)
     }
+    /// The URL for `key`.
     public func decode(_: URL.Type, forKey key: String) throws(StateCodingError) -> URL {
         try value(forKey: key).url(key: key)
     }

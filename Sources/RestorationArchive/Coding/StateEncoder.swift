@@ -88,45 +88,62 @@ public final class StateEncoder {
 
     // MARK: Typed values
 
+    // Each write throws ``StateCodingError/invalidKey(_:)`` for an empty or over-long key and
+    // ``StateCodingError/reservedKey(_:)`` for a key starting with ``reservedKeyPrefix``.
+
+    /// Encodes `value` for `key` as a bool.
     public func encode(_ value: Bool, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: Int, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(Int64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: Int8, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(Int64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: Int16, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(Int64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: Int32, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(Int64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: Int64, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: UInt, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(UInt64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: UInt8, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(UInt64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: UInt16, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(UInt64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: UInt32, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(UInt64(value)) }
     }
+    /// Encodes `value` for `key` as an integer.
     public func encode(_ value: UInt64, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as a float.
     public func encode(_ value: Float, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as a double.
     public func encode(_ value: Double, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as a string.
     public func encode(_ value: String, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
@@ -135,15 +152,19 @@ public final class StateEncoder {
     public func encodeBytes(_ value: [UInt8], forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(bytes: value) }
     }
+    /// Encodes `value` for `key` as bytes.
     public func encode(_ value: Data, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as a date (its `timeIntervalSinceReferenceDate`, exactly).
     public func encode(_ value: Date, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as a UUID.
     public func encode(_ value: UUID, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
+    /// Encodes `value` for `key` as a URL.
     public func encode(_ value: URL, forKey key: String) throws(StateCodingError) {
         try record(key) { $0.write(value) }
     }
