@@ -1,5 +1,6 @@
 import Foundation
 import RestorationArchive
+import Synchronization
 import Testing
 import TestSupport
 
@@ -446,11 +447,9 @@ struct SceneArchiveTests {
 }
 
 /// What threads of a test report, read once they are done.
-private final class Failures: @unchecked Sendable {
-    // @unchecked: `items` is reached only under `lock`.
-    private let lock = NSLock()
-    private var items: [String] = []
+private final class Failures: Sendable {
+    private let items = Mutex<[String]>([])
 
-    func append(_ failure: String) { lock.withLock { items.append(failure) } }
-    var all: [String] { lock.withLock { items } }
+    func append(_ failure: String) { items.withLock { $0.append(failure) } }
+    var all: [String] { items.withLock { $0 } }
 }
