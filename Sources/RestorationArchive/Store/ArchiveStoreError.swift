@@ -127,7 +127,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
             "The store applied migration '\(identifier)', whose text differs in this library."
         case .writeAheadLogNeedsRecovery(let path):
             "'\(path)' has a write-ahead log whose shared-memory index is missing or must be rebuilt; "
-                + "it must be opened read-write once (by the app) to recover it."
+                + "the app recovers it with its next read of the store, or at its next launch; then try again."
         case .readOnly:
             "The store is open read-only."
         case .wrongEncryptionKey:
