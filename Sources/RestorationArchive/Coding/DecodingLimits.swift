@@ -17,6 +17,7 @@ public struct DecodingLimits: Hashable, Sendable {
     /// The most elements (array values, or container entries) accepted in one array or container.
     public var maximumElementCount: Int
 
+    /// Limits with these bounds; each defaults to the bound of ``default``.
     public init(
         maximumBlobSize: Int = 16 << 20, maximumStringLength: Int = 16 << 20, maximumBytesLength: Int = 16 << 20,
         maximumDepth: Int = 64, maximumElementCount: Int = 1 << 20

@@ -37,6 +37,7 @@ public final class RestorationEngine {
         /// Limits applied when decoding each node's state.
         public var decodingLimits: DecodingLimits
 
+        /// A configuration with these budgets; each defaults to the value given above.
         public init(
             maximumNodeBytes: Int = 1 << 20, maximumArchiveBytes: Int = 16 << 20,
             decodingLimits: DecodingLimits = .default

@@ -10,6 +10,7 @@ public struct AppIdentity: Hashable, Sendable {
     /// The user-interface idiom (`"phone"`, `"pad"`, `"desktop"`), empty when irrelevant.
     public var idiom: String
 
+    /// The running app, as its bundle names it.
     public init(version: String, build: String, platform: String = SaveHeader.currentPlatform, idiom: String = "") {
         self.version = version
         self.build = build

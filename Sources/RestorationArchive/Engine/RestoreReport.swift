@@ -69,9 +69,13 @@ public struct RestoreReport: Hashable, Sendable, Codable {
 
     /// One archived node and its outcome.
     public struct Node: Hashable, Sendable, Codable {
+        /// The node's restoration path.
         public var path: RestorationPath
+        /// The restoration class name it was archived under.
         public var className: String
+        /// The class version its state was encoded by.
         public var classVersion: Int
+        /// What happened to it.
         public var outcome: NodeOutcome
     }
 
@@ -117,7 +121,9 @@ public struct PreservationResult: Hashable, Sendable {
     public struct LeftOut: Hashable, Sendable {
         /// Its path; for an unusable identifier, the path of its parent (or `nil` at the top).
         public var path: RestorationPath?
+        /// Its restoration class name.
         public var className: String
+        /// Why it was left out.
         public var reason: Reason
     }
 

@@ -38,9 +38,12 @@ public struct ArchiveName: Hashable, Comparable, Sendable, CustomStringConvertib
 public struct Generation: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible,
     ExpressibleByIntegerLiteral
 {
+    /// The number.
     public let rawValue: Int64
 
+    /// Generation `rawValue`.
     public init(rawValue: Int64) { self.rawValue = rawValue }
+    /// Generation `rawValue`.
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
     public init(integerLiteral value: Int64) { self.rawValue = value }
 

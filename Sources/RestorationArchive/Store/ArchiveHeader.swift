@@ -18,6 +18,7 @@ public struct SaveHeader: Hashable, Sendable {
     /// App-level values, such as `["MyAppVersion": .string("11.0")]`.
     public var appValues: HeaderValues
 
+    /// A header for the next save.
     public init(
         appVersion: String, appBuild: String, platform: String = SaveHeader.currentPlatform, idiom: String = "",
         appValues: HeaderValues = [:]

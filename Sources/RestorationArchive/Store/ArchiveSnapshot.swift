@@ -58,7 +58,9 @@ public struct GenerationSummary: Hashable, Sendable {
 
 /// An archive at a glance: what `restorectl info` shows.
 public struct ArchiveSummary: Hashable, Sendable {
+    /// The archive.
     public var name: ArchiveName
+    /// When its first save created it.
     public var createdAt: Date
     /// The newest generation ever saved (0 before the first save); it may have been
     /// discarded since.

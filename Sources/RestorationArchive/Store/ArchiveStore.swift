@@ -80,6 +80,7 @@ public final class ArchiveStore: Sendable {
         public var encryptionKey: StateEncryptionKey?
         #endif
 
+        /// A configuration; each setting defaults to the value its documentation gives.
         public init(
             retainedGenerations: Int = 2, busyTimeout: Duration = .seconds(5), durability: Durability = .normal,
             crashPolicy: CrashPolicy = .discard
