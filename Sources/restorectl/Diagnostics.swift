@@ -34,9 +34,12 @@ enum Diagnostics {
 
     /// The damaged nodes of a snapshot read for inspection, each as the error that names it.
     static func damagedNodes(in snapshot: ArchiveSnapshot) -> [ArchiveStoreError] {
-        snapshot.nodes.filter { snapshot.damagedPaths.contains($0.path) }.map { node in
-            ArchiveStoreError.damagedNode(snapshot.header.archive, node.path, snapshot.header.generation)
-        }
+        damagedPaths(in: snapshot).map { .damagedNode(snapshot.header.archive, $0, snapshot.header.generation) }
+    }
+
+    /// The paths of a snapshot's damaged nodes, in its (tree) order.
+    static func damagedPaths(in snapshot: ArchiveSnapshot) -> [RestorationPath] {
+        snapshot.nodes.filter { snapshot.damagedPaths.contains($0.path) }.map(\.path)
     }
 
     /// Prints why the store at `path` cannot be opened and exits with status 2. The errors of

@@ -81,7 +81,7 @@ struct InfoCommand: ParsableCommand {
             if let error = unreadable.first {
                 found[generation.generation] = .unreadable(error)
             } else if let snapshot, !snapshot.damagedPaths.isEmpty {
-                found[generation.generation] = .nodes(Diagnostics.damagedNodes(in: snapshot))
+                found[generation.generation] = .nodes(Diagnostics.damagedPaths(in: snapshot))
             }
         }
         return found
@@ -100,23 +100,25 @@ struct InfoCommand: ParsableCommand {
             var damage: [ArchiveStoreError] {
                 switch self {
                 case .damaged(_, let error): [error]
-                case .readable(_, let damage): damage.sorted { $0.key < $1.key }.flatMap(\.value.errors)
+                case .readable(let summary, let damage):
+                    damage.sorted { $0.key < $1.key }.flatMap { $0.value.errors(of: summary.name, $0.key) }
                 }
             }
         }
 
         /// What is damaged in a retained generation whose header reads well.
         enum GenerationDamage {
-            /// Nodes that do not match their checksums (or whose seals do not open), in tree
-            /// order: the error naming each.
-            case nodes([ArchiveStoreError])
+            /// The paths of the nodes that do not match their checksums (or whose seals do not
+            /// open), in tree order.
+            case nodes([RestorationPath])
             /// Damage that kept the generation's nodes from being read at all (a node lost or
             /// added, a path that cannot be read).
             case unreadable(ArchiveStoreError)
 
-            var errors: [ArchiveStoreError] {
+            /// The errors to name on stderr for this damage to `generation` of `archive`.
+            func errors(of archive: ArchiveName, _ generation: Generation) -> [ArchiveStoreError] {
                 switch self {
-                case .nodes(let errors): errors
+                case .nodes(let paths): paths.map { .damagedNode(archive, $0, generation) }
                 case .unreadable(let error): [error]
                 }
             }
@@ -124,7 +126,7 @@ struct InfoCommand: ParsableCommand {
             /// The end of a generation's line in `info`'s text.
             var text: String {
                 switch self {
-                case .nodes(let errors): errors.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(errors.count) nodes"
+                case .nodes(let paths): paths.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(paths.count) nodes"
                 case .unreadable(let error): "; DAMAGED: \(TerminalText.escaped(error.description))"
                 }
             }
@@ -376,10 +378,8 @@ struct GenerationJSON: Encodable {
         restore_attempts = summary.restoreAttempts
         restored_cleanly = summary.restoredCleanly
         switch damage {
-        case .nodes(let errors):
-            damaged_nodes = errors.compactMap { error in
-                if case .damagedNode(_, let path, _) = error { path.description } else { nil }
-            }
+        case .nodes(let paths):
+            damaged_nodes = paths.map(\.description)
             error = nil
         case .unreadable(let unreadable):
             damaged_nodes = nil
