@@ -7,9 +7,10 @@ import Darwin
 #endif
 import Logging
 
-/// The archives whose restoration is in progress in this process, by store file and name: a marker with this process's id is a restoration
-/// still running only if it is listed here (otherwise it was left by an earlier process that
-/// had the same id, as in a container where the app is always process 1).
+/// The archives whose restoration is in progress in this process, by store file and name: a
+/// marker with this process's id is a restoration still running only if it is listed here
+/// (otherwise it was left by an earlier process that had the same id, as in a container where
+/// the app is always process 1).
 private let restorationsInProgress = Locked<Set<RestorationInProgress>>([])
 
 /// A restoration, as ``restorationsInProgress`` lists it.

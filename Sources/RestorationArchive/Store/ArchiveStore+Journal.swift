@@ -8,11 +8,11 @@ import Darwin
 import Logging
 
 /// The launches that `ArchiveStore`s of this process record events in, by store file and
-/// launch: a launch of this process is still running only
-/// while the store that records it exists (otherwise it was played by a store since
-/// released, as tests and demos play launches in one process, or left by an earlier process
-/// that had the same id). A launch is listed before the transaction that starts it commits,
-/// so that no other store can judge it in between.
+/// launch: a launch of this process is still running only while the store that records it
+/// exists (otherwise it was played by a store since released, as tests and demos play
+/// launches in one process, or left by an earlier process that had the same id). A launch is
+/// listed before the transaction that starts it commits, so that no other store can judge it
+/// in between.
 private let launchesInProgress = Locked<Set<LaunchInProgress>>([])
 
 /// A launch, as ``launchesInProgress`` lists it.
