@@ -111,6 +111,28 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A generation the fall-back policy restored, known good since an earlier restoration,
+    /// whose restoration then died too: it is invalidated like any other, and the next launch
+    /// restores nothing rather than that generation a second time (R11: no policy lets the
+    /// same crashing generation run twice).
+    @Test func R11_fallBackNeverRestoresAKnownGoodGenerationWhoseRestorationDied() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .fallBackToKnownGood)
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "good once")])
+            _ = try makeEngine(store).restore([Probe("Root")])  // generation 1 completes: known good
+            try makeEngine(store).preserve([Probe("Root", value: "bad")])
+            try restoreAndDie(path, configuration: configuration)  // generation 2 dies
+            try restoreAndDie(path, configuration: configuration)  // the fall-back to 1 dies too
+
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(next.report.outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
+            #expect(root.decodeCount == 0)
+            #expect(try store.generations().map(\.state.isValid) == [false, false])
+        }
+    }
+
     @Test func R11_retryPolicyAllowsItsAttemptsThenInvalidates() throws {
         try withTemporaryStorePath { path in
             let configuration = ArchiveStore.Configuration(crashPolicy: .retry(attempts: 2))
@@ -203,6 +225,47 @@ struct CrashMarkerTests {
                 #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
                 #expect(root.decodeCount == 0)
                 #expect(try !store.hasCrashMarker())
+            }
+        }
+    }
+
+    /// A marker with this process's id but no restoration of this process in progress was
+    /// left by an earlier process that had the same id (in a container the app may always be
+    /// process 1): a restoration that died, not one still running.
+    @Test func markerWithThisProcesssIDButNoRestorationHereIsARestorationThatDied() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            // Written as that process left it: no restoration of this process began (a
+            // restoration here whose extension was never completed stays in progress).
+            let pid = ProcessInfo.processInfo.processIdentifier
+            try tamper(
+                with: path,
+                "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) "
+                    + "SELECT id, generation, 0, \(pid) FROM archive")
+            #expect(try store.hasCrashMarker())
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
+            #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
+            #expect(root.decodeCount == 0)
+            #expect(try !store.hasCrashMarker())
+        }
+    }
+
+    /// Completing a restoration removes this process's marker only: a marker another process
+    /// wrote on the generation since (its own restoration, begun once this one's marker was
+    /// taken for a death) stays, for a crash of that process to be seen.
+    @Test func finishingARestorationLeavesAnotherProcesssMarker() throws {
+        try withTemporaryStorePath { path in
+            try withRunningProcess { other in
+                let store = try ArchiveStore(path: path)
+                try makeEngine(store).preserve([Probe("Root")])
+                let slow = SlowScreen("Root")
+                let result = try makeEngine(store).restore([slow])
+                try tamper(with: path, "UPDATE crash_marker SET process_id = \(other.processIdentifier)")
+                slow.extensions.forEach { $0.complete() }
+                #expect(result.isComplete)
+                #expect(try store.crashMarkers().map(\.processID) == [Int64(other.processIdentifier)])
             }
         }
     }

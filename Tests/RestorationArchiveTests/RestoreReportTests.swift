@@ -59,6 +59,28 @@ struct RestoreReportTests {
         }
     }
 
+    /// Budgets include their bound: a node of exactly `maximumNodeBytes` is saved and
+    /// restored, and an archive of exactly `maximumArchiveBytes` saved whole; one byte more is
+    /// left out of a save, and skipped at a restoration.
+    @Test func aBudgetAllowsItsExactSize() throws {
+        try withTemporaryStore { store in
+            let value = "exactly this much"
+            try makeEngine(store).preserve([Probe("Root", value: value)])
+            let size = try #require(try store.snapshot()?.nodes.first?.state.count)
+            let exact = RestorationEngine.Configuration(maximumNodeBytes: size, maximumArchiveBytes: size)
+            #expect(try makeEngine(store, configuration: exact).preserve([Probe("Root", value: value)]).leftOut.isEmpty)
+            #expect(try makeEngine(store, configuration: exact).restore([Probe("Root")]).report.restoredCount == 1)
+
+            let under = RestorationEngine.Configuration(maximumNodeBytes: size - 1)
+            let skipped = try makeEngine(store, configuration: under).restore([Probe("Root")])
+            #expect(skipped.report.nodes.map(\.outcome) == [.skipped(.overBudget(bytes: size, budget: size - 1))])
+            for configuration in [under, RestorationEngine.Configuration(maximumArchiveBytes: size - 1)] {
+                let result = try makeEngine(store, configuration: configuration).preserve([Probe("Root", value: value)])
+                #expect(result.leftOut.map(\.path) == [try .text("Root")])
+            }
+        }
+    }
+
     @Test func damagedNodeFailsAloneWithChecksumMismatch() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -99,12 +121,15 @@ struct RestoreReportTests {
                 ArchivedNode(path: try .text("Root"), className: "Probe", state: try StateEncoder().encodedBlob()),
                 ArchivedNode(path: try .text("Root/Child"), className: "Probe", state: try coder.encodedBlob()),
             ], header: SampleArchives.header)
-            let child = Probe("Child")
-            let result = try makeEngine(store).restore([Probe("Root", [child])])
+            let log = EventLog()
+            let child = Probe("Child", log: log)
+            let result = try makeEngine(store).restore([Probe("Root", log: log, [child])])
             #expect(result.report.nodes.map(\.outcome) == [
                 .failed(.decodeFailed("No value for key 'value'.")), .skipped(.parentNotRestored),
             ])
             #expect(child.decodeCount == 0)
+            // Neither is told that restoration finished (R8): the root's state is not restored.
+            #expect(log.events == ["decode Root"])
             #expect(result.objects.isEmpty)
 
             // State that is not a blob at all (stored so by another program).

@@ -131,6 +131,34 @@ struct StoreDamageTests {
         }
     }
 
+    /// A node's current row lost and its earlier row made current again (a damaged page, or a
+    /// hand edit, could do both): that row's own checksum still holds, and the generation keeps
+    /// its count and size. Only the header's digest of its nodes' checksums tells that
+    /// generation 2 would show generation 1's state of the node.
+    @Test func anEarlierRowOfANodeInPlaceOfItsCurrentOneIsDamage() throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 10)
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            var changed = nodes[4]
+            changed.state = changed.state.map { $0 &+ 1 }
+            #expect(changed.state.count == nodes[4].state.count && changed.state != nodes[4].state)
+            try store.saveChanges([changed], basedOn: 1, header: SampleArchives.header)
+            let text = nodes[4].path.description
+            try tamper(
+                with: path,
+                "DELETE FROM node WHERE path = '\(text)' AND born = 2; UPDATE node SET died = NULL WHERE path = '\(text)'")
+            let damaged = try ArchiveStore(path: path, mode: .readOnly)
+            let error = try #require(throws: ArchiveStoreError.self) { try damaged.snapshot() }
+            guard case .damagedArchive(.main, 2, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            // Generation 1 did read that row: it is as saved.
+            #expect(try damaged.snapshot(generation: 1)?.nodes == nodes.sorted { $0.path < $1.path })
+        }
+    }
+
     @Test(arguments: [
         "DELETE FROM node WHERE path = 'Root/n1/n5'",
         "UPDATE node SET died = 2 WHERE path = 'Root/n1/n5'",
