@@ -140,6 +140,11 @@ public final class WebPage: Restorable {
         loading?.complete()
         loading = nil
     }
+
+    /// A page closed before its content loaded: there is nothing left to wait for.
+    deinit {
+        loading?.complete()
+    }
 }
 
 /// Seed 001's profile form: whose profile it is, the text being edited, and in which field.

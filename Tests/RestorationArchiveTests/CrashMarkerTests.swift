@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 import RestorationArchive
 import Testing
@@ -190,6 +191,32 @@ struct CrashMarkerTests {
         }
     }
 
+    /// Extensions released without being completed: nothing can end that restoration any
+    /// more. It stays in progress in this process, with its marker (R10), and the log says
+    /// why, once, when the last thing that could complete it goes.
+    @Test func R10_extensionsReleasedWithoutBeingCompletedAreLogged() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
+            let sink = LogSink()
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
+            let message = "Restoring archive 'main' generation 1 can never complete: 2 restoration extensions were released without being completed"
+            do {
+                let screens = [SlowScreen("Root", [SlowScreen("A")])]
+                let result = try engine.restore(screens)
+                withExtendedLifetime((screens, result)) {
+                    #expect(!result.isComplete)
+                    #expect(!sink.messages.contains { $0.contains(message) })
+                }
+            }
+            #expect(sink.messages.filter { $0.contains(message) }.count == 1)
+            #expect(try store.hasCrashMarker())
+            let again = try makeEngine(store).restore([Probe("Root")])
+            #expect(again.report.outcome == .refused(reason: "its restoration in this process is still in progress"))
+        }
+    }
+
     @Test func markerOfAProcessStillRestoringIsLeftAlone() throws {
         try withTemporaryStorePath { path in
             // The process taken for the restoring one runs from before the restoration began.
@@ -236,8 +263,11 @@ struct CrashMarkerTests {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
-            // Written as that process left it: no restoration of this process began (a
-            // restoration here whose extension was never completed stays in progress).
+            // A restoration of this process that completes on this file, so that none is in
+            // progress here whatever the file (by its inode) had before: one whose extensions
+            // were released without being completed stays in progress.
+            #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
+            // The marker as that earlier process left it.
             let pid = ProcessInfo.processInfo.processIdentifier
             try tamper(
                 with: path,

@@ -4,7 +4,10 @@ import Synchronization
 /// Asynchronous work that restoration waits for (R10): made by
 /// ``RestorationContext/extendRestoration()``, completed with ``complete()``.
 ///
-/// Safe to complete from any thread or task.
+/// Safe to complete from any thread or task. Keep it until the work ends, and complete it
+/// then: one released without being completed leaves its restoration in progress for the
+/// rest of the process (an error is logged), and a launch after the process ends takes it
+/// for a restoration that died (R11).
 public final class RestorationExtension: Sendable {
     private let progress: RestorationProgress
     private let completed = Atomic<Bool>(false)
@@ -49,6 +52,18 @@ final class RestorationProgress: Sendable {
         self.archive = archive
         self.generation = generation
         self.logger = logger
+    }
+
+    /// Nothing can complete the restoration any more: its extensions, its result and its
+    /// contexts are gone. Extensions released without being completed are a programming
+    /// error: said in the log, since all the app sees otherwise is a restoration that never
+    /// ends, and its state invalidated at a later launch.
+    deinit {
+        let pending = state.withLock { $0.finished ? 0 : $0.pending }
+        guard pending > 0 else { return }
+        let extensions = pending == 1 ? "1 restoration extension was" : "\(pending) restoration extensions were"
+        logger?.error(
+            "Restoring archive '\(archive)' generation \(generation) can never complete: \(extensions) released without being completed")
     }
 
     var isComplete: Bool { state.withLock { $0.finished } }
