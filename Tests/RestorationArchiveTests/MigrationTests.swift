@@ -93,6 +93,31 @@ struct MigrationTests {
         }
     }
 
+    /// A store whose `user_version` is newer than this library's, by one, is refused even
+    /// when its history lists only migrations this library knows.
+    @Test func aNewerUserVersionWithAKnownHistoryIsRefused() throws {
+        try withTemporaryStorePath { path in
+            _ = try ArchiveStore(path: path)
+            let known = StoreMigrations.all.count
+            try tamper(with: path, "PRAGMA user_version = \(known + 1)")
+            #expect(throws: ArchiveStoreError.schemaTooNew(storeVersion: known + 1, libraryVersion: known)) {
+                try ArchiveStore(path: path)
+            }
+        }
+    }
+
+    /// An applied migration recorded under another name, with the text of the one this
+    /// library has at that place: not the same history.
+    @Test func anAppliedMigrationRecordedUnderAnotherNameIsRefused() throws {
+        try withTemporaryStorePath { path in
+            _ = try ArchiveStore(path: path)
+            try tamper(with: path, "UPDATE schema_migration SET identifier = 'v0001_renamed' WHERE sequence = 1")
+            #expect(throws: ArchiveStoreError.migrationChanged(identifier: "v0001_renamed")) {
+                try ArchiveStore(path: path)
+            }
+        }
+    }
+
     @Test func anAppliedMigrationWhoseTextChangedIsRefused() throws {
         try withTemporaryStorePath { path in
             _ = try ArchiveStore(path: path)

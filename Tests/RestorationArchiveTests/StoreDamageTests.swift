@@ -291,6 +291,9 @@ struct StoreDamageTests {
         "UPDATE archive SET generation = 0",
         "PRAGMA ignore_check_constraints = ON; UPDATE archive SET generation = -3",
         "UPDATE archive SET generation = 9223372036854775807",
+        // As a row written before v0005, without a checksum: the numbers alone tell.
+        "PRAGMA ignore_check_constraints = ON; UPDATE archive SET generation = -3, checksum = NULL",
+        "UPDATE archive SET generation = 9223372036854775807, checksum = NULL",
         "UPDATE archive SET discarded_at = 5, discard_reason = 'x'",
     ])
     func aFullSaveReplacesDamage(sql: String) throws {

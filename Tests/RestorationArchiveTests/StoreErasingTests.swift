@@ -218,6 +218,8 @@ struct StoreErasingTests {
     @Test(arguments: [
         ("PRAGMA application_id = 42; CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')", false),
         ("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')", false),
+        // One of a store's table names is not a store.
+        ("CREATE TABLE archive (name TEXT); INSERT INTO archive VALUES ('2025 taxes')", false),
         ("PRAGMA application_id = 42", true),
         ("a store; PRAGMA application_id = 0", true),
         ("a store; PRAGMA application_id = 42", true),

@@ -226,7 +226,7 @@ struct CommandLineTests {
 
     @Test func infoEscapesControlAndBidiCharactersFromTheArchive() throws {
         try withTemporaryStorePath { path in
-            let hostile = "1.0\u{1B}]0;pwned\u{07}\u{9B}2J\u{202E}txt.exe\u{0}"
+            let hostile = "1.0\u{1B}]0;pwned\u{07}\u{9B}2J\u{202E}txt.exe\u{0}\u{2028}\u{2029}"
             let store = try ArchiveStore(path: path)
             try store.save(
                 [], header: SaveHeader(appVersion: hostile, appBuild: "1", appValues: ["k\u{1B}": .string(hostile)]),
@@ -240,18 +240,18 @@ struct CommandLineTests {
             let show = try runProcess(restorectl, ["show", path, "Screen\u{202E}"])
             #expect(show.status == 0, "\(show.standardError)")
             #expect(show.standardOutput.contains("text\\u{9B}: string"))
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
                 #expect(!show.standardOutput.contains(raw))
             }
             let info = try runProcess(restorectl, ["info", path])
             #expect(info.status == 0)
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
                 #expect(!info.standardOutput.contains(raw), "raw U+\(String(raw.unicodeScalars.first!.value, radix: 16)) printed")
             }
-            #expect(info.standardOutput.contains("\\u{1B}]0;pwned\\u{7}\\u{9B}2J\\u{202E}txt.exe\\u{0}"))
+            #expect(info.standardOutput.contains("\\u{1B}]0;pwned\\u{7}\\u{9B}2J\\u{202E}txt.exe\\u{0}\\u{2028}\\u{2029}"))
             let json = try runProcess(restorectl, ["info", path, "--format", "json"])
             #expect(json.status == 0)
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}"] {
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
                 #expect(!json.standardOutput.contains(raw))
             }
             let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])

@@ -138,9 +138,10 @@ enum StoreLocation {
 
     private static func checkExisting(path: String, info: stat) throws(ArchiveStoreError) {
         try checkRegularFile(path: path, info: info)
-        // SQLite takes a file shorter than its 16-byte header string for an empty database,
-        // and a read-write open would write a new store over it, as if nothing had been
-        // saved. Neither SQLite nor this library leaves one (the first write is a whole page).
+        // SQLite may take a file shorter than its 16-byte header string for an empty
+        // database (3.40 does with one byte), and a read-write open would write a new store
+        // over it, as if nothing had been saved. Neither SQLite nor this library leaves one
+        // (the first write is a whole page).
         if (1..<16).contains(info.st_size) {
             throw .notAStore(path: path, reason: "it is too short to be an SQLite database (\(info.st_size) bytes)")
         }
