@@ -343,6 +343,10 @@ struct CodingRoundTripTests {
         #expect(throws: StateCodingError.reservedKey("restoration.children")) {
             try encoder.encode(1, forKey: "restoration.children")
         }
+        // In a nested container too: the prefix is the engine's wherever it appears.
+        #expect(throws: StateCodingError.reservedKey("restoration.children")) {
+            try encoder.encodeNested(forKey: "nested") { try $0.encode(1, forKey: "restoration.children") }
+        }
         #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: "") }
         #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: String(repeating: "k", count: 1025)) }
         #expect(throws: StateCodingError.invalidKey("a key must be at most 1024 bytes of UTF-8")) {
