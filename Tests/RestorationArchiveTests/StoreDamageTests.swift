@@ -15,6 +15,40 @@ struct StoreDamageTests {
         }
     }
 
+    /// A store with two generations of a 10-node tree, open: the second changes `nodes[4]`'s
+    /// state to what `state` makes of it. `nodes` are the first generation's.
+    private func withTwoGenerations(
+        changing state: (ArchivedNode) -> [UInt8] = { _ in [7] }, _ body: (String, ArchiveStore, [ArchivedNode]) throws -> Void
+    ) throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 10)
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            var changed = nodes[4]
+            changed.state = state(nodes[4])
+            try store.saveChanges([changed], basedOn: 1, header: SampleArchives.header)
+            try body(path, store, nodes)
+        }
+    }
+
+    /// Rewrites a generation's header as a writer that knew the store's checksums would: its
+    /// count, size and digest changed by `change`, its checksum made again. Damage that no
+    /// checksum shows is what `check()` looks for beyond them (a bug in a writer).
+    private func rewriteHeader(
+        of path: String, generation: Generation, _ change: (inout ArchiveRows.GenerationRow) -> Void
+    ) throws {
+        let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+        let archive = try #require(try ArchiveRows.archive(named: .main, in: connection))
+        var row = try #require(try ArchiveRows.generation(generation, of: archive, in: connection))
+        change(&row)
+        let checksum = ArchiveRows.generationChecksum(archive: .main, row: row)
+        try connection.execute(
+            """
+            UPDATE generation SET node_count = \(row.nodeCount), total_bytes = \(row.totalBytes), \
+            node_digest = \(row.nodeDigest), checksum = \(checksum) WHERE generation = \(generation.rawValue)
+            """)
+    }
+
     @Test func changedNodeStateIsADamagedNodeErrorNamingItsPath() throws {
         try withSavedStore { path, nodes in
             let target = nodes[3].path
@@ -112,13 +146,7 @@ struct StoreDamageTests {
     /// query (rows never retired) reads it and its checksum names it; an older generation's
     /// query leaves it out, and the count says the generation lost a node.
     @Test func aRowBornAfterTheNewestGenerationIsDamage() throws {
-        try withTemporaryStorePath { path in
-            let nodes = try SampleArchives.tree(count: 10)
-            let store = try ArchiveStore(path: path)
-            try store.save(nodes, header: SampleArchives.header)
-            var changed = nodes[4]
-            changed.state = [7]
-            try store.saveChanges([changed], basedOn: 1, header: SampleArchives.header)
+        try withTwoGenerations { path, _, nodes in
             // Generation 1's row of nodes[3], which generation 2 still reads, born "later".
             try tamper(with: path, "UPDATE node SET born = 9 WHERE path = '\(nodes[3].path.description)'")
             let damaged = try ArchiveStore(path: path, mode: .readOnly)
@@ -136,14 +164,8 @@ struct StoreDamageTests {
     /// its count and size. Only the header's digest of its nodes' checksums tells that
     /// generation 2 would show generation 1's state of the node.
     @Test func anEarlierRowOfANodeInPlaceOfItsCurrentOneIsDamage() throws {
-        try withTemporaryStorePath { path in
-            let nodes = try SampleArchives.tree(count: 10)
-            let store = try ArchiveStore(path: path)
-            try store.save(nodes, header: SampleArchives.header)
-            var changed = nodes[4]
-            changed.state = changed.state.map { $0 &+ 1 }
-            #expect(changed.state.count == nodes[4].state.count && changed.state != nodes[4].state)
-            try store.saveChanges([changed], basedOn: 1, header: SampleArchives.header)
+        // The state changed, its size the same.
+        try withTwoGenerations(changing: { node in node.state.map { $0 &+ 1 } }) { path, _, nodes in
             let text = nodes[4].path.description
             try tamper(
                 with: path,
@@ -156,6 +178,60 @@ struct StoreDamageTests {
             }
             // Generation 1 did read that row: it is as saved.
             #expect(try damaged.snapshot(generation: 1)?.nodes == nodes.sorted { $0.path < $1.path })
+        }
+    }
+
+    @Test func checkFindsANodeWhoseParentIsNotInTheGeneration() throws {
+        try withSavedStore { path, nodes in
+            let child = nodes[9]
+            let parent = try #require(nodes.first { $0.path == child.path.parent })
+            try tamper(with: path, "DELETE FROM node WHERE path = '\(parent.path.description)'")
+            try rewriteHeader(of: path, generation: 1) { row in
+                row.nodeCount -= 1
+                row.totalBytes -= Int64(parent.state.count)
+                row.nodeDigest &-= ArchiveRows.nodeChecksum(archive: .main, node: parent, born: 1)
+            }
+            let problems = try ArchiveStore(path: path, mode: .readOnly).check()
+            #expect(problems.contains {
+                $0.generation == 1 && $0.path == child.path && $0.problem == "its parent '\(parent.path)' is not in the generation"
+            })
+        }
+    }
+
+    @Test func checkFindsTwoNodesWithOnePath() throws {
+        try withTwoGenerations { path, store, nodes in
+            // Generation 1's row of the node, which generation 2 retired, live again beside the new one.
+            try tamper(with: path, "UPDATE node SET died = NULL WHERE path = '\(nodes[4].path.description)' AND born = 1")
+            try rewriteHeader(of: path, generation: 2) { row in
+                row.nodeCount += 1
+                row.totalBytes += Int64(nodes[4].state.count)
+                row.nodeDigest &+= ArchiveRows.nodeChecksum(archive: .main, node: nodes[4], born: 1)
+            }
+            let problems = try store.check()
+            #expect(problems.contains { $0.generation == 2 && $0.path == nodes[4].path && $0.problem == "two nodes share this path" })
+        }
+    }
+
+    /// A row retired by the oldest retained generation was last part of the one before it,
+    /// which the prune deleted: no retained generation reads it.
+    @Test func checkFindsARowThatNoRetainedGenerationReads() throws {
+        try withTwoGenerations { path, store, nodes in
+            var changed = nodes[5]
+            changed.state = [8]
+            try store.saveChanges([changed], basedOn: 2, header: SampleArchives.header)
+            #expect(try store.generations().map(\.generation) == [3, 2])
+            // (The sample states are not blobs: `check()` says so of every node, and that is all.)
+            let stray = "a node row (saved in generation 1) belongs to no retained generation"
+            #expect(!(try store.check().contains { $0.problem == stray }))
+            // Generation 1's row of nodes[4], retired by generation 2, back after the prune.
+            try tamper(
+                with: path,
+                """
+                INSERT INTO node SELECT archive_id, epoch, path, 1, 2, class_name, class_version, sibling_order, state, \
+                checksum FROM node WHERE path = '\(nodes[4].path.description)' AND born = 2
+                """)
+            #expect(try store.snapshot()?.header.generation == 3)
+            #expect(try store.check().contains { $0.generation == nil && $0.path == nodes[4].path && $0.problem == stray })
         }
     }
 
