@@ -192,25 +192,39 @@ struct CrashMarkerTests {
     }
 
     /// Extensions released without being completed: nothing can end that restoration any
-    /// more. It stays in progress in this process, with its marker (R10), and the log says
-    /// why, once, when the last thing that could complete it goes.
+    /// more. It stays in progress in this process, with its marker (R10), and the log names
+    /// each object whose extension was dropped, once, when it goes.
     @Test func R10_extensionsReleasedWithoutBeingCompletedAreLogged() throws {
         try withTemporaryStore { store in
-            try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
+            try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A"), Probe("B")])])
             let sink = LogSink()
             let engine = try RestorationEngine(
                 store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
                 registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
-            let message = "Restoring archive 'main' generation 1 can never complete: 2 restoration extensions were released without being completed"
+            let messages = ["Root", "Root/A"].map { path in
+                "The restoration extension of '\(path)' was released without being completed: "
+                    + "restoring archive 'main' generation 1 can never complete"
+            }
             do {
-                let screens = [SlowScreen("Root", [SlowScreen("A")])]
+                let completed = SlowScreen("B")
+                let screens = [SlowScreen("Root", [SlowScreen("A"), completed])]
                 let result = try engine.restore(screens)
+                #expect(completed.extensions.count == 1 && completed.extensions[0].complete())
+                // Completing twice is logged too, naming the object.
+                #expect(!completed.extensions[0].complete())
+                #expect(sink.messages.contains {
+                    $0.contains("The restoration extension of 'Root/B' in archive 'main' was completed twice")
+                })
                 withExtendedLifetime((screens, result)) {
                     #expect(!result.isComplete)
-                    #expect(!sink.messages.contains { $0.contains(message) })
+                    #expect(!sink.messages.contains { $0.contains("was released without being completed") })
                 }
             }
-            #expect(sink.messages.filter { $0.contains(message) }.count == 1)
+            for message in messages {
+                #expect(sink.messages.filter { $0.contains(message) }.count == 1, "\(sink.messages)")
+            }
+            // The one completed is not named.
+            #expect(!sink.messages.contains { $0.contains("'Root/B' was released") })
             #expect(try store.hasCrashMarker())
             let again = try makeEngine(store).restore([Probe("Root")])
             #expect(again.report.outcome == .refused(reason: "its restoration in this process is still in progress"))

@@ -38,7 +38,7 @@ public struct RestorationContext {
     /// }
     /// ```
     public func extendRestoration() -> RestorationExtension {
-        shared.progress.extend()
+        shared.progress.extend(by: path)
     }
 
     /// The object being restored at `path`, for a reference read with

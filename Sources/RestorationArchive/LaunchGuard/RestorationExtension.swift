@@ -10,10 +10,23 @@ import Synchronization
 /// for a restoration that died (R11).
 public final class RestorationExtension: Sendable {
     private let progress: RestorationProgress
+    /// The object that extended restoration: what the log names.
+    private let path: RestorationPath
     private let completed = Atomic<Bool>(false)
 
-    init(progress: RestorationProgress) {
+    init(progress: RestorationProgress, path: RestorationPath) {
         self.progress = progress
+        self.path = path
+    }
+
+    /// Released without being completed: a programming error, which nothing can mend now (its
+    /// restoration never completes). Said in the log, naming the object, since all the app
+    /// sees otherwise is a restoration that never ends and its state invalidated at a later
+    /// launch.
+    deinit {
+        guard !completed.load(ordering: .acquiring) else { return }
+        progress.logger?.error(
+            "The restoration extension of '\(path)' was released without being completed: restoring archive '\(progress.archive)' generation \(progress.generation) can never complete")
     }
 
     /// Completes this extension. When it is the last one and every node has been decoded,
@@ -25,7 +38,8 @@ public final class RestorationExtension: Sendable {
     public func complete() -> Bool {
         guard completed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else {
-            progress.logger?.error("A restoration extension of archive '\(progress.archive)' was completed twice")
+            progress.logger?.error(
+                "The restoration extension of '\(path)' in archive '\(progress.archive)' was completed twice")
             return false
         }
         progress.completeOne()
@@ -54,23 +68,12 @@ final class RestorationProgress: Sendable {
         self.logger = logger
     }
 
-    /// Nothing can complete the restoration any more: its extensions, its result and its
-    /// contexts are gone. Extensions released without being completed are a programming
-    /// error: said in the log, since all the app sees otherwise is a restoration that never
-    /// ends, and its state invalidated at a later launch.
-    deinit {
-        let pending = state.withLock { $0.finished ? 0 : $0.pending }
-        guard pending > 0 else { return }
-        let extensions = pending == 1 ? "1 restoration extension was" : "\(pending) restoration extensions were"
-        logger?.error(
-            "Restoring archive '\(archive)' generation \(generation) can never complete: \(extensions) released without being completed")
-    }
-
     var isComplete: Bool { state.withLock { $0.finished } }
 
-    func extend() -> RestorationExtension {
+    /// An extension by the object at `path`.
+    func extend(by path: RestorationPath) -> RestorationExtension {
         state.withLock { $0.pending += 1 }
-        return RestorationExtension(progress: self)
+        return RestorationExtension(progress: self, path: path)
     }
 
     func completeOne() {
