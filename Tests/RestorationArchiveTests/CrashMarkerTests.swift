@@ -37,6 +37,23 @@ func restoreAndDie(_ path: String, configuration: ArchiveStore.Configuration = .
     try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
 }
 
+/// The launch after generation 1's restoration died (R11): it finds the marker, invalidates
+/// the generation, decodes nothing and clears the marker.
+@discardableResult
+func expectNextLaunchInvalidatesGeneration1(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws
+    -> RestorationResult
+{
+    let store = try ArchiveStore(path: path)
+    let root = Probe("Root")
+    let next = try makeEngine(store).restore([root])
+    #expect(
+        next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"),
+        sourceLocation: sourceLocation)
+    #expect(root.decodeCount == 0, sourceLocation: sourceLocation)
+    #expect(try !store.hasCrashMarker(), sourceLocation: sourceLocation)
+    return next
+}
+
 @Suite("Crash markers and policies")
 struct CrashMarkerTests {
     @Test func R11_restorationThatDiedIsInvalidatedAndNeverRestoredAgain() throws {
@@ -45,17 +62,14 @@ struct CrashMarkerTests {
             try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
             try restoreAndDie(path)
 
-            let root = Probe("Root")
-            let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
-            #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
-            #expect(root.decodeCount == 0)
-            #expect(try !store.hasCrashMarker())
+            let next = try expectNextLaunchInvalidatesGeneration1(path)
             guard case .invalidated(let reason, _)? = try store.header()?.state else {
                 Issue.record("the header must say the generation was invalidated")
                 return
             }
             #expect(reason == "the app died while restoring it")
             // The launch after that does not loop: still nothing restored, nothing written.
+            let root = Probe("Root")
             let again = try makeEngine(try ArchiveStore(path: path)).restore([root])
             #expect(again.report.outcome == next.report.outcome && root.decodeCount == 0)
             // A new save is restored normally.
@@ -80,7 +94,11 @@ struct CrashMarkerTests {
         }
     }
 
-    @Test func R11_fallBackToKnownGoodRestoresTheNewestGenerationThatOnceCompleted() throws {
+    /// A store under ``CrashPolicy/fallBackToKnownGood`` whose generation 1 ("good") once
+    /// completed a restoration, and whose generation 2 ("bad") died restoring.
+    private func withKnownGoodThenADeadGeneration(
+        _ body: (String, ArchiveStore.Configuration, ArchiveStore) throws -> Void
+    ) throws {
         try withTemporaryStorePath { path in
             let configuration = ArchiveStore.Configuration(crashPolicy: .fallBackToKnownGood)
             let store = try ArchiveStore(path: path, configuration: configuration)
@@ -88,7 +106,12 @@ struct CrashMarkerTests {
             _ = try makeEngine(store).restore([Probe("Root")])  // generation 1 completes: known good
             try makeEngine(store).preserve([Probe("Root", value: "bad")])
             try restoreAndDie(path, configuration: configuration)
+            try body(path, configuration, store)
+        }
+    }
 
+    @Test func R11_fallBackToKnownGoodRestoresTheNewestGenerationThatOnceCompleted() throws {
+        try withKnownGoodThenADeadGeneration { path, configuration, store in
             let root = Probe("Root")
             let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
             #expect(next.report.outcome == .restored && next.report.generation == 1)
@@ -117,13 +140,7 @@ struct CrashMarkerTests {
     /// restores nothing rather than that generation a second time (R11: no policy lets the
     /// same crashing generation run twice).
     @Test func R11_fallBackNeverRestoresAKnownGoodGenerationWhoseRestorationDied() throws {
-        try withTemporaryStorePath { path in
-            let configuration = ArchiveStore.Configuration(crashPolicy: .fallBackToKnownGood)
-            let store = try ArchiveStore(path: path, configuration: configuration)
-            try makeEngine(store).preserve([Probe("Root", value: "good once")])
-            _ = try makeEngine(store).restore([Probe("Root")])  // generation 1 completes: known good
-            try makeEngine(store).preserve([Probe("Root", value: "bad")])
-            try restoreAndDie(path, configuration: configuration)  // generation 2 dies
+        try withKnownGoodThenADeadGeneration { path, configuration, store in
             try restoreAndDie(path, configuration: configuration)  // the fall-back to 1 dies too
 
             let root = Probe("Root")
@@ -261,11 +278,7 @@ struct CrashMarkerTests {
                     with: path,
                     "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), started_at = started_at - 60000")
                 #expect(try store.crashMarkers().map(\.processIsRunning) == [false])
-                let root = Probe("Root")
-                let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
-                #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
-                #expect(root.decodeCount == 0)
-                #expect(try !store.hasCrashMarker())
+                try expectNextLaunchInvalidatesGeneration1(path)
             }
         }
     }
@@ -288,11 +301,7 @@ struct CrashMarkerTests {
                 "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) "
                     + "SELECT id, generation, 0, \(pid) FROM archive")
             #expect(try store.hasCrashMarker())
-            let root = Probe("Root")
-            let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
-            #expect(next.report.outcome == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
-            #expect(root.decodeCount == 0)
-            #expect(try !store.hasCrashMarker())
+            try expectNextLaunchInvalidatesGeneration1(path)
         }
     }
 
