@@ -146,6 +146,48 @@ struct StoreFileTests {
         }
     }
 
+    /// The log's index as a reader can find it for an instant while the app saves: no read
+    /// mark at or below the last frame the index's header gave the reader. A read-only
+    /// connection cannot set a mark of its own, and SQLite fails its read with
+    /// `SQLITE_READONLY_CANTINIT`. It happens when the app commits between the reader's look
+    /// at the header and its look at the marks, and then moves the only mark in use past
+    /// what the reader saw (the other marks are unused since the log last started over).
+    /// Here the marks are set so and stay so: a read-only open tries again for a while, then
+    /// gives the typed error; the app's next read sets a mark, and the read-only open works.
+    @Test func noReadMarkForAReaderIsTriedAgainThenATypedErrorUntilTheAppReads() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
+            let held = try withSQLiteHolder(of: path, having: "SELECT count(*) FROM node") {
+                // A save while another process holds the store leaves its frames in the log
+                // (the last connection to close would have copied them into the file).
+                do {
+                    let app = try ArchiveStore(path: path)
+                    try app.save(try SampleArchives.tree(count: 6), header: SampleArchives.header)
+                }
+                let index = try #require(fopen(path + "-shm", "r+b"))
+                // The index's header (bytes 0–47, then its copy) holds the log's last frame
+                // at byte 16; the checkpoint's record follows at byte 96: frames copied back,
+                // then the five read marks, four bytes each, in the machine's byte order.
+                var words = [UInt32](repeating: 0, count: 30)
+                #expect(fread(&words, 4, 30, index) == 30)
+                let lastFrame = words[4]
+                #expect(lastFrame > 0 && words[24] < lastFrame, "the log's frames are not all copied back")
+                var marks: [UInt32] = [lastFrame + 1, .max, .max, .max]
+                #expect(fseek(index, 104, SEEK_SET) == 0 && fwrite(&marks, 4, 4, index) == 4)
+                fclose(index)
+
+                let started = ContinuousClock.now
+                #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)) {
+                    try ArchiveStore(path: path, mode: .readOnly)
+                }
+                #expect(ContinuousClock.now - started >= .milliseconds(19), "it gave up at once")
+                #expect(try ArchiveStore(path: path).snapshot()?.nodes.count == 6)
+                #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 6)
+            }
+            #expect(held, "the store was never opened there")
+        }
+    }
+
     @Test(arguments: ["empty", "random", "text", "jpeg", "directory", "one-byte", "header-start"])
     func aFileThatIsNotAStoreIsRefused(kind: String) throws {
         try withTemporaryDirectory { directory in

@@ -161,12 +161,20 @@ final class Connection {
     /// rolled back.
     ///
     /// `body` may run more than once. A connection that maps the write-ahead log's index
-    /// read-only (`readonly_shm`, a read-only store while the app has it open) cannot rebuild
-    /// that index, and SQLite fails its read with `SQLITE_READONLY_RECOVERY` when the index's
-    /// header reads torn while the write lock is free: also when a writer has just finished
-    /// updating the header between the two looks. The transaction is then run again, up to
-    /// ``tornIndexAttempts`` times a millisecond apart: a writer's update is over by then,
-    /// while an index that stays torn (damaged while another process has it open; with none,
+    /// read-only (`readonly_shm`, a read-only store while the app has it open) cannot write
+    /// that index, and SQLite fails its read when the index is, for an instant, in a state
+    /// only a writer could mend:
+    /// - `SQLITE_READONLY_RECOVERY` when the index's header reads torn while the write lock
+    ///   is free: also when a writer has just finished updating the header between the two
+    ///   looks.
+    /// - `SQLITE_READONLY_CANTINIT` when no read mark is at or below the last frame the
+    ///   header gave: also when a writer committed between the look at the header and the
+    ///   look at the marks, and then moved the only mark in use past it. (A connection that
+    ///   can write the index sets a mark of its own.)
+    ///
+    /// The transaction is then run again, up to ``unmendedIndexAttempts`` times a millisecond
+    /// apart: the next attempt reads the header again, and a writer's update is over by then,
+    /// while an index that stays so (damaged while another process has it open; with none,
     /// SQLite reads the log without the index) still is, and the error is thrown.
     func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         var attempt = 1
@@ -179,7 +187,7 @@ final class Connection {
                 }
                 return try body()
             } catch let error as DatabaseError
-                where error.extendedResultCode == .readOnlyRecovery && attempt < Self.tornIndexAttempts
+                where Self.needsAWriterOfTheIndex(error) && attempt < Self.unmendedIndexAttempts
             {
                 attempt += 1
                 usleep(1_000)
@@ -187,9 +195,16 @@ final class Connection {
         }
     }
 
-    /// How many times ``readTransaction(_:)`` runs a read that meets
-    /// `SQLITE_READONLY_RECOVERY`.
-    static let tornIndexAttempts = 20
+    /// How many times ``readTransaction(_:)`` runs a read that meets an index only a writer
+    /// could mend.
+    static let unmendedIndexAttempts = 20
+
+    /// Whether `error` is SQLite's answer to a read-only connection that found the
+    /// write-ahead log's index in a state only a connection that can write the index mends
+    /// (see ``readTransaction(_:)``).
+    static func needsAWriterOfTheIndex(_ error: DatabaseError) -> Bool {
+        error.extendedResultCode == .readOnlyRecovery || error.extendedResultCode == .readOnlyCantInit
+    }
 
     /// Rolls back the open transaction, if SQLite has not already done so.
     func rollback() {

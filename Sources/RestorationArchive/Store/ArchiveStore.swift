@@ -357,9 +357,10 @@ public final class ArchiveStore: Sendable {
                 // The library's statements name only what its migrations made, and the
                 // migrations' history was verified at opening: the schema's text was damaged.
                 return .damagedStore("its schema does not hold what its migrations made (\(error.message))")
-            case .readOnlyRecovery:
-                // A read-only store whose write-ahead log's index stayed torn through
-                // `Connection.readTransaction`'s attempts: only a writer can rebuild it.
+            case _ where Connection.needsAWriterOfTheIndex(error):
+                // A read-only store whose write-ahead log's index stayed torn, or without a
+                // read mark for it, through `Connection.readTransaction`'s attempts: only a
+                // writer can mend it.
                 return .writeAheadLogNeedsRecovery(path: path)
             case _ where error.resultCode == .readOnly:
                 // A store opened read-write that SQLite will not write: its header may say so.

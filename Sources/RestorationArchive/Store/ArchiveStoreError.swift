@@ -26,8 +26,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// has is not the schema this code expects.
     case migrationChanged(identifier: String)
     /// A read-only open found a write-ahead log without its shared-memory index (the app
-    /// was killed and the index deleted), or with an index that stays torn while another
-    /// process has it open; only a read-write open can recover it.
+    /// was killed and the index deleted), or with an index that stays torn, or without a read
+    /// mark a reader can use, while another process has it open; only a read-write open can
+    /// recover it.
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
