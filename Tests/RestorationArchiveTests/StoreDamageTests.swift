@@ -560,6 +560,27 @@ struct StoreDamageTests {
         }
     }
 
+    /// Reading the header to tell that damage from a read-only file keeps the locks the
+    /// store's connection holds on the file. A descriptor of the library's own, once closed,
+    /// released them all (POSIX locks belong to the process and the file): another process's
+    /// connection could then take the file for its own alone, as when it closes as the last
+    /// one, and delete the log the app still writes to.
+    @Test func tellingAFormatVersionFromAReadOnlyFileKeepsTheStoresLocks() throws {
+        try withSavedStore { path, nodes in
+            var bytes = try #require(fileBytes(path))
+            bytes[18] = 3
+            try Data(bytes).write(to: URL(filePath: path))
+            let store = try ArchiveStore(path: path)
+            _ = try store.snapshot()
+            let held = try #require(locksHeldByThisProcess(on: path))
+            #expect(!held.isEmpty, "the store's connection holds no lock on the file")
+            #expect(throws: ArchiveStoreError.damagedStore("its header's file format write version is 3, which SQLite does not write")) {
+                try store.save(nodes, header: SampleArchives.header)
+            }
+            #expect(locksHeldByThisProcess(on: path) == held)
+        }
+    }
+
     /// A full save starts its epoch from nothing: a node row damaged into a later epoch was
     /// read as one of the new generation's (its digest then failed), and a generation row
     /// damaged into a later number made the new header's insertion fail.

@@ -52,3 +52,23 @@ extension Array where Element == UInt8 {
         return false
     }
 }
+
+/// The POSIX advisory locks this process holds on the file at `path`, as Linux lists them in
+/// `/proc/locks` (type and byte range, such as "READ 1073741826 1073742335"); `nil` where
+/// there is no such list or no such file. They belong to the process and the file, whichever
+/// descriptor took them: closing any descriptor of the file releases them all.
+public func locksHeldByThisProcess(on path: String) -> [String]? {
+    var info = stat()
+    guard stat(path, &info) == 0, let list = fileBytes("/proc/locks") else { return nil }
+    let device = UInt64(info.st_dev)
+    let major = ((device >> 8) & 0xFFF) | ((device >> 32) & ~0xFFF)
+    let minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
+    let file = String(format: "%02llx:%02llx:%llu", major, minor, UInt64(info.st_ino))
+    let process = String(getpid())
+    // "1: POSIX  ADVISORY  READ 12892 fe:00:16328066 1073741826 1073742335"
+    return String(decoding: list, as: UTF8.self).split(separator: "\n").compactMap { line in
+        let fields = line.split(separator: " ")
+        guard fields.count >= 8, fields[1] == "POSIX", fields[4] == process, fields[5] == file else { return nil }
+        return "\(fields[3]) \(fields[6]) \(fields[7])"
+    }
+}

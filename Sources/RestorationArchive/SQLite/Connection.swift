@@ -46,6 +46,23 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
+    /// The first `count` bytes of the database file, read through SQLite's own handle of it;
+    /// `nil` when the file is shorter or cannot be read.
+    ///
+    /// A descriptor of the caller's own would read the same bytes, but closing it would
+    /// release every POSIX lock this process holds on the file, its SQLite connections' locks
+    /// included: they belong to the process and the file, not to a descriptor. SQLite keeps
+    /// its own descriptors open while a connection of the process holds a lock.
+    func fileBytes(count: Int) -> [UInt8]? {
+        var file: UnsafeMutablePointer<sqlite3_file>? = nil
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+            let read = file.pointee.pMethods?.pointee.xRead
+        else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let code = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32($0.count), 0) }
+        return code == SQLITE_OK ? bytes : nil
+    }
+
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
         try check(sqlite3_busy_timeout(handle, milliseconds))

@@ -340,6 +340,18 @@ public final class ArchiveStore: Sendable {
             || message.hasPrefix("unknown function") || message.hasPrefix("foreign key mismatch")
     }
 
+    /// ``StoreLocation/formatVersionDamage(header:)`` of the file at `path`, its header read
+    /// through a connection of its own: see ``Connection/fileBytes(count:)`` for why not
+    /// through a descriptor (the store's connection may hold locks on the file).
+    private static func formatVersionDamage(path: String) -> ArchiveStoreError? {
+        guard
+            let connection = try? Connection(
+                filename: path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
+            let header = connection.fileBytes(count: StoreLocation.formatVersionHeaderBytes)
+        else { return nil }
+        return StoreLocation.formatVersionDamage(header: header)
+    }
+
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
     static func translated(_ error: any Error, path: String) -> ArchiveStoreError {
         switch error {
@@ -349,8 +361,7 @@ public final class ArchiveStore: Sendable {
             switch error.extendedResultCode {
             case .cantOpenSymlink: return .symbolicLinkAtStorePath(path: path)
             case .notADatabase:
-                return StoreLocation.formatVersionDamage(path: path)
-                    ?? .notAStore(path: path, reason: "it is not an SQLite database")
+                return formatVersionDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:
                 return .damagedStore("SQLite finds the file malformed (\(error.message))")
             case _ where error.resultCode == .error && isSchemaMismatch(error.message):
@@ -364,7 +375,7 @@ public final class ArchiveStore: Sendable {
                 return .writeAheadLogNeedsRecovery(path: path)
             case _ where error.resultCode == .readOnly:
                 // A store opened read-write that SQLite will not write: its header may say so.
-                return StoreLocation.formatVersionDamage(path: path) ?? .database(error)
+                return formatVersionDamage(path: path) ?? .database(error)
             case .constraintCheck:
                 // What the library writes keeps the CHECK constraints its migrations made.
                 return .damagedStore("its schema's constraints are not what its migrations made (\(error.message))")

@@ -75,18 +75,20 @@ enum StoreLocation {
         }
     }
 
+    /// How many bytes of a store's header ``formatVersionDamage(header:)`` reads.
+    static let formatVersionHeaderBytes = 20
+
     /// The damage of a store whose header says SQLite may not write it, if it does: the file
     /// format's write or read version (header bytes 18 and 19) is 1 or 2 in every file SQLite
     /// writes, and a larger one makes SQLite open the file read-only without a word, so that
     /// every write fails as if the file were read-only. Asked when a write failed so
     /// (`SQLITE_READONLY`), not at every opening.
-    static func formatVersionDamage(path: String) -> ArchiveStoreError? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: 20)
-        let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count == 20, header[..<16].elementsEqual("SQLite format 3\0".utf8) else { return nil }
+    ///
+    /// - Parameter header: the file's first ``formatVersionHeaderBytes`` bytes.
+    static func formatVersionDamage(header: [UInt8]) -> ArchiveStoreError? {
+        guard header.count == formatVersionHeaderBytes, header[..<16].elementsEqual("SQLite format 3\0".utf8) else {
+            return nil
+        }
         for (offset, which) in [(18, "write"), (19, "read")] where !(1...2).contains(header[offset]) {
             return .damagedStore("its header's file format \(which) version is \(header[offset]), which SQLite does not write")
         }
