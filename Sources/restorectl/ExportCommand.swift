@@ -11,7 +11,8 @@ struct ExportCommand: ParsableCommand {
             exported marked, without its state, and named afterwards (exit status 1). The file \
             is created owner-only (0600), as the store is, since it holds the same state; an \
             existing file is refused unless --force, and a symbolic link at the output path \
-            always is. Opens the store read-only; safe while the app is running.
+            always is, as are the store and its write-ahead log files. Opens the store \
+            read-only; safe while the app is running.
             """
     )
 
@@ -38,7 +39,7 @@ struct ExportCommand: ParsableCommand {
             })
         let text = try JSONOutput.render(document) + "\n"
         do {
-            try Self.write(text, to: output, replacing: force)
+            try Self.write(text, to: output, replacing: force, sparing: store.path)
         } catch {
             Diagnostics.printError("cannot write '\(output)': \(error)")
             throw ExitCode(1)
@@ -56,10 +57,11 @@ struct ExportCommand: ParsableCommand {
     }
 
     /// Writes `text` to a file created 0600, never through a symbolic link; an existing file
-    /// is an error unless `replacing`.
-    static func write(_ text: String, to path: String, replacing: Bool) throws {
+    /// is an error unless `replacing`. Never the store at `storePath` or its write-ahead log
+    /// files, whatever path names them: `--force` would have replaced the app's saved state.
+    static func write(_ text: String, to path: String, replacing: Bool, sparing storePath: String) throws {
         var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
-        flags |= replacing ? O_TRUNC : O_EXCL
+        if !replacing { flags |= O_EXCL }
         let descriptor = open(path, flags, 0o600)
         guard descriptor >= 0 else {
             switch errno {
@@ -69,6 +71,20 @@ struct ExportCommand: ParsableCommand {
             }
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        // Opened without truncating, so that a file of the store is left as it was.
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0 else { throw ExportError(String(cString: strerror(errno))) }
+        let storeFiles = [
+            ("", "the store being exported"), ("-wal", "the store's write-ahead log"),
+            ("-shm", "the store's write-ahead log index"),
+        ]
+        for (suffix, what) in storeFiles {
+            var info = stat()
+            if stat(storePath + suffix, &info) == 0, info.st_dev == opened.st_dev, info.st_ino == opened.st_ino {
+                throw ExportError("it is \(what)")
+            }
+        }
+        guard ftruncate(descriptor, 0) == 0 else { throw ExportError(String(cString: strerror(errno))) }
         // A replaced file keeps its old mode otherwise.
         guard fchmod(descriptor, 0o600) == 0 else { throw ExportError(String(cString: strerror(errno))) }
         try handle.write(contentsOf: Data(text.utf8))

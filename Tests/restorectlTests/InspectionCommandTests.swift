@@ -281,6 +281,46 @@ struct InspectionCommandTests {
         }
     }
 
+    /// `--force` replaced whatever the output path named: the store itself, the app's saved
+    /// state, became the JSON document. Whatever path names the store or its write-ahead log
+    /// files, the export refuses it and leaves the file as it was.
+    @Test func exportNeverWritesOverTheStoreOrItsLog() throws {
+        try withDemoStore { path in
+            let hardLink = path + ".hard"
+            #expect(link(path, hardLink) == 0)
+            let store = try #require(sizeAndChange(path))
+            let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+            let sameFile = directory + "/./" + String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
+            for output in [path, sameFile, hardLink] {
+                let outcome = try run(["export", path, "--output", output, "--force"])
+                #expect(outcome.status == 1)
+                #expect(outcome.standardError.contains("cannot write '\(output)': it is the store being exported"), "\(outcome.standardError)")
+                #expect(sizeAndChange(path) == store)
+            }
+            // While the app has the store open, its log and the log's index exist. (Sizes and
+            // times of change tell: a descriptor of the test's own to read the files would
+            // release the app's locks on them once closed.)
+            let app = try ArchiveStore(path: path)
+            _ = try app.snapshot()
+            for (suffix, what) in [("-wal", "the store's write-ahead log"), ("-shm", "the store's write-ahead log index")] {
+                let before = try #require(sizeAndChange(path + suffix))
+                let outcome = try run(["export", path, "--output", path + suffix, "--force"])
+                #expect(outcome.status == 1)
+                #expect(outcome.standardError.contains("it is \(what)"), "\(outcome.standardError)")
+                #expect(sizeAndChange(path + suffix) == before)
+            }
+            #expect(try app.snapshot()?.nodes.count == 12)
+            #expect(try run(["export", path, "--output", path + ".json", "--force"]).status == 0)
+        }
+    }
+
+    /// A file's size and the time its content last changed, in nanoseconds.
+    private func sizeAndChange(_ path: String) -> [Int]? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return [Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec]
+    }
+
     @Test func discardIsRecordedAndNeverCreatesAStore() throws {
         try withDemoStore { path in
             let discarded = try run(["discard", path, "--archive", "main", "--reason", "support asked for it"])
