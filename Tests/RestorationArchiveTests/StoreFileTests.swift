@@ -146,6 +146,22 @@ struct StoreFileTests {
         }
     }
 
+    /// SQLite keeps the write-ahead log's size to reuse it, so one large save left a log that
+    /// large for as long as the app ran (74 MB at 100,000 nodes) and after it was killed. The
+    /// next save after the log was copied back into the file cuts it back to 4 MiB.
+    @Test func theWriteAheadLogIsCutBackAfterALargeSave() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 120, stateSize: 64 << 10), header: SampleArchives.header)
+            let grown = try #require(fileSize(path + "-wal"))
+            #expect(grown > 7_000_000, "the save did not grow the log: \(grown) bytes")
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let after = try #require(fileSize(path + "-wal"))
+            #expect(after <= 4 << 20, "the log is still \(after) bytes")
+            #expect(try store.snapshot()?.nodes.count == 3)
+        }
+    }
+
     /// The log's index as a reader can find it for an instant while the app saves: no read
     /// mark at or below the last frame the index's header gave the reader. A read-only
     /// connection cannot set a mark of its own, and SQLite fails its read with

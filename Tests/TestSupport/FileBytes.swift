@@ -32,6 +32,14 @@ public func fileExists(_ path: String) -> Bool {
     return lstat(path, &info) == 0
 }
 
+/// The size in bytes of what is at `path` (not following a symbolic link), or `nil`; read
+/// without opening the file.
+public func fileSize(_ path: String) -> Int? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return Int(info.st_size)
+}
+
 /// The permission bits of what is at `path` (not following a symbolic link), or `nil`.
 public func fileMode(_ path: String) -> mode_t? {
     var info = stat()
