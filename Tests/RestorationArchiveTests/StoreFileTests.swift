@@ -93,6 +93,72 @@ struct StoreFileTests {
         }
     }
 
+    /// A read-only store opened while no app had the store open reads the file as immutable.
+    /// It read the state of its opening for as long as it lived (its pages cached), or a mix
+    /// of those pages and the file's later ones, which its checks took for damage. It now
+    /// sees each save made since: by an app that closed again, and by one still running.
+    @Test func aReadOnlyStoreOpenedWithNoAppRunningSeesLaterSaves() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 200, fill: 1), header: SampleArchives.header)
+            #expect(!fileExists(path + "-wal"))
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.header.generation == 1)
+            do {
+                let app = try ArchiveStore(path: path)
+                for fill in 2...4 {
+                    try app.save(try SampleArchives.tree(count: 200, fill: UInt8(fill)), header: SampleArchives.header)
+                }
+                _ = try app.record(.didEnterBackground)
+            }
+            // The app closed: what it saved is in the file.
+            #expect(!fileExists(path + "-wal"))
+            var snapshot = try #require(try reader.snapshot())
+            #expect(snapshot.header.generation == 4)
+            #expect(snapshot.nodes.allSatisfy { $0.state.first == 4 })
+            #expect(try reader.journal().last?.kind == .lifecycle(.didEnterBackground, .background))
+
+            let app = try ArchiveStore(path: path)
+            try app.save(try SampleArchives.tree(count: 210, fill: 5), header: SampleArchives.header)
+            snapshot = try #require(try reader.snapshot())
+            #expect(snapshot.header.generation == 5)
+            #expect(snapshot.nodes.count == 210)
+            // The reader reads through the log now, and sees the app's next save at once.
+            try app.save(try SampleArchives.tree(count: 220, fill: 6), header: SampleArchives.header)
+            #expect(try reader.snapshot()?.header.generation == 6)
+        }
+    }
+
+    /// A read that fails while an app writes the file the read-only store reads as
+    /// immutable (a checkpoint copies pages into it as the read reads them) is run again on
+    /// the file as it is now; a read that fails while the file stays as it was is not.
+    @Test func aReadThatFailsWhileAnAppWritesTheFileIsRunAgainOnce() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 5, fill: 1), header: SampleArchives.header)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            let torn = DatabaseError(extendedCode: 11, message: "database disk image is malformed")  // SQLITE_CORRUPT
+            var attempts = 0
+            let generation = try reader.read { connection -> Int64 in
+                attempts += 1
+                if attempts == 1 {
+                    try ArchiveStore(path: path).save(try SampleArchives.tree(count: 5, fill: 2), header: SampleArchives.header)
+                    throw torn
+                }
+                return try connection.pragmaInteger("SELECT max(generation) FROM generation") ?? 0
+            }
+            #expect(attempts == 2)
+            #expect(generation == 2)
+
+            attempts = 0
+            #expect(throws: ArchiveStoreError.damagedStore("SQLite finds the file malformed (database disk image is malformed)")) {
+                try reader.read { _ in
+                    attempts += 1
+                    throw torn
+                }
+            }
+            #expect(attempts == 1)
+        }
+    }
+
     @Test func aWriteAheadLogWithoutItsIndexIsATypedErrorAndLeftUnchanged() throws {
         try withTemporaryStorePath { path in
             let writer = try ArchiveStore(path: path)

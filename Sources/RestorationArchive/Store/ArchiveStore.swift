@@ -33,9 +33,11 @@ public final class ArchiveStore: Sendable {
         ///
         /// While an app has the store open (its `-wal` file exists) reads go through SQLite's
         /// read-only WAL mode and always see committed saves. When no app has it open, the file
-        /// is read as immutable, which needs no lock and no side file; an app that starts
-        /// writing in the middle of such a read can make that read fail (never return mixed
-        /// content: checksums would catch it). Open the store again to see the new state.
+        /// is read as immutable, which needs no lock and no side file. Each call then first
+        /// checks that the file is as it was (its size and times of change) and that no `-wal`
+        /// has appeared; if an app wrote it, the store opens it again, so reads still see every
+        /// committed save. A call that fails while an app writes the file is run once more on
+        /// the file as it is then.
         ///
         /// Do not open a store read-only in the process that then opens it read-write while
         /// its `-wal` file exists (say, after a crash): SQLite shares the first connection's
@@ -104,7 +106,7 @@ public final class ArchiveStore: Sendable {
     /// Seals and opens node states when the store has an encryption key.
     let seal: StateSeal?
     // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
-    private let connection: Locked<Connection>
+    private let connection: Locked<OpenConnection>
     /// The launch this store's lifecycle events belong to (the journal id of its first
     /// entry); `nil` until it records one. Changed only while the connection is held.
     let currentLaunch = Locked<Int64?>(nil)
@@ -155,23 +157,46 @@ public final class ArchiveStore: Sendable {
         #endif
         self.seal = seal
         let (opened, file) = try Self.translatingErrors(path: path) {
-            let (connection, file) =
-                switch mode {
-                case .readWrite: try Self.openForWriting(path: path, configuration: configuration, logger: logger)
-                case .readOnly: try Self.openForReading(path: path, configuration: configuration)
-                }
-            if let seal {
-                switch mode {
-                case .readWrite: try Self.checkKey(seal, connection, writing: true)
-                // In a read transaction, which reads again past a log index torn by a writer.
-                case .readOnly: try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) }
-                }
-            }
-            return (connection, file)
+            try Self.open(path: path, mode: mode, configuration: configuration, logger: logger, seal: seal)
         }
         self.connection = Locked(opened)
         self.file = file
         logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
+    }
+
+    /// The store's connection, and for one that reads the file as immutable, the file as it
+    /// was before the connection opened it.
+    struct OpenConnection {
+        let connection: Connection
+        let unchangedFile: StoreLocation.FileStamp?
+
+        /// Whether the connection reads the file as immutable, and the file changed since it
+        /// opened: what it reads would be the state of then, or a mix with pages of now.
+        func isStale(path: String) -> Bool { unchangedFile?.isStale(path: path) ?? false }
+    }
+
+    /// Opens a connection as ``init(path:mode:configuration:logger:)`` and a stale read-only
+    /// connection do.
+    private static func open(
+        path: String, mode: AccessMode, configuration: Configuration, logger: Logger?, seal: StateSeal?
+    ) throws -> (OpenConnection, StoreFileIdentity) {
+        let connection: Connection
+        let file: StoreFileIdentity
+        let unchangedFile: StoreLocation.FileStamp?
+        switch mode {
+        case .readWrite:
+            (connection, file) = try Self.openForWriting(path: path, configuration: configuration, logger: logger)
+            unchangedFile = nil
+        case .readOnly: (connection, file, unchangedFile) = try Self.openForReading(path: path, configuration: configuration)
+        }
+        if let seal {
+            switch mode {
+            case .readWrite: try Self.checkKey(seal, connection, writing: true)
+            // In a read transaction, which reads again past a log index torn by a writer.
+            case .readOnly: try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) }
+            }
+        }
+        return (OpenConnection(connection: connection, unchangedFile: unchangedFile), file)
     }
 
     /// Opens (creating if needed) the store at the platform's default location for an app;
@@ -238,12 +263,12 @@ public final class ArchiveStore: Sendable {
     static let writeAheadLogSizeLimit = 4 << 20
 
     private static func openForReading(path: String, configuration: Configuration) throws -> (
-        Connection, StoreFileIdentity
+        Connection, StoreFileIdentity, StoreLocation.FileStamp?
     ) {
         let file = try StoreLocation.checkForReading(path: path)
+        let opening = StoreLocation.readOnlyOpening(path: path)
         let connection = try Connection(
-            filename: StoreLocation.readOnlyURI(path: path),
-            flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            filename: opening.uri, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         try connection.execute("PRAGMA query_only = ON")
         let status: SchemaMigrator.Status
@@ -268,7 +293,7 @@ public final class ArchiveStore: Sendable {
                 path: path,
                 reason: "its schema is older than this library's and a read-only open cannot migrate it")
         case .compatible:
-            return (connection, file)
+            return (connection, file, opening.unchangedFile)
         }
     }
 
@@ -305,12 +330,29 @@ public final class ArchiveStore: Sendable {
 
     /// Runs `body` with exclusive use of the connection, translating internal errors into
     /// ``ArchiveStoreError``.
+    ///
+    /// A read-only store that reads the file as immutable first opens it again if an app
+    /// wrote it since (see ``AccessMode/readOnly``), and runs `body` again, once, on a
+    /// connection opened again when `body` failed while an app wrote the file.
     func withConnection<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
         let path = self.path
-        return try connection.withLock { (connection: inout Connection) throws(ArchiveStoreError) -> Result in
-            let connection = connection
-            return try Self.translatingErrors(path: path) { try body(connection) }
+        return try connection.withLock { (open: inout OpenConnection) throws(ArchiveStoreError) -> Result in
+            try Self.translatingErrors(path: path) {
+                if open.isStale(path: path) { open = try reopened() }
+                do {
+                    return try body(open.connection)
+                } catch where open.isStale(path: path) {
+                    open = try reopened()
+                    return try body(open.connection)
+                }
+            }
         }
+    }
+
+    /// The read-only connection opened again, on the file as it is now.
+    private func reopened() throws -> OpenConnection {
+        logger?.debug("The archive store at '\(path)' changed since it was opened read-only; opening it again")
+        return try Self.open(path: path, mode: mode, configuration: configuration, logger: logger, seal: seal).0
     }
 
     /// Runs `body` in a write transaction; a read-only store refuses.

@@ -181,13 +181,58 @@ enum StoreLocation {
 
     // MARK: Read-only URIs
 
-    /// The URI for a read-only open that creates no file. With a `-wal` present (the app is
-    /// running, or was killed), `readonly_shm` reads it through the existing `-shm` without
-    /// writing; with none, the file is complete on its own and `immutable` reads it without
-    /// locks or side files.
-    static func readOnlyURI(path: String) -> String {
-        let parameters = writeAheadLogExists(for: path) ? "mode=ro&readonly_shm=1" : "mode=ro&immutable=1"
-        return "file:" + percentEncoded(path) + "?" + parameters
+    /// How a read-only open that creates no file reads the store. With a `-wal` present (the
+    /// app is running, or was killed), `readonly_shm` reads it through the existing `-shm`
+    /// without writing; with none, the file is complete on its own and `immutable` reads it
+    /// without locks or side files, as long as it stays as ``ReadOnlyOpening/unchangedFile``
+    /// says.
+    struct ReadOnlyOpening {
+        /// The URI to open.
+        let uri: String
+        /// For an immutable read, the file as it was before the open; `nil` for a read
+        /// through the write-ahead log, which sees every commit.
+        let unchangedFile: FileStamp?
+    }
+
+    /// See ``ReadOnlyOpening``.
+    static func readOnlyOpening(path: String) -> ReadOnlyOpening {
+        // The file first: a -wal that appears after this look is caught by the next one.
+        let stamp = FileStamp(path: path)
+        let immutable = !writeAheadLogExists(for: path)
+        let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
+        return ReadOnlyOpening(uri: "file:" + percentEncoded(path) + "?" + parameters, unchangedFile: immutable ? stamp : nil)
+    }
+
+    /// What tells that a store file read as immutable changed: its identity, size and times
+    /// of change. SQLite writes a store in write-ahead log mode only through a `-wal`, and
+    /// copies the log back into the file in checkpoints, which change its size or times.
+    struct FileStamp: Equatable {
+        private let values: [Int64]
+
+        /// The file at `path` as `stat` sees it; a file that cannot be seen has a stamp of its
+        /// own, which no file matches.
+        init(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                values = []
+                return
+            }
+            #if canImport(Darwin)
+            let (modified, changed) = (info.st_mtimespec, info.st_ctimespec)
+            #else
+            let (modified, changed) = (info.st_mtim, info.st_ctim)
+            #endif
+            values = [
+                Int64(truncatingIfNeeded: info.st_dev), Int64(truncatingIfNeeded: info.st_ino), Int64(info.st_size),
+                Int64(modified.tv_sec), Int64(modified.tv_nsec), Int64(changed.tv_sec), Int64(changed.tv_nsec),
+            ]
+        }
+
+        /// Whether the file at `path` is no longer as stamped, or a `-wal` beside it exists
+        /// (an app writes: what it commits is only in the log until a checkpoint).
+        func isStale(path: String) -> Bool {
+            values.isEmpty || StoreLocation.writeAheadLogExists(for: path) || FileStamp(path: path) != self
+        }
     }
 
     private static func percentEncoded(_ path: String) -> String {
