@@ -34,6 +34,27 @@ struct StoreFileTests {
         }
     }
 
+    /// SQLite takes the name `:memory:` for a database in memory: a store at that relative
+    /// path saved nothing to the file the library had created there (its write-ahead log
+    /// refused, with a message about journal modes). It is a file like any other now. The
+    /// working directory is per process: the case runs in a child process.
+    @Test func aStoreAtThePathMemoryIsAFile() async {
+        await #expect(processExitsWith: .success) {
+            let ok = try withTemporaryDirectory { directory -> Bool in
+                guard chdir(directory) == 0 else { return false }
+                let nodes = try SampleArchives.tree(count: 3)
+                try ArchiveStore(path: ":memory:").save(nodes, header: SampleArchives.header)
+                let saved = (fileSize(directory + "/:memory:") ?? 0) > 0
+                let read = try ArchiveStore(path: ":memory:", mode: .readOnly).snapshot()?.nodes.count == 3
+                let reopened = try ArchiveStore(path: ":memory:").snapshot()?.nodes.count == 3
+                try ArchiveStore.erase(at: ":memory:")
+                let erased = try ArchiveStore(path: ":memory:").snapshot() == nil
+                return saved && read && reopened && erased
+            }
+            exit(ok ? 0 : 1)
+        }
+    }
+
     @Test func symbolicLinkAtStorePathIsRefusedInBothModes() throws {
         try withTemporaryDirectory { directory in
             let target = directory + "/real.sqlite"

@@ -227,7 +227,7 @@ public final class ArchiveStore: Sendable {
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
-            filename: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            filename: StoreLocation.sqliteFilename(for: path), flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
@@ -396,7 +396,7 @@ public final class ArchiveStore: Sendable {
     private static func formatVersionDamage(path: String) -> ArchiveStoreError? {
         guard
             let connection = try? Connection(
-                filename: path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
+                filename: StoreLocation.sqliteFilename(for: path), flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
             let header = connection.fileBytes(count: StoreLocation.formatVersionHeaderBytes)
         else { return nil }
         return StoreLocation.formatVersionDamage(header: header)

@@ -179,6 +179,13 @@ enum StoreLocation {
         }
     }
 
+    /// The file name to give SQLite for the store at `path`: the path itself, except that
+    /// SQLite takes `:memory:` for a database in memory, which nothing is ever written from;
+    /// `./:memory:` names the file.
+    static func sqliteFilename(for path: String) -> String {
+        path == ":memory:" ? "./:memory:" : path
+    }
+
     // MARK: Read-only URIs
 
     /// How a read-only open that creates no file reads the store. With a `-wal` present (the
@@ -200,7 +207,8 @@ enum StoreLocation {
         let stamp = FileStamp(path: path)
         let immutable = !writeAheadLogExists(for: path)
         let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
-        return ReadOnlyOpening(uri: "file:" + percentEncoded(path) + "?" + parameters, unchangedFile: immutable ? stamp : nil)
+        return ReadOnlyOpening(
+            uri: "file:" + percentEncoded(sqliteFilename(for: path)) + "?" + parameters, unchangedFile: immutable ? stamp : nil)
     }
 
     /// What tells that a store file read as immutable changed: its identity, size and times
