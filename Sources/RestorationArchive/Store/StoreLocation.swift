@@ -180,8 +180,8 @@ enum StoreLocation {
     }
 
     /// The file name to give SQLite for the store at `path`: the path itself, except that
-    /// SQLite takes `:memory:` for a database in memory, which nothing is ever written from;
-    /// `./:memory:` names the file.
+    /// SQLite takes `:memory:` for a database that lives in memory and is never written to a
+    /// file; `./:memory:` names the file.
     static func sqliteFilename(for path: String) -> String {
         path == ":memory:" ? "./:memory:" : path
     }
@@ -217,11 +217,11 @@ enum StoreLocation {
     struct FileStamp: Equatable {
         private let values: [Int64]
 
-        /// The file at `path` as `stat` sees it; a file that cannot be seen has a stamp of its
-        /// own, which no file matches.
+        /// The file at `path` as `lstat` sees it (a store is never opened through a symbolic
+        /// link); a file that cannot be seen has a stamp of its own, which no file matches.
         init(path: String) {
             var info = stat()
-            guard stat(path, &info) == 0 else {
+            guard lstat(path, &info) == 0 else {
                 values = []
                 return
             }
