@@ -55,7 +55,8 @@ extension ArchiveStore {
         try translatingErrors(path: path) {
             do {
                 let connection = try Connection(
-                    filename: StoreLocation.sqliteFilename(for: path), flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+                    filename: StoreLocation.sqliteFilename(for: path),
+                    flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
                 try connection.setBusyTimeout(milliseconds: milliseconds(busyTimeout))
                 try refuseAnotherProgramsDatabase(connection, path: path)
                 try connection.eraseEverything()

@@ -187,7 +187,8 @@ public final class ArchiveStore: Sendable {
         case .readWrite:
             (connection, file) = try Self.openForWriting(path: path, configuration: configuration, logger: logger)
             unchangedFile = nil
-        case .readOnly: (connection, file, unchangedFile) = try Self.openForReading(path: path, configuration: configuration)
+        case .readOnly:
+            (connection, file, unchangedFile) = try Self.openForReading(path: path, configuration: configuration)
         }
         if let seal {
             switch mode {
@@ -227,7 +228,8 @@ public final class ArchiveStore: Sendable {
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
-            filename: StoreLocation.sqliteFilename(for: path), flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            filename: StoreLocation.sqliteFilename(for: path),
+            flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
@@ -268,7 +270,8 @@ public final class ArchiveStore: Sendable {
         let file = try StoreLocation.checkForReading(path: path)
         let opening = StoreLocation.readOnlyOpening(path: path)
         let connection = try Connection(
-            filename: opening.uri, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            filename: opening.uri,
+            flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         try connection.execute("PRAGMA query_only = ON")
         let status: SchemaMigrator.Status
@@ -396,7 +399,8 @@ public final class ArchiveStore: Sendable {
     private static func formatVersionDamage(path: String) -> ArchiveStoreError? {
         guard
             let connection = try? Connection(
-                filename: StoreLocation.sqliteFilename(for: path), flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
+                filename: StoreLocation.sqliteFilename(for: path),
+                flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
             let header = connection.fileBytes(count: StoreLocation.formatVersionHeaderBytes)
         else { return nil }
         return StoreLocation.formatVersionDamage(header: header)

@@ -90,7 +90,8 @@ enum StoreLocation {
             return nil
         }
         for (offset, which) in [(18, "write"), (19, "read")] where !(1...2).contains(header[offset]) {
-            return .damagedStore("its header's file format \(which) version is \(header[offset]), which SQLite does not write")
+            return .damagedStore(
+                "its header's file format \(which) version is \(header[offset]), which SQLite does not write")
         }
         return nil
     }
@@ -207,8 +208,8 @@ enum StoreLocation {
         let stamp = FileStamp(path: path)
         let immutable = !writeAheadLogExists(for: path)
         let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
-        return ReadOnlyOpening(
-            uri: "file:" + percentEncoded(sqliteFilename(for: path)) + "?" + parameters, unchangedFile: immutable ? stamp : nil)
+        let uri = "file:" + percentEncoded(sqliteFilename(for: path)) + "?" + parameters
+        return ReadOnlyOpening(uri: uri, unchangedFile: immutable ? stamp : nil)
     }
 
     /// What tells that a store file read as immutable changed: its identity, size and times
