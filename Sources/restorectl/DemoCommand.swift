@@ -150,14 +150,29 @@ struct DemoCommand: ParsableCommand {
     /// Plays one launch as an app would: when its store turns out to be unusable (damaged, cut
     /// short, saved by a newer version of the library), at opening or at any later call, the
     /// app erases it and the launch starts again afresh.
+    ///
+    /// A file that is not an archive store at all is never erased: `--db` may name a file of
+    /// the user's by mistake (the library's erase refuses only another program's SQLite
+    /// database). `restorectl erase` erases one on purpose.
     static func run(_ step: Step, path: String, policy: CrashPolicy) throws {
         do {
             try play(step, path: path, policy: policy)
         } catch {
             guard let unusable = unusableStore(error) else { throw error }
+            if case .notAStore = unusable { throw NotAStoreRefusal(unusable) }
             announceErasing(because: unusable)
             try ArchiveStore.erase(at: path)
             try play(step, path: path, policy: policy)
+        }
+    }
+
+    /// Why the demo stopped at a file that is not an archive store.
+    private struct NotAStoreRefusal: Error, CustomStringConvertible {
+        let description: String
+        init(_ error: ArchiveStoreError) {
+            description =
+                error.description
+                + " The demo never erases a file that is not an archive store: give --db another path, or erase it with 'restorectl erase'."
         }
     }
 

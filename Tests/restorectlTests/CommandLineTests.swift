@@ -97,7 +97,8 @@ struct CommandLineTests {
 
     /// The example app uses its store as an app should: one it cannot use, whether it finds
     /// out at opening (a file cut short) or at its save (a malformed page), is erased, and the
-    /// launch goes on afresh. Another program's database is never erased.
+    /// launch goes on afresh. Another program's database is never erased, nor is a file that
+    /// is not a store at all (see `theDemoNeverErasesAFileThatIsNotAStore`).
     @Test(arguments: ["cut-short", "malformed-page"])
     func theDemoErasesAStoreItCannotUseAndStartsAfresh(damage: String) throws {
         try withTemporaryStorePath { path in
@@ -126,6 +127,31 @@ struct CommandLineTests {
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("another program"), "\(refused.standardError)")
             #expect(fileBytes(path) == before)
+        }
+    }
+
+    /// `--db` naming a file of the user's by mistake (a text file, a picture, a file cut to
+    /// a few bytes) replaced it with a new store: the demo took it for a store it could not
+    /// use, and erased it. It now says the file is not an archive store, and leaves it as it
+    /// was.
+    @Test(arguments: ["notes.txt", "picture.jpg", "short"])
+    func theDemoNeverErasesAFileThatIsNotAStore(name: String) throws {
+        let bytes: [UInt8] =
+            switch name {
+            case "notes.txt": Array("my notes, which nothing else keeps\n".utf8)
+            case "picture.jpg": [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0, count: 4096)
+            default: Array("SQLite".utf8)
+            }
+        try withTemporaryDirectory { directory in
+            let path = directory + "/" + name
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+            let refused = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("is not an archive store"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("restorectl erase"), "\(refused.standardError)")
+            #expect(!refused.standardOutput.contains("erases it"), "\(refused.standardOutput)")
+            let unchanged = fileBytes(path) == bytes
+            #expect(unchanged, "the file was written over")
         }
     }
 
