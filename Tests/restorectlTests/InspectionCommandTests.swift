@@ -289,8 +289,8 @@ struct InspectionCommandTests {
             let hardLink = path + ".hard"
             #expect(link(path, hardLink) == 0)
             let store = try #require(sizeAndChange(path))
-            let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-            let sameFile = directory + "/./" + String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
+            let url = URL(filePath: path)
+            let sameFile = url.deletingLastPathComponent().path + "/./" + url.lastPathComponent
             for output in [path, sameFile, hardLink] {
                 let outcome = try run(["export", path, "--output", output, "--force"])
                 #expect(outcome.status == 1)
