@@ -171,8 +171,8 @@ struct DemoCommand: ParsableCommand {
         let description: String
         init(_ error: ArchiveStoreError) {
             description =
-                error.description
-                + " The demo never erases a file that is not an archive store: give --db another path, or erase it with 'restorectl erase'."
+                error.description + " The demo never erases a file that is not an archive store: "
+                + "give --db another path, or erase it with 'restorectl erase'."
         }
     }
 
