@@ -149,6 +149,26 @@ struct StoreFileTests {
         }
     }
 
+    /// The read-only store opens the file again when it changed; when the file is gone, or a
+    /// file that is not a store took its place, the call says so (it read the deleted file
+    /// before), and a store saved there again is read.
+    @Test func aReadOnlyStoreWhoseFileIsGoneOrReplacedSaysSo() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 5, fill: 1), header: SampleArchives.header)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.nodes.count == 5)
+            #expect(unlink(path) == 0)
+            #expect(throws: ArchiveStoreError.storeNotFound(path: path)) { () throws -> Void in _ = try reader.snapshot() }
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("not a store at all\n".utf8)))
+            #expect(throws: ArchiveStoreError.notAStore(path: path, reason: "it is not an SQLite database")) {
+                () throws -> Void in _ = try reader.snapshot()
+            }
+            #expect(unlink(path) == 0)
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 7, fill: 2), header: SampleArchives.header)
+            #expect(try reader.snapshot()?.nodes.count == 7)
+        }
+    }
+
     /// A read that fails while an app writes the file the read-only store reads as
     /// immutable (a checkpoint copies pages into it as the read reads them) is run again on
     /// the file as it is now; a read that fails while the file stays as it was is not.

@@ -180,24 +180,17 @@ public final class ArchiveStore: Sendable {
     private static func open(
         path: String, mode: AccessMode, configuration: Configuration, logger: Logger?, seal: StateSeal?
     ) throws -> (OpenConnection, StoreFileIdentity) {
-        let connection: Connection
-        let file: StoreFileIdentity
-        let unchangedFile: StoreLocation.FileStamp?
         switch mode {
         case .readWrite:
-            (connection, file) = try Self.openForWriting(path: path, configuration: configuration, logger: logger)
-            unchangedFile = nil
+            let (connection, file) = try Self.openForWriting(path: path, configuration: configuration, logger: logger)
+            if let seal { try Self.checkKey(seal, connection, writing: true) }
+            return (OpenConnection(connection: connection, unchangedFile: nil), file)
         case .readOnly:
-            (connection, file, unchangedFile) = try Self.openForReading(path: path, configuration: configuration)
-        }
-        if let seal {
-            switch mode {
-            case .readWrite: try Self.checkKey(seal, connection, writing: true)
+            let (connection, file, unchangedFile) = try Self.openForReading(path: path, configuration: configuration)
             // In a read transaction, which reads again past a log index torn by a writer.
-            case .readOnly: try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) }
-            }
+            if let seal { try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) } }
+            return (OpenConnection(connection: connection, unchangedFile: unchangedFile), file)
         }
-        return (OpenConnection(connection: connection, unchangedFile: unchangedFile), file)
     }
 
     /// Opens (creating if needed) the store at the platform's default location for an app;
@@ -267,8 +260,8 @@ public final class ArchiveStore: Sendable {
     private static func openForReading(path: String, configuration: Configuration) throws -> (
         Connection, StoreFileIdentity, StoreLocation.FileStamp?
     ) {
-        let file = try StoreLocation.checkForReading(path: path)
-        let opening = StoreLocation.readOnlyOpening(path: path)
+        let stamp = try StoreLocation.checkForReading(path: path)
+        let opening = StoreLocation.readOnlyOpening(path: path, file: stamp)
         let connection = try Connection(
             filename: opening.uri,
             flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
@@ -296,7 +289,7 @@ public final class ArchiveStore: Sendable {
                 path: path,
                 reason: "its schema is older than this library's and a read-only open cannot migrate it")
         case .compatible:
-            return (connection, file, opening.unchangedFile)
+            return (connection, stamp.file, opening.unchangedFile)
         }
     }
 

@@ -98,12 +98,12 @@ enum StoreLocation {
 
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     ///
-    /// - Returns: the file's identity, from the `stat` the check took.
-    static func checkForReading(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
+    /// - Returns: the file as the `lstat` the check took saw it.
+    static func checkForReading(path: String) throws(ArchiveStoreError) -> FileStamp {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
-        return StoreFileIdentity(info)
+        return FileStamp(info)
     }
 
     /// Checks what exists at `path` before an erase, which creates nothing: `false` when
@@ -203,44 +203,50 @@ enum StoreLocation {
     }
 
     /// See ``ReadOnlyOpening``.
-    static func readOnlyOpening(path: String) -> ReadOnlyOpening {
-        // The file first: a -wal that appears after this look is caught by the next one.
-        let stamp = FileStamp(path: path)
+    ///
+    /// - Parameter file: the file as ``checkForReading(path:)`` saw it, before this looks for
+    ///   a `-wal`: one that appears after this look is caught by the next.
+    static func readOnlyOpening(path: String, file: FileStamp) -> ReadOnlyOpening {
         let immutable = !writeAheadLogExists(for: path)
         let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
         let uri = "file:" + percentEncoded(sqliteFilename(for: path)) + "?" + parameters
-        return ReadOnlyOpening(uri: uri, unchangedFile: immutable ? stamp : nil)
+        return ReadOnlyOpening(uri: uri, unchangedFile: immutable ? file : nil)
     }
 
-    /// What tells that a store file read as immutable changed: its identity, size and times
-    /// of change. SQLite writes a store in write-ahead log mode only through a `-wal`, and
-    /// copies the log back into the file in checkpoints, which change its size or times.
+    /// A store file as `lstat` saw it: its identity, size and times of change. SQLite writes
+    /// a store in write-ahead log mode only through a `-wal`, and copies the log back into
+    /// the file in checkpoints, which change its size or times: a file read as immutable
+    /// changed when its stamp did.
     struct FileStamp: Equatable {
-        private let values: [Int64]
+        let file: StoreFileIdentity
+        private let sizeAndTimes: [Int64]
 
-        /// The file at `path` as `lstat` sees it (a store is never opened through a symbolic
-        /// link); a file that cannot be seen has a stamp of its own, which no file matches.
-        init(path: String) {
-            var info = stat()
-            guard lstat(path, &info) == 0 else {
-                values = []
-                return
-            }
+        init(_ info: stat) {
+            file = StoreFileIdentity(info)
             #if canImport(Darwin)
             let (modified, changed) = (info.st_mtimespec, info.st_ctimespec)
             #else
             let (modified, changed) = (info.st_mtim, info.st_ctim)
             #endif
-            values = [
-                Int64(truncatingIfNeeded: info.st_dev), Int64(truncatingIfNeeded: info.st_ino), Int64(info.st_size),
-                Int64(modified.tv_sec), Int64(modified.tv_nsec), Int64(changed.tv_sec), Int64(changed.tv_nsec),
+            sizeAndTimes = [
+                Int64(info.st_size), Int64(modified.tv_sec), Int64(modified.tv_nsec), Int64(changed.tv_sec),
+                Int64(changed.tv_nsec),
             ]
         }
 
-        /// Whether the file at `path` is no longer as stamped, or a `-wal` beside it exists
-        /// (an app writes: what it commits is only in the log until a checkpoint).
+        /// The file at `path` now (never through a symbolic link, as every look at a store
+        /// path); `nil` when nothing is there.
+        init?(path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            self.init(info)
+        }
+
+        /// Whether the file at `path` is no longer as stamped (gone, replaced or written), or
+        /// a `-wal` beside it exists (an app writes: what it commits is only in the log until
+        /// a checkpoint).
         func isStale(path: String) -> Bool {
-            values.isEmpty || StoreLocation.writeAheadLogExists(for: path) || FileStamp(path: path) != self
+            StoreLocation.writeAheadLogExists(for: path) || FileStamp(path: path) != self
         }
     }
 
