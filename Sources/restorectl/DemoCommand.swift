@@ -172,7 +172,8 @@ struct DemoCommand: ParsableCommand {
         init(_ error: ArchiveStoreError) {
             description =
                 error.description + " The demo never erases a file that is not an archive store: "
-                + "give --db another path, or erase it with 'restorectl erase'."
+                + "give --db another path (or, if it is a store of yours damaged past recognition, "
+                + "erase it with 'restorectl erase')."
         }
     }
 

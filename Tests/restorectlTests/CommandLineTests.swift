@@ -126,6 +126,7 @@ struct CommandLineTests {
             let refused = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("another program"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("give --db another path"), "\(refused.standardError)")
             #expect(fileBytes(path) == before)
         }
     }
