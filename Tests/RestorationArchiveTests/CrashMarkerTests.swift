@@ -248,19 +248,30 @@ struct CrashMarkerTests {
         }
     }
 
-    @Test func markerOfAProcessStillRestoringIsLeftAlone() throws {
+    /// A store whose generation 1 this process is restoring (a slow screen's extension keeps
+    /// the restoration in progress), its crash marker then rewritten to name `other`, a
+    /// process that runs and began before the restoration did.
+    private func withRestorationMarkedAsAnotherProcess(
+        _ body: (_ path: String, _ store: ArchiveStore, _ slow: SlowScreen, _ result: RestorationResult, _ other: Process)
+            throws -> Void
+    ) throws {
         try withTemporaryStorePath { path in
-            // The process taken for the restoring one runs from before the restoration began.
-            try withRunningProcess { sleeper in
+            try withRunningProcess { other in
                 let store = try ArchiveStore(path: path)
                 try makeEngine(store).preserve([Probe("Root")])
-                let restoring = SlowScreen("Root")
-                _ = try makeEngine(store).restore([restoring])
-                try tamper(with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier)")
-                let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
-                #expect(other.report.outcome == .refused(reason: "another process (\(sleeper.processIdentifier)) is restoring it"))
-                #expect(try store.header()?.state == .valid)
+                let slow = SlowScreen("Root")
+                let result = try makeEngine(store).restore([slow])
+                try tamper(with: path, "UPDATE crash_marker SET process_id = \(other.processIdentifier)")
+                try body(path, store, slow, result, other)
             }
+        }
+    }
+
+    @Test func markerOfAProcessStillRestoringIsLeftAlone() throws {
+        try withRestorationMarkedAsAnotherProcess { path, store, _, _, sleeper in
+            let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            #expect(other.report.outcome == .refused(reason: "another process (\(sleeper.processIdentifier)) is restoring it"))
+            #expect(try store.header()?.state == .valid)
         }
     }
 
@@ -309,17 +320,10 @@ struct CrashMarkerTests {
     /// wrote on the generation since (its own restoration, begun once this one's marker was
     /// taken for a death) stays, for a crash of that process to be seen.
     @Test func finishingARestorationLeavesAnotherProcesssMarker() throws {
-        try withTemporaryStorePath { path in
-            try withRunningProcess { other in
-                let store = try ArchiveStore(path: path)
-                try makeEngine(store).preserve([Probe("Root")])
-                let slow = SlowScreen("Root")
-                let result = try makeEngine(store).restore([slow])
-                try tamper(with: path, "UPDATE crash_marker SET process_id = \(other.processIdentifier)")
-                slow.extensions.forEach { $0.complete() }
-                #expect(result.isComplete)
-                #expect(try store.crashMarkers().map(\.processID) == [Int64(other.processIdentifier)])
-            }
+        try withRestorationMarkedAsAnotherProcess { _, store, slow, result, other throws in
+            slow.extensions.forEach { $0.complete() }
+            #expect(result.isComplete)
+            #expect(try store.crashMarkers().map(\.processID) == [Int64(other.processIdentifier)])
         }
     }
 
