@@ -24,6 +24,36 @@ struct Order: Codable, Hashable {
     var thumbnail: Data
 }
 
+/// A class hierarchy coded the way Apple's documentation shows: each class its own
+/// `CodingKeys`, none with a `super` case, the superclass under `superEncoder()`.
+class Screen: Codable {
+    var title: String
+    init(title: String) { self.title = title }
+}
+
+final class ProductScreen: Screen {
+    enum CodingKeys: CodingKey { case productID, banner }
+    var productID: Int
+    var banner: Screen?
+    init(title: String, productID: Int, banner: Screen?) {
+        self.productID = productID
+        self.banner = banner
+        super.init(title: title)
+    }
+    required init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        productID = try container.decode(Int.self, forKey: .productID)
+        banner = try Screen(from: container.superDecoder(forKey: .banner))
+        try super.init(from: container.superDecoder())
+    }
+    override func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(productID, forKey: .productID)
+        try banner?.encode(to: container.superEncoder(forKey: .banner))
+        try super.encode(to: container.superEncoder())
+    }
+}
+
 @Suite("Keyed coder round trips")
 struct CodingRoundTripTests {
     private func roundTrip(_ fill: (StateEncoder) throws -> Void) throws -> StateDecoder {
@@ -227,6 +257,28 @@ struct CodingRoundTripTests {
         #expect(throws: StateCodingError.keyNotFound(key: "item.size")) {
             struct Other: Codable { var name: String; var size: Int }
             _ = try coder.decode(Other.self, forKey: "item")
+        }
+    }
+
+    /// `superEncoder()` and `superDecoder()` of a keyed container use a key of their own,
+    /// `super`, whatever the container's key type: they used to crash on a `CodingKeys` enum.
+    @Test func subclassesCodeTheirSuperclassUnderItsOwnKey() throws {
+        let screen = ProductScreen(title: "Latte", productID: 7, banner: Screen(title: "New"))
+        let coder = try roundTrip { try $0.encode(screen, forKey: "screen") }
+        let decoded = try coder.decode(ProductScreen.self, forKey: "screen")
+        #expect(decoded.title == "Latte" && decoded.productID == 7 && decoded.banner?.title == "New")
+        #expect(
+            try coder.value(forKey: "screen")
+                == .container([
+                    "productID": .int(7), "banner": .container(["title": .string("New")]),
+                    "super": .container(["title": .string("Latte")]),
+                ]))
+        // A superclass that was never encoded reads as null: a typed error naming its path.
+        let withoutSuper = try roundTrip { c in
+            try c.encode(["productID": 7], forKey: "screen")
+        }
+        #expect(throws: StateCodingError.typeMismatch(key: "screen.banner", expected: "container", found: "null")) {
+            _ = try withoutSuper.decode(ProductScreen.self, forKey: "screen")
         }
     }
 

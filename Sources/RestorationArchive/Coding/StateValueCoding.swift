@@ -22,6 +22,17 @@ private struct IndexKey: CodingKey {
     init?(stringValue: String) { return nil }
 }
 
+/// The key a keyed container's `superEncoder()` and `superDecoder()` use, as Foundation's
+/// coders do. It is not one of the container's own keys: a class's `CodingKeys` rarely has a
+/// `super` case.
+private struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { return nil }
+    init?(intValue: Int) { return nil }
+}
+
 // MARK: - Encoding
 
 /// A value being built: filled once by a single-value container, or by a keyed or unkeyed one.
@@ -126,7 +137,7 @@ private struct TreeEncoder: Encoder {
             add(child, key)
         }
 
-        private func add(_ child: EncodedValue, _ key: Key) {
+        private func add(_ child: EncodedValue, _ key: any CodingKey) {
             guard case .keyed(var entries) = target.content else { return }
             target.content = .empty  // keep the dictionary uniquely referenced while mutating it
             entries[key.stringValue] = child
@@ -170,9 +181,11 @@ private struct TreeEncoder: Encoder {
             return TreeEncoder(target: child, codingPath: codingPath + [key], context: context).unkeyedContainer()
         }
 
-        mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+        mutating func superEncoder() -> any Encoder { encoder(under: SuperKey()) }
 
-        mutating func superEncoder(forKey key: Key) -> any Encoder {
+        mutating func superEncoder(forKey key: Key) -> any Encoder { encoder(under: key) }
+
+        private func encoder(under key: any CodingKey) -> any Encoder {
             let child = EncodedValue()
             add(child, key)
             return TreeEncoder(target: child, codingPath: codingPath + [key], context: context)
@@ -394,9 +407,13 @@ private struct TreeDecoder: Decoder {
             try TreeDecoder(value: try value(key), codingPath: codingPath + [key], rootKey: rootKey).unkeyedContainer()
         }
 
-        func superDecoder() throws -> any Decoder { try superDecoder(forKey: Key(stringValue: "super")!) }
+        func superDecoder() throws -> any Decoder { decoder(under: SuperKey()) }
 
-        func superDecoder(forKey key: Key) throws -> any Decoder {
+        func superDecoder(forKey key: Key) throws -> any Decoder { decoder(under: key) }
+
+        /// A missing entry reads as null, as in Foundation's coders: a superclass that
+        /// encoded nothing decodes from an empty value.
+        private func decoder(under key: any CodingKey) -> any Decoder {
             TreeDecoder(value: entries[key.stringValue] ?? .null, codingPath: codingPath + [key], rootKey: rootKey)
         }
     }
