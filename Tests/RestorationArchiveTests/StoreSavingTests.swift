@@ -351,6 +351,23 @@ struct StoreSavingTests {
             #expect(!fileExists(path))
         }
     }
+
+    /// "Wait as long as it takes" written as the longest `Duration` waits SQLite's longest,
+    /// about 24.8 days (`Int32.max` milliseconds): it used to overflow and crash.
+    @Test func theLongestBusyTimeoutIsSQLitesLongest() throws {
+        for forever in [Duration.seconds(Int64.max), .seconds(Int64.max / 999), Duration(secondsComponent: Int64.max, attosecondsComponent: 999_999_999_999_999_999)] {
+            #expect(ArchiveStore.milliseconds(forever) == Int32.max)
+        }
+        #expect(ArchiveStore.milliseconds(.milliseconds(1_500)) == 1_500)
+        #expect(ArchiveStore.milliseconds(.microseconds(2_999)) == 2)
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path, configuration: .init(busyTimeout: .seconds(Int64.max)))
+            try store.save([], header: SaveHeader(appVersion: "1", appBuild: "1"))
+            #expect(try store.archives().count == 1)
+            try ArchiveStore.erase(at: path, busyTimeout: .seconds(Int64.max))
+            #expect(try store.archives().isEmpty)
+        }
+    }
 }
 
 @Suite("Saving refuses bad input with a typed error")

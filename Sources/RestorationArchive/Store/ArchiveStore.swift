@@ -65,7 +65,8 @@ public final class ArchiveStore: Sendable {
         /// archive's nodes (incremental saves share the rows they leave unchanged).
         public var retainedGenerations: Int
         /// How long a call waits for another connection's write lock before failing with
-        /// ``ResultCode/busy``.
+        /// ``ResultCode/busy``. SQLite counts it in whole milliseconds, up to about 24.8 days:
+        /// a longer one (`.seconds(.max)`, "as long as it takes") waits that long.
         public var busyTimeout: Duration
         /// See ``Durability``.
         public var durability: Durability
@@ -316,10 +317,13 @@ public final class ArchiveStore: Sendable {
         guard seal.matchesKeyCheck(try read.bytes(0)) else { throw ArchiveStoreError.wrongEncryptionKey }
     }
 
+    /// A busy timeout in SQLite's unit: whole milliseconds, from 0 to `Int32.max`.
     static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components
-        let total = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return Int32(clamping: total)
+        // Clamped before multiplying, to more than `Int32.max` milliseconds (24.8 days):
+        // `.seconds(Int64.max)` means "as long as it takes".
+        let wholeSeconds = min(max(seconds, -3_000_000), 3_000_000)
+        return Int32(clamping: wholeSeconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     // MARK: Access
