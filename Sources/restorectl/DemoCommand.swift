@@ -279,7 +279,9 @@ struct DemoCommand: ParsableCommand {
         print("  swift run restorectl info \(shellQuoted(path)) --format json")
     }
 
-    /// Runs one step in a child process (this executable), which the step kills.
+    /// Runs one step in a child process (this executable), which the step kills. A child
+    /// that fails otherwise (it printed why) ends the story with status 1: the next steps
+    /// would only meet the same problem.
     private func child(_ step: Step, path: String) throws {
         let child = Process()
         child.executableURL = URL(filePath: "/proc/self/exe")
@@ -289,8 +291,16 @@ struct DemoCommand: ParsableCommand {
         fflush(nil)  // our lines first, then the child's
         try child.run()
         child.waitUntilExit()
-        let died = child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL
-        print("The child process \(died ? "was killed by SIGKILL" : "exited with status \(child.terminationStatus)").")
+        let signalled = child.terminationReason == .uncaughtSignal
+        if signalled && child.terminationStatus == SIGKILL {
+            print("The child process was killed by SIGKILL.")
+        } else if !signalled && child.terminationStatus == 0 {
+            print("The child process exited with status 0.")
+        } else {
+            let ending = signalled ? "died of signal \(child.terminationStatus)" : "exited with status \(child.terminationStatus)"
+            Diagnostics.printError("The demo stops: the launch in the child process \(ending).")
+            RestoreCtl.exit(withError: ExitCode(1))
+        }
     }
 
     // MARK: Words

@@ -95,6 +95,23 @@ struct CommandLineTests {
         }
     }
 
+    /// A launch that fails in its child process (here: the store's folder cannot be made)
+    /// ends the story there, with its error once: the story used to go on and meet it again.
+    @Test func theDemoStopsAtAChildLaunchThatFails() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory + "/a-file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+            let demo = try runProcess(restorectl, ["demo", "--db", file + "/store.sqlite"])
+            #expect(demo.status == 1)
+            #expect(demo.standardOutput.contains("1. First launch"))
+            #expect(!demo.standardOutput.contains("2. Next launch"), "\(demo.standardOutput)")
+            let errors = demo.standardError.split(separator: "\n")
+            #expect(errors.count == 2, "\(errors)")
+            #expect(errors.first?.contains("a-file") == true)
+            #expect(errors.last == "restorectl: error: The demo stops: the launch in the child process exited with status 1.")
+        }
+    }
+
     /// The example app uses its store as an app should: one it cannot use, whether it finds
     /// out at opening (a file cut short) or at its save (a malformed page), is erased, and the
     /// launch goes on afresh. Another program's database is never erased, nor is a file that
