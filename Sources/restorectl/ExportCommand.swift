@@ -11,14 +11,15 @@ struct ExportCommand: ParsableCommand {
             exported marked, without its state, and named afterwards (exit status 1). The file \
             is created owner-only (0600), as the store is, since it holds the same state; an \
             existing file is refused unless --force, and a symbolic link at the output path \
-            always is, as are the store and its write-ahead log files. Opens the store \
+            always is, as are the store and its write-ahead log files. With --output -, the \
+            document goes to standard output, and nothing else does. Opens the store \
             read-only; safe while the app is running.
             """
     )
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: "The JSON file to write.")
+    @Option(name: .long, help: "The JSON file to write, or - for standard output.")
     var output: String
 
     @Flag(name: .long, help: "Overwrite the output file if it exists.")
@@ -38,6 +39,11 @@ struct ExportCommand: ParsableCommand {
                 return NodeJSON(node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) })
             })
         let text = try JSONOutput.render(document) + "\n"
+        if output == "-" {
+            print(text, terminator: "")
+            Diagnostics.failIfAny(damaged)
+            return
+        }
         do {
             try Self.write(text, to: output, replacing: force, sparing: store.path)
         } catch {

@@ -278,6 +278,12 @@ struct InspectionCommandTests {
             let throughLink = try run(["export", path, "--output", link, "--force"])
             #expect(throughLink.status == 1)
             #expect(throughLink.standardError.contains("symbolic link"))
+
+            // `-` is standard output, with the same document and nothing else; no file named `-`.
+            let piped = try run(["export", path, "--output", "-"])
+            #expect(piped.status == 0 && piped.standardError.isEmpty, "\(piped.standardError)")
+            #expect(piped.standardOutput == (try String(contentsOfFile: output, encoding: .utf8)))
+            #expect(!fileExists(FileManager.default.currentDirectoryPath + "/-"))
         }
     }
 
