@@ -54,6 +54,52 @@ final class ProductScreen: Screen {
     }
 }
 
+/// An `encode(to:)` that writes through one kind of container, then another: what it wrote
+/// first would be lost.
+struct MixedContainersValue: Encodable {
+    enum Mix { case keyedThenUnkeyed, unkeyedThenKeyed, valueTwice, keyedThenValue }
+    let mix: Mix
+    enum Keys: CodingKey { case name }
+    func encode(to encoder: any Encoder) throws {
+        switch mix {
+        case .keyedThenUnkeyed, .keyedThenValue:
+            var keyed = encoder.container(keyedBy: Keys.self)
+            try keyed.encode("Latte", forKey: .name)
+            if mix == .keyedThenValue {
+                var single = encoder.singleValueContainer()
+                try single.encode(2)
+            } else {
+                var unkeyed = encoder.unkeyedContainer()
+                try unkeyed.encode(2)
+            }
+        case .unkeyedThenKeyed:
+            var unkeyed = encoder.unkeyedContainer()
+            try unkeyed.encode(2)
+            var keyed = encoder.container(keyedBy: Keys.self)
+            try keyed.encode("Latte", forKey: .name)
+        case .valueTwice:
+            var single = encoder.singleValueContainer()
+            try single.encode(1)
+            try single.encode(2)
+        }
+    }
+}
+
+/// A subclass and its superclass sharing one keyed container, as `super.encode(to: encoder)` does.
+class Drink: Encodable {
+    enum CodingKeys: CodingKey { case name }
+    let name = "Latte"
+}
+
+final class HotDrink: Drink {
+    enum HotKeys: CodingKey { case temperature }
+    override func encode(to encoder: any Encoder) throws {
+        try super.encode(to: encoder)
+        var container = encoder.container(keyedBy: HotKeys.self)
+        try container.encode(70, forKey: .temperature)
+    }
+}
+
 @Suite("Keyed coder round trips")
 struct CodingRoundTripTests {
     private func roundTrip(_ fill: (StateEncoder) throws -> Void) throws -> StateDecoder {
@@ -280,6 +326,29 @@ struct CodingRoundTripTests {
         #expect(throws: StateCodingError.typeMismatch(key: "screen.banner", expected: "container", found: "null")) {
             _ = try withoutSuper.decode(ProductScreen.self, forKey: "screen")
         }
+    }
+
+    /// Writing through a keyed container, then an unkeyed one (or two single values) lost
+    /// what was written first without a word; it is refused, naming the value. A subclass
+    /// and its superclass sharing a keyed container still write both.
+    @Test(arguments: [
+        MixedContainersValue.Mix.keyedThenUnkeyed, .unkeyedThenKeyed, .valueTwice, .keyedThenValue,
+    ])
+    func mixingContainerKindsIsRefusedNotHalfLost(mix: MixedContainersValue.Mix) throws {
+        let coder = StateEncoder()
+        let error = try #require(throws: StateCodingError.self) {
+            try coder.encode(["first": MixedContainersValue(mix: mix)], forKey: "order")
+        }
+        guard case .unencodable(let key, let reason) = error else {
+            Issue.record("expected unencodable, got \(error)")
+            return
+        }
+        #expect(key == "order.first" && reason.contains("one would be lost"), "\(error)")
+        #expect(try StateDecoder(blob: try coder.encodedBlob()).keys.isEmpty)
+
+        try coder.encode(HotDrink(), forKey: "drink")
+        let decoder = try StateDecoder(blob: try coder.encodedBlob())
+        #expect(try decoder.value(forKey: "drink") == .container(["name": .string("Latte"), "temperature": .int(70)]))
     }
 
     @Test func nestedContainersAndDeepButLegalNesting() throws {

@@ -59,19 +59,36 @@ struct StateValueEncoder {
     /// Encodes `value` as a tree; `depth` is the depth of the container it goes into.
     static func encode<Value: Encodable>(_ value: Value, key: String, depth: Int) throws(StateCodingError) -> StateValue {
         let root = EncodedValue()
+        let context = Context(rootKey: key, baseDepth: depth)
         do {
-            try TreeEncoder.encode(value, into: root, path: [], context: Context(rootKey: key, baseDepth: depth))
+            try TreeEncoder.encode(value, into: root, path: [], context: context)
         } catch let error as StateCodingError {
             throw error
         } catch {
             throw .unencodable(key: key, reason: "\(error)")
         }
+        if let path = context.mixedContainers.first {
+            throw .unencodable(
+                key: describe(path, root: key),
+                reason: "its encode(to:) used a keyed, an unkeyed or a single-value container where it had "
+                    + "already encoded through another kind (or a single value twice): one would be lost")
+        }
         return root.materialize()
+    }
+
+    /// Where an `encode(to:)` first switched container kinds for one value: keyed after
+    /// unkeyed, a single value after a keyed one, and so on. Foundation's coders stop the
+    /// process there; this one finishes the value, then throws, rather than lose part of it.
+    /// (Keyed after keyed is one container, as a subclass and its superclass share it.)
+    final class MixedContainers {
+        private(set) var first: [any CodingKey]?
+        func record(_ path: [any CodingKey]) { if first == nil { first = path } }
     }
 
     struct Context {
         let rootKey: String
         let baseDepth: Int
+        let mixedContainers = MixedContainers()
 
         func check(_ path: [any CodingKey]) throws {
             guard baseDepth + path.count < DecodingLimits.default.maximumDepth else {
@@ -113,12 +130,20 @@ private struct TreeEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .keyed = target.content {} else { target.content = .keyed([:]) }
+        switch target.content {
+        case .keyed: break
+        case .empty: target.content = .keyed([:])
+        case .value, .unkeyed: context.mixedContainers.record(codingPath)
+        }
         return KeyedEncodingContainer(KeyedContainer<Key>(target: target, codingPath: codingPath, context: context))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .unkeyed = target.content {} else { target.content = .unkeyed([]) }
+        switch target.content {
+        case .unkeyed: break
+        case .empty: target.content = .unkeyed([])
+        case .value, .keyed: context.mixedContainers.record(codingPath)
+        }
         return UnkeyedContainer(target: target, codingPath: codingPath, context: context)
     }
 
@@ -266,22 +291,30 @@ private struct TreeEncoder: Encoder {
         let codingPath: [any CodingKey]
         let context: StateValueEncoder.Context
 
-        mutating func encodeNil() throws { target.content = .value(.null) }
-        mutating func encode(_ value: Bool) throws { target.content = .value(.bool(value)) }
-        mutating func encode(_ value: String) throws { target.content = .value(.string(value)) }
-        mutating func encode(_ value: Double) throws { target.content = .value(.double(value)) }
-        mutating func encode(_ value: Float) throws { target.content = .value(.float(value)) }
-        mutating func encode(_ value: Int) throws { target.content = .value(.int(Int64(value))) }
-        mutating func encode(_ value: Int8) throws { target.content = .value(.int(Int64(value))) }
-        mutating func encode(_ value: Int16) throws { target.content = .value(.int(Int64(value))) }
-        mutating func encode(_ value: Int32) throws { target.content = .value(.int(Int64(value))) }
-        mutating func encode(_ value: Int64) throws { target.content = .value(.int(value)) }
-        mutating func encode(_ value: UInt) throws { target.content = .value(.uint(UInt64(value))) }
-        mutating func encode(_ value: UInt8) throws { target.content = .value(.uint(UInt64(value))) }
-        mutating func encode(_ value: UInt16) throws { target.content = .value(.uint(UInt64(value))) }
-        mutating func encode(_ value: UInt32) throws { target.content = .value(.uint(UInt64(value))) }
-        mutating func encode(_ value: UInt64) throws { target.content = .value(.uint(value)) }
+        /// The value's one value: a second one, or one after a keyed or unkeyed container,
+        /// is recorded as mixed.
+        private func set(_ value: StateValue) {
+            if case .empty = target.content {} else { context.mixedContainers.record(codingPath) }
+            target.content = .value(value)
+        }
+
+        mutating func encodeNil() throws { set(.null) }
+        mutating func encode(_ value: Bool) throws { set(.bool(value)) }
+        mutating func encode(_ value: String) throws { set(.string(value)) }
+        mutating func encode(_ value: Double) throws { set(.double(value)) }
+        mutating func encode(_ value: Float) throws { set(.float(value)) }
+        mutating func encode(_ value: Int) throws { set(.int(Int64(value))) }
+        mutating func encode(_ value: Int8) throws { set(.int(Int64(value))) }
+        mutating func encode(_ value: Int16) throws { set(.int(Int64(value))) }
+        mutating func encode(_ value: Int32) throws { set(.int(Int64(value))) }
+        mutating func encode(_ value: Int64) throws { set(.int(value)) }
+        mutating func encode(_ value: UInt) throws { set(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt8) throws { set(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt16) throws { set(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt32) throws { set(.uint(UInt64(value))) }
+        mutating func encode(_ value: UInt64) throws { set(.uint(value)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
+            if case .empty = target.content {} else { context.mixedContainers.record(codingPath) }
             try TreeEncoder.encode(value, into: target, path: codingPath, context: context)
         }
     }
