@@ -55,5 +55,9 @@ struct TimestampTests {
         // Nearly as far as a millisecond count reaches (9.2e15 s) is still a date: 9e15 s is
         // 285,200,616.56 average Gregorian years (365.2425 days) after 1970.
         #expect(Timestamp.text(Date(timeIntervalSince1970: 9e15)) == "+285200616-07-24T16:00:00.000Z")
+        // A tampered store's extremes: the least is a date (as Java's Instant writes it), the
+        // greatest rounds past Int64 as a Double, and is written in seconds.
+        #expect(Timestamp.text(stored(.min)) == "-292275055-05-16T16:47:04.192Z")
+        #expect(Timestamp.text(stored(.max)) == "9.223371058547576e+15 seconds since 2001-01-01T00:00:00Z")
     }
 }
