@@ -222,6 +222,52 @@ struct MigrationTests {
         }
     }
 
+    /// A store of an older schema opened read-only (`restorectl` before the app's first
+    /// launch with the new library) used to be refused as "not an archive store". It is read
+    /// through a migrated copy in memory: the same generations as a read-write open reads,
+    /// and the file, its `-wal` included, is left as it was. The copy is made again when the
+    /// file or its log changes.
+    @Test func aStoreOfAnOlderSchemaIsReadReadOnlyThroughAMigratedCopy() throws {
+        try withTemporaryStorePath { path in
+            let fixture = URL(filePath: #filePath).deletingLastPathComponent()
+                .appending(path: "Fixtures/schema-v6.sqlite")
+            try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+            let before = fileBytes(path)
+            func expectTheFixture(_ store: ArchiveStore) throws {
+                for generation in [2, 3] {
+                    let read = try store.snapshot(generation: Generation(Int64(generation)))?.nodes
+                    #expect(read == (try SchemaV6Fixture.main(generation)), "main generation \(generation)")
+                }
+                for generation in [1, 2] {
+                    let read = try store.snapshot(of: SchemaV6Fixture.scene, generation: Generation(Int64(generation)))
+                    #expect(read?.nodes == (try SchemaV6Fixture.scene(generation)), "scene-2 generation \(generation)")
+                }
+                #expect(try store.check() == [])
+            }
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            try expectTheFixture(reader)
+            #expect(try reader.archiveNames() == [SchemaV6Fixture.closed, .main, SchemaV6Fixture.scene])
+            #expect(fileBytes(path) == before && !fileExists(path + "-wal") && !fileExists(path + "-shm"))
+
+            // An app of the old version commits to the log and keeps the store open: the
+            // copy is made again, with the log's commits.
+            let held = try withSQLiteHolder(of: path, having: "DELETE FROM archive WHERE name = 'closed'") {
+                #expect(try reader.archiveNames() == [.main, SchemaV6Fixture.scene])
+                try expectTheFixture(reader)
+                #expect(fileBytes(path) == before)
+            }
+            #expect(held)
+
+            // The app's first launch with this library migrates the file and saves: the
+            // reader now reads the file itself.
+            let app = try ArchiveStore(path: path)
+            let changed = try SchemaV6Fixture.with(try SchemaV6Fixture.main(3)[0], fill: 4)
+            try app.saveChanges([changed], basedOn: 3, header: SampleArchives.header)
+            #expect(try reader.header()?.generation == 4)
+            #expect(try reader.snapshot()?.nodes == (try app.snapshot()?.nodes))
+        }
+    }
+
     /// The saves that made the schema-6 fixture, made on a new store, read back the same
     /// generations: the migrated store and a new one agree.
     @Test func theFixturesSavesReadTheSameOnANewStore() throws {

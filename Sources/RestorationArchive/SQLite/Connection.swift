@@ -235,6 +235,25 @@ final class Connection {
         try statement(sql).run()
     }
 
+    // MARK: Copying
+
+    /// A copy of this connection's database in memory, read in the caller's read transaction
+    /// (open one first: see ``readTransaction(_:)``), with SQLite's online backup. The copy
+    /// holds what that transaction sees, the write-ahead log's commits included; it shares
+    /// nothing with the file.
+    func copyInMemory() throws(DatabaseError) -> Connection {
+        let copy = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
+        guard let backup = sqlite3_backup_init(copy.handle, "main", handle, "main") else {
+            throw DatabaseError(handle: copy.handle, code: sqlite3_errcode(copy.handle))
+        }
+        // -1: every page in one step, so the copy is of one state of the database.
+        let stepped = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw DatabaseError(extendedCode: stepped, message: nil) }
+        try copy.check(finished)
+        return copy
+    }
+
     // MARK: Erasing
 
     /// Empties the database, however malformed its pages are, with SQLite's reset: the schema

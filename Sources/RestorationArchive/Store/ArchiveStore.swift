@@ -39,6 +39,12 @@ public final class ArchiveStore: Sendable {
         /// committed save. A call that fails while an app writes the file is run once more on
         /// the file as it is then.
         ///
+        /// A store of an older schema (saved by an earlier version of this library, not yet
+        /// opened read-write by the new one) is read through a copy in memory, migrated as the
+        /// app's next read-write open will migrate the file; the file is left as it is. The
+        /// copy costs memory of the store's size, and is made again when the file or its
+        /// `-wal` changes.
+        ///
         /// Do not open a store read-only in the process that then opens it read-write while
         /// its `-wal` file exists (say, after a crash): SQLite shares the first connection's
         /// read-only mapping of the `-shm` file with the second, whose writes then fail with
@@ -169,11 +175,11 @@ public final class ArchiveStore: Sendable {
     /// was before the connection opened it.
     struct OpenConnection {
         let connection: Connection
-        let unchangedFile: StoreLocation.FileStamp?
+        let source: StoreLocation.ReadOnlySource
 
-        /// Whether the connection reads the file as immutable, and the file changed since it
-        /// opened: what it reads would be the state of then, or a mix with pages of now.
-        func isStale(path: String) -> Bool { unchangedFile?.isStale(path: path) ?? false }
+        /// Whether the connection reads the file as immutable, or a copy of it, and the file
+        /// changed since: what it reads would be the state of then, or a mix with pages of now.
+        func isStale(path: String) -> Bool { source.isStale(path: path) }
     }
 
     /// Opens a connection as ``init(path:mode:configuration:logger:)`` and a stale read-only
@@ -185,12 +191,12 @@ public final class ArchiveStore: Sendable {
         case .readWrite:
             let (connection, file) = try Self.openForWriting(path: path, configuration: configuration, logger: logger)
             if let seal { try Self.checkKey(seal, connection, writing: true) }
-            return (OpenConnection(connection: connection, unchangedFile: nil), file)
+            return (OpenConnection(connection: connection, source: .live), file)
         case .readOnly:
-            let (connection, file, unchangedFile) = try Self.openForReading(path: path, configuration: configuration)
+            let (connection, file, source) = try Self.openForReading(path: path, configuration: configuration)
             // In a read transaction, which reads again past a log index torn by a writer.
             if let seal { try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) } }
-            return (OpenConnection(connection: connection, unchangedFile: unchangedFile), file)
+            return (OpenConnection(connection: connection, source: source), file)
         }
     }
 
@@ -258,8 +264,11 @@ public final class ArchiveStore: Sendable {
     /// The size in bytes the write-ahead log is cut back to (`journal_size_limit`).
     static let writeAheadLogSizeLimit = 4 << 20
 
+    /// Opens the store read-only, without creating or writing any file. A store of an older
+    /// schema is read through a copy in memory, migrated as the app's next read-write open
+    /// will migrate the file.
     private static func openForReading(path: String, configuration: Configuration) throws -> (
-        Connection, StoreFileIdentity, StoreLocation.FileStamp?
+        Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
         let stamp = try StoreLocation.checkForReading(path: path)
         let opening = StoreLocation.readOnlyOpening(path: path, file: stamp)
@@ -285,12 +294,15 @@ public final class ArchiveStore: Sendable {
         case .empty:
             throw ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")
         case .compatible(let pending) where pending > 0:
-            // An older store: readable only once the app has migrated it.
-            throw ArchiveStoreError.notAStore(
-                path: path,
-                reason: "its schema is older than this library's and a read-only open cannot migrate it")
+            // Stamped before the copy: a commit after the stamp is caught by the next look.
+            let log = StoreLocation.FileStamp(path: path + "-wal")
+            let copy = try connection.readTransaction { try connection.copyInMemory() }
+            try copy.execute("PRAGMA foreign_keys = ON")  // as for a read-write open's migration
+            try SchemaMigrator().migrate(copy, path: path)
+            try copy.execute("PRAGMA query_only = ON")
+            return (copy, stamp.file, .copy(of: stamp, log: log))
         case .compatible:
-            return (connection, stamp.file, opening.unchangedFile)
+            return (connection, stamp.file, opening.unchangedFile.map { .immutable($0) } ?? .live)
         }
     }
 

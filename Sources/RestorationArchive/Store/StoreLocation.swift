@@ -250,6 +250,25 @@ enum StoreLocation {
         }
     }
 
+    /// What a read-only connection reads, and so when it no longer reads the store as it is.
+    enum ReadOnlySource {
+        /// The file through its write-ahead log: every commit is seen.
+        case live
+        /// The file alone, as immutable: stale once it changes, or a `-wal` appears.
+        case immutable(FileStamp)
+        /// A copy in memory of the file and its `-wal` as they were before the copy (a store
+        /// of an older schema, migrated in the copy): stale once either changes.
+        case copy(of: FileStamp, log: FileStamp?)
+
+        func isStale(path: String) -> Bool {
+            switch self {
+            case .live: false
+            case .immutable(let file): file.isStale(path: path)
+            case .copy(let file, let log): FileStamp(path: path) != file || FileStamp(path: path + "-wal") != log
+            }
+        }
+    }
+
     private static func percentEncoded(_ path: String) -> String {
         var result = ""
         for byte in path.utf8 {
