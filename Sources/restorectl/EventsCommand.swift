@@ -80,7 +80,9 @@ struct EventsCommand: ParsableCommand {
                 let generations = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
                     try store.generations(of: archive)
                 }
-                for generation in generations ?? [] {
+                // Oldest first (the store lists them newest first): the sort below keeps
+                // events of one millisecond in the order they came.
+                for generation in (generations ?? []).reversed() {
                     events.append(
                         Event(
                             date: generation.savedAt, kind: "saved", archive: archive.rawValue,
@@ -88,7 +90,7 @@ struct EventsCommand: ParsableCommand {
                             detail: "\(generation.saveKind.rawValue) save, \(generation.nodeCount) nodes, \(generation.totalBytes) bytes",
                             tiebreak: Int64.max - 1))
                 }
-                for report in try store.restoreReports(of: archive) {
+                for report in try store.restoreReports(of: archive).reversed() {
                     events.append(
                         Event(
                             date: report.date, kind: "restored", archive: archive.rawValue,
@@ -99,6 +101,7 @@ struct EventsCommand: ParsableCommand {
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
+        // Stable: events of one millisecond without a journal sequence stay in the order above.
         events.sort { ($0.date, $0.tiebreak) < ($1.date, $1.tiebreak) }
         let shown = Array(events.suffix(limit))
         switch output.format {

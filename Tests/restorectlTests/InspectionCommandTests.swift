@@ -254,6 +254,30 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A store saved by an earlier version of the library (schema 6) is inspected as it is,
+    /// through a migrated copy, and left unchanged; its saves of one millisecond are listed in
+    /// the order they were made (they came newest first).
+    @Test func aStoreOfAnOlderSchemaIsInspectedAndLeftAsItIs() throws {
+        try withTemporaryStorePath { path in
+            let fixture = URL(filePath: #filePath).deletingLastPathComponent()
+                .appending(path: "../RestorationArchiveTests/Fixtures/schema-v6.sqlite").standardized
+            try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+            let before = fileBytes(path)
+            for command in ["info", "check", "tree"] {
+                let outcome = try run([command, path])
+                #expect(outcome.status == 0, "\(command): \(outcome.standardError)")
+            }
+            let events = try run(["events", path])
+            #expect(events.status == 0, "\(events.standardError)")
+            let expected = ["main generation 2", "main generation 3", "scene-2 generation 1", "scene-2 generation 2"]
+            #expect(
+                events.standardOutput.split(separator: "\n").filter { $0.contains("  saved  ") }.map { line in
+                    expected.first { line.contains("archive " + $0 + ":") } ?? String(line)
+                } == expected, "\(events.standardOutput)")
+            #expect(fileBytes(path) == before && !fileExists(path + "-wal"))
+        }
+    }
+
     @Test func exportWritesAnOwnerOnlyDocumentAndRefusesToOverwrite() throws {
         try withDemoStore { path in
             let output = path + ".json"
