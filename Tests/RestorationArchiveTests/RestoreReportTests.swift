@@ -237,19 +237,40 @@ final class Nameless: Probe {
 /// Bad trees from the app: never a crash or a hang.
 @Suite("Preservation of bad trees")
 struct BadTreeTests {
-    @Test func cycleInTheTreeEndsAtTheDepthLimit() throws {
+    /// Children that lead back to an ancestor (a screen listing the screen that presented
+    /// it) were walked again under ever longer paths: one way back saved 256 copies, two ways
+    /// back doubled the paths at each level and never ended, in preservation and in the
+    /// restoration's look for existing objects (a launch that hangs). The object is left out
+    /// where it comes back. `waysBack` 0: the object is its own child.
+    @Test(arguments: [0, 1, 2])
+    func anObjectAmongItsOwnAncestorsIsLeftOutThere(waysBack: Int) throws {
+        // Without the check, the archive budget bounds preservation (4 KiB hold about 300 of
+        // these nodes), so that it fails rather than hangs; the restoration would still hang.
+        let configuration = RestorationEngine.Configuration(maximumArchiveBytes: 4096)
+        func cyclicTree() -> (root: Probe, cut: () -> Void) {
+            let root = Probe("A", value: "a")
+            let children = (0..<waysBack).map { Probe("B\($0)", value: "b\($0)") }
+            root.children = waysBack == 0 ? [root] : children
+            for child in children { child.children = [root] }
+            return (root, { root.children = []; for child in children { child.children = [] } })
+        }
         try withTemporaryStore { store in
-            let loop = Probe("Loop")
-            loop.children = [loop]
-            let result = try makeEngine(store).preserve([loop])
-            #expect(result.nodeCount == RestorationPath.maximumDepth)
-            #expect(result.leftOut.count == 1)
-            guard case .invalid(let message)? = result.leftOut.first?.reason else {
-                Issue.record("expected an invalid path, got \(result.leftOut)")
-                return
-            }
-            #expect(message.contains("limited to \(RestorationPath.maximumDepth) identifiers"))
-            loop.children = []  // break the reference cycle
+            let saved = cyclicTree()
+            defer { saved.cut() }
+            let result = try makeEngine(store, configuration: configuration).preserve([saved.root])
+            let children = (0..<waysBack).map { "A/B\($0)" }
+            #expect(try #require(try store.snapshot()).nodes.map(\.path.description) == ["A"] + children)
+            #expect(result.leftOut.map { $0.path?.description } == (waysBack == 0 ? ["A/A"] : children.map { $0 + "/A" }))
+            #expect(result.leftOut.allSatisfy {
+                $0.className == "Probe"
+                    && $0.reason == .invalid("it is among its own ancestors: restorationChildren lead back to it")
+            })
+
+            let restoring = cyclicTree()
+            defer { restoring.cut() }
+            let restored = try makeEngine(store, configuration: configuration).restore([restoring.root])
+            #expect(restored.report.outcome == .restored && restored.report.restoredCount == 1 + waysBack)
+            #expect(restoring.root.value == "a")
         }
     }
 

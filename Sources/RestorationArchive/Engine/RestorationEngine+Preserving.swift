@@ -172,6 +172,8 @@ struct PreservationWalk {
     /// nodes saved before it: their paths count for R2 as the saved nodes' do.
     private var leftOutWithPaths: [(before: Int, path: RestorationPath, className: String)] = []
     private var totalBytes = 0
+    /// The objects above the one being visited, topmost first.
+    private var ancestors: [ObjectIdentifier] = []
 
     /// - Parameter expectedCount: the nodes the walk will likely find (the last generation's
     ///   count): its list is sized for them.
@@ -227,6 +229,14 @@ struct PreservationWalk {
                 leaveOut(path, className, .invalid(problem))
                 continue
             }
+            // Children that lead back to an ancestor would be walked again under longer
+            // paths, once per way down: without end, as two children back to one parent
+            // double the paths at each level.
+            let identity = ObjectIdentifier(object)
+            if ancestors.contains(identity) {
+                leaveOut(path, className, .invalid(Self.ownAncestor))
+                continue
+            }
             let state: [UInt8]
             do {
                 let coder = StateEncoder()
@@ -252,9 +262,14 @@ struct PreservationWalk {
                     path: path, className: className, classVersion: type(of: object).restorationClassVersion,
                     order: ordered ? position : 0, state: state))
             position += 1
+            ancestors.append(identity)
             visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
+            ancestors.removeLast()
         }
     }
+
+    /// Why an object among its own ancestors is left out.
+    static let ownAncestor = "it is among its own ancestors: restorationChildren lead back to it"
 
     /// Leaves out an object that has a path, and its subtree.
     private mutating func leaveOut(_ path: RestorationPath, _ className: String, _ reason: PreservationResult.Reason) {

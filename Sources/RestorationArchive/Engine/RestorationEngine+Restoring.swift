@@ -122,13 +122,19 @@ extension RestorationEngine {
     }
 
     /// The objects the app's start-up made, by the paths preservation would give them.
+    /// An object among its own ancestors is not found again below itself, as preservation
+    /// leaves it out there.
     static func existingObjects(_ roots: [any Restorable]) -> [RestorationPath: any Restorable] {
         var found: [RestorationPath: any Restorable] = [:]
+        var ancestors: [ObjectIdentifier] = []
         func visit(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool) {
             for (object, path) in ChildPaths.assign(objects, under: parent, ordered: ordered) {
-                guard let path = try? path.get(), found[path] == nil else { continue }
+                let identity = ObjectIdentifier(object)
+                guard let path = try? path.get(), found[path] == nil, !ancestors.contains(identity) else { continue }
                 found[path] = object
+                ancestors.append(identity)
                 visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
+                ancestors.removeLast()
             }
         }
         visit(roots, under: nil, ordered: false)

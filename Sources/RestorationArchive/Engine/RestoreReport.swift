@@ -105,7 +105,8 @@ public struct PreservationResult: Hashable, Sendable {
         case overBudget(bytes: Int, budget: Int)
         /// Its ``Restorable/encodeRestorableState(with:)`` threw; the message names the key.
         case encodeFailed(String)
-        /// Its identifier or class name cannot be stored (empty, too long, too deep).
+        /// Its identifier or class name cannot be stored (empty, too long, too deep), or it is
+        /// among its own ancestors (its ``Restorable/restorationChildren`` lead back to it).
         case invalid(String)
 
         public var description: String {
