@@ -151,9 +151,7 @@ struct MigrationTests {
     /// checks clean, and the saves that follow go on from it and prune its rows.
     @Test func aStoreOfSchemaVersion6IsMigratedToEpochsAndReadsTheSame() throws {
         try withTemporaryStorePath { path in
-            let fixture = URL(filePath: #filePath).deletingLastPathComponent()
-                .appending(path: "Fixtures/schema-v6.sqlite")
-            try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+            try SchemaV6Fixture.copy(to: path)
             let store = try ArchiveStore(path: path)
             #expect(
                 try store.withConnection { try $0.pragmaInteger("PRAGMA user_version") }
@@ -171,19 +169,7 @@ struct MigrationTests {
                     return counts
                 }
             }
-            func expectTheFixture() throws {
-                for generation in [2, 3] {
-                    let read = try store.snapshot(generation: Generation(Int64(generation)))?.nodes
-                    #expect(read == (try SchemaV6Fixture.main(generation)), "main generation \(generation)")
-                }
-                for generation in [1, 2] {
-                    let read = try store.snapshot(of: SchemaV6Fixture.scene, generation: Generation(Int64(generation)))
-                    #expect(read?.nodes == (try SchemaV6Fixture.scene(generation)), "scene-2 generation \(generation)")
-                }
-                #expect(try store.snapshot(of: SchemaV6Fixture.closed) == nil)
-                #expect(try store.check() == [])
-            }
-            try expectTheFixture()
+            try SchemaV6Fixture.expectRetainedGenerations(in: store)
             #expect(try rowsPerEpoch(.main) == [0: 10] && rowsPerEpoch(SchemaV6Fixture.scene) == [0: 10])
             // v0009 dropped the stored parent: the checksums, which cover the parent the path
             // implies, still hold (`check()` above).
@@ -193,7 +179,7 @@ struct MigrationTests {
             #expect(columns == "archive_id epoch path born died class_name class_version sibling_order state checksum")
             // Reopening changes nothing.
             _ = try ArchiveStore(path: path)
-            try expectTheFixture()
+            try SchemaV6Fixture.expectRetainedGenerations(in: store)
 
             // An incremental save goes on in epoch 0; a full save starts its own and keeps the
             // rows that generation 4 reads; the next full save prunes the last of epoch 0.
@@ -229,23 +215,10 @@ struct MigrationTests {
     /// file or its log changes.
     @Test func aStoreOfAnOlderSchemaIsReadReadOnlyThroughAMigratedCopy() throws {
         try withTemporaryStorePath { path in
-            let fixture = URL(filePath: #filePath).deletingLastPathComponent()
-                .appending(path: "Fixtures/schema-v6.sqlite")
-            try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+            try SchemaV6Fixture.copy(to: path)
             let before = fileBytes(path)
-            func expectTheFixture(_ store: ArchiveStore) throws {
-                for generation in [2, 3] {
-                    let read = try store.snapshot(generation: Generation(Int64(generation)))?.nodes
-                    #expect(read == (try SchemaV6Fixture.main(generation)), "main generation \(generation)")
-                }
-                for generation in [1, 2] {
-                    let read = try store.snapshot(of: SchemaV6Fixture.scene, generation: Generation(Int64(generation)))
-                    #expect(read?.nodes == (try SchemaV6Fixture.scene(generation)), "scene-2 generation \(generation)")
-                }
-                #expect(try store.check() == [])
-            }
             let reader = try ArchiveStore(path: path, mode: .readOnly)
-            try expectTheFixture(reader)
+            try SchemaV6Fixture.expectRetainedGenerations(in: reader)
             #expect(try reader.archiveNames() == [SchemaV6Fixture.closed, .main, SchemaV6Fixture.scene])
             #expect(fileBytes(path) == before && !fileExists(path + "-wal") && !fileExists(path + "-shm"))
 
@@ -253,7 +226,7 @@ struct MigrationTests {
             // copy is made again, with the log's commits.
             let held = try withSQLiteHolder(of: path, having: "DELETE FROM archive WHERE name = 'closed'") {
                 #expect(try reader.archiveNames() == [.main, SchemaV6Fixture.scene])
-                try expectTheFixture(reader)
+                try SchemaV6Fixture.expectRetainedGenerations(in: reader)
                 #expect(fileBytes(path) == before)
             }
             #expect(held)

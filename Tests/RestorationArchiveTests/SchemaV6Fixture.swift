@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TestSupport
 @testable import RestorationArchive
 
@@ -59,5 +60,26 @@ enum SchemaV6Fixture {
         try store.save(try scene(2), header: header, in: scene)
         try store.save(try scene(1), header: header, in: closed)
         try store.discard(closed, reason: "scene closed")
+    }
+
+    /// Copies `Fixtures/schema-v6.sqlite` to `path`.
+    static func copy(to path: String) throws {
+        let fixture = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Fixtures/schema-v6.sqlite")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+    }
+
+    /// Expects `store` to read what the saves above leave: every retained generation's nodes,
+    /// nothing of the discarded archive, and a clean check.
+    static func expectRetainedGenerations(in store: ArchiveStore) throws {
+        for generation in [2, 3] {
+            let read = try store.snapshot(generation: Generation(Int64(generation)))?.nodes
+            #expect(read == (try main(generation)), "main generation \(generation)")
+        }
+        for generation in [1, 2] {
+            let read = try store.snapshot(of: scene, generation: Generation(Int64(generation)))
+            #expect(read?.nodes == (try Self.scene(generation)), "scene-2 generation \(generation)")
+        }
+        #expect(try store.snapshot(of: closed) == nil)
+        #expect(try store.check() == [])
     }
 }
