@@ -65,7 +65,21 @@ extension Array where Element == UInt8 {
 /// `/proc/locks` (type and byte range, such as "READ 1073741826 1073742335"); `nil` where
 /// there is no such list or no such file. They belong to the process and the file, whichever
 /// descriptor took them: closing any descriptor of the file releases them all.
+///
+/// The list is read until two readings agree: a long list takes several `read` calls, and a
+/// lock taken or released between two of them by another thread (tests run in parallel in
+/// one process) can drop or repeat a line of the reading.
 public func locksHeldByThisProcess(on path: String) -> [String]? {
+    var previous = locksListed(on: path)
+    for _ in 0..<10 {
+        let next = locksListed(on: path)
+        if next == previous { return next }
+        previous = next
+    }
+    return previous
+}
+
+private func locksListed(on path: String) -> [String]? {
     var info = stat()
     guard stat(path, &info) == 0, let list = fileBytes("/proc/locks") else { return nil }
     let device = UInt64(info.st_dev)
