@@ -171,14 +171,13 @@ public final class ArchiveStore: Sendable {
         logger?.debug("Opened the archive store at '\(path)' (\(mode == .readWrite ? "read-write" : "read-only"))")
     }
 
-    /// The store's connection, and for one that reads the file as immutable, the file as it
-    /// was before the connection opened it.
+    /// The store's connection, and what it reads: the store live, or as it was when opened.
     struct OpenConnection {
         let connection: Connection
         let source: StoreLocation.ReadOnlySource
 
-        /// Whether the connection reads the file as immutable, or a copy of it, and the file
-        /// changed since: what it reads would be the state of then, or a mix with pages of now.
+        /// Whether the connection reads the store as it was, and the store changed since:
+        /// what it reads would be the state of then, or a mix with pages of now.
         func isStale(path: String) -> Bool { source.isStale(path: path) }
     }
 
@@ -300,9 +299,9 @@ public final class ArchiveStore: Sendable {
             try copy.execute("PRAGMA foreign_keys = ON")  // as for a read-write open's migration
             try SchemaMigrator().migrate(copy, path: path)
             try copy.execute("PRAGMA query_only = ON")
-            return (copy, stamp.file, .copy(of: stamp, log: log))
+            return (copy, stamp.file, .frozen(file: stamp, log: log))
         case .compatible:
-            return (connection, stamp.file, opening.unchangedFile.map { .immutable($0) } ?? .live)
+            return (connection, stamp.file, opening.source)
         }
     }
 

@@ -192,14 +192,13 @@ enum StoreLocation {
     /// How a read-only open that creates no file reads the store. With a `-wal` present (the
     /// app is running, or was killed), `readonly_shm` reads it through the existing `-shm`
     /// without writing; with none, the file is complete on its own and `immutable` reads it
-    /// without locks or side files, as long as it stays as ``ReadOnlyOpening/unchangedFile``
-    /// says.
+    /// without locks or side files, as long as it stays as ``ReadOnlyOpening/source`` says.
     struct ReadOnlyOpening {
         /// The URI to open.
         let uri: String
-        /// For an immutable read, the file as it was before the open; `nil` for a read
-        /// through the write-ahead log, which sees every commit.
-        let unchangedFile: FileStamp?
+        /// What the connection will read: the file as it was before the open, with no `-wal`
+        /// (immutable), or the store live, through the write-ahead log.
+        let source: ReadOnlySource
     }
 
     /// See ``ReadOnlyOpening``.
@@ -210,7 +209,7 @@ enum StoreLocation {
         let immutable = !writeAheadLogExists(for: path)
         let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
         let uri = "file:" + percentEncoded(sqliteFilename(for: path)) + "?" + parameters
-        return ReadOnlyOpening(uri: uri, unchangedFile: immutable ? file : nil)
+        return ReadOnlyOpening(uri: uri, source: immutable ? .frozen(file: file, log: nil) : .live)
     }
 
     /// A store file as `lstat` saw it: its identity, size and times of change. SQLite writes
@@ -241,30 +240,23 @@ enum StoreLocation {
             guard lstat(path, &info) == 0 else { return nil }
             self.init(info)
         }
-
-        /// Whether the file at `path` is no longer as stamped (gone, replaced or written), or
-        /// a `-wal` beside it exists (an app writes: what it commits is only in the log until
-        /// a checkpoint).
-        func isStale(path: String) -> Bool {
-            StoreLocation.writeAheadLogExists(for: path) || FileStamp(path: path) != self
-        }
     }
 
     /// What a read-only connection reads, and so when it no longer reads the store as it is.
     enum ReadOnlySource {
-        /// The file through its write-ahead log: every commit is seen.
+        /// The store through its write-ahead log: every commit is seen.
         case live
-        /// The file alone, as immutable: stale once it changes, or a `-wal` appears.
-        case immutable(FileStamp)
-        /// A copy in memory of the file and its `-wal` as they were before the copy (a store
-        /// of an older schema, migrated in the copy): stale once either changes.
-        case copy(of: FileStamp, log: FileStamp?)
+        /// The store as its file and `-wal` were (`nil`: none), stamped before the connection
+        /// read them: the file alone read as immutable, or a copy in memory (a store of an
+        /// older schema, migrated in the copy). Stale once either changes, gone or replaced
+        /// included: a `-wal` that appears means an app writes, and what it commits is only in
+        /// the log until a checkpoint copies it into the file.
+        case frozen(file: FileStamp, log: FileStamp?)
 
         func isStale(path: String) -> Bool {
             switch self {
             case .live: false
-            case .immutable(let file): file.isStale(path: path)
-            case .copy(let file, let log): FileStamp(path: path) != file || FileStamp(path: path + "-wal") != log
+            case .frozen(let file, let log): FileStamp(path: path) != file || FileStamp(path: path + "-wal") != log
             }
         }
     }
