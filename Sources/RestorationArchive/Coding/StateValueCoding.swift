@@ -294,8 +294,12 @@ private struct TreeEncoder: Encoder {
         /// The value's one value: a second one, or one after a keyed or unkeyed container,
         /// is recorded as mixed.
         private func set(_ value: StateValue) {
-            if case .empty = target.content {} else { context.mixedContainers.record(codingPath) }
+            recordIfFilled()
             target.content = .value(value)
+        }
+
+        private func recordIfFilled() {
+            if case .empty = target.content {} else { context.mixedContainers.record(codingPath) }
         }
 
         mutating func encodeNil() throws { set(.null) }
@@ -314,7 +318,7 @@ private struct TreeEncoder: Encoder {
         mutating func encode(_ value: UInt32) throws { set(.uint(UInt64(value))) }
         mutating func encode(_ value: UInt64) throws { set(.uint(value)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
-            if case .empty = target.content {} else { context.mixedContainers.record(codingPath) }
+            recordIfFilled()
             try TreeEncoder.encode(value, into: target, path: codingPath, context: context)
         }
     }
