@@ -241,6 +241,22 @@ struct MigrationTests {
         }
     }
 
+    /// An older store whose migration fails (here: a table it rebuilds is gone) fails its
+    /// read-only open as the read-write one would, as damage naming what is missing, and the
+    /// file is left as it was.
+    @Test func anOlderStoreThatCannotBeMigratedIsDamageReadOnlyToo() throws {
+        try withTemporaryStorePath { path in
+            try SchemaV6Fixture.copy(to: path)
+            try tamper(with: path, "DROP TABLE node")
+            let before = fileBytes(path)
+            let expected = ArchiveStoreError.damagedStore(
+                "its schema does not hold what its migrations made (no such table: node)")
+            #expect(throws: expected) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(fileBytes(path) == before && !fileExists(path + "-wal"))
+            #expect(throws: expected) { try ArchiveStore(path: path) }
+        }
+    }
+
     /// The saves that made the schema-6 fixture, made on a new store, read back the same
     /// generations: the migrated store and a new one agree.
     @Test func theFixturesSavesReadTheSameOnANewStore() throws {
