@@ -101,9 +101,7 @@ struct EventsCommand: ParsableCommand {
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
-        // Stable: events of one millisecond without a journal sequence stay in the order above.
-        events.sort { ($0.date, $0.tiebreak) < ($1.date, $1.tiebreak) }
-        let shown = Array(events.suffix(limit))
+        let shown = Array(Self.inOrder(events).suffix(limit))
         switch output.format {
         case .text:
             var out = "Store \(TerminalText.escaped(store.path))\n"
@@ -124,6 +122,17 @@ struct EventsCommand: ParsableCommand {
             print(try JSONOutput.render(EventsJSON(store: store.path, events: shown)))
         }
         Diagnostics.failIfAny(unreadable)
+    }
+
+    /// The events oldest first: by the millisecond, the precision the store keeps times in,
+    /// then by ``Event/tiebreak``. Compared as exact dates, a restore report kept by an earlier
+    /// version of the library (which kept the restoration's exact start) sorted before the
+    /// journal's `willFinishLaunching` of its own launch when that was rounded up to the same
+    /// millisecond, and was shown under the launch before. The sort is stable: events of one
+    /// millisecond without a journal sequence stay in the order they came.
+    static func inOrder(_ events: [Event]) -> [Event] {
+        func millisecond(_ event: Event) -> Double { (event.date.timeIntervalSince1970 * 1000).rounded() }
+        return events.sorted { (millisecond($0), $0.tiebreak) < (millisecond($1), $1.tiebreak) }
     }
 
     static func outcome(_ report: RestoreReport) -> String {

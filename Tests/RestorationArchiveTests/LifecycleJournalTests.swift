@@ -310,6 +310,26 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// Merged by date, a restore report comes after its launch's journal entries of the same
+    /// millisecond or earlier: its date is to the millisecond, as the journal's are. Its exact
+    /// start could fall before the `willFinishLaunching` the journal had rounded up, and the
+    /// report then read as the previous launch's.
+    @Test func aRestoreReportIsDatedToTheMillisecondAsTheJournalIs() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            for _ in 0..<20 {
+                let store = try launch(path, [.willFinishLaunching])
+                let report = try makeEngine(store).restore([Probe("Root")]).report
+                let milliseconds = report.date.timeIntervalSince1970 * 1000
+                #expect(milliseconds == milliseconds.rounded(), "\(report.date.timeIntervalSince1970)")
+                #expect(try store.restoreReports().first?.date == report.date)
+                let started = try #require(try store.journal(limit: 1).first)
+                #expect(started.kind == .lifecycle(.willFinishLaunching, .inactive))
+                #expect(started.date <= report.date)
+            }
+        }
+    }
+
     @Test func aRestorationThatDiedIsInvalidatedOnce() throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "crashes the app")

@@ -51,7 +51,9 @@ extension RestorationEngine {
     public func restore(_ roots: [any Restorable], from archive: ArchiveName = .main) throws(RestorationError)
         -> RestorationResult
     {
-        let started = Date()
+        // To the millisecond, as the store keeps every time: a report and the journal's entries
+        // of its launch are then in order when merged by date.
+        let started = Clock.date(milliseconds: Clock.nowMilliseconds())
         func ended(_ outcome: RestoreReport.Outcome, generation: Generation?) -> RestorationResult {
             let report = RestoreReport(archive: archive, generation: generation, date: started, outcome: outcome, nodes: [])
             if outcome != .nothingToRestore { record(report) }

@@ -83,7 +83,8 @@ public struct RestoreReport: Hashable, Sendable, Codable {
     public var archive: ArchiveName
     /// The generation restored from; `nil` when there was none.
     public var generation: Generation?
-    /// When the restoration started.
+    /// When the restoration started, to the millisecond (as the store keeps every time, such
+    /// as ``JournalEntry/date``).
     public var date: Date
     /// How it went.
     public var outcome: Outcome
