@@ -129,6 +129,65 @@ struct BlobFormatTests {
         #expect(throws: expected) { try StateValue.decode(blob: blob) }
     }
 
+    /// Keys are told apart by their bytes, so one `String` in two Unicode forms would be two
+    /// keys in the blob, of which a `StateValue` container (what `restorectl`, migrations and
+    /// `Codable` values read) could hold one: the second form is refused when it is encoded.
+    /// Encoding the same bytes again still replaces the value.
+    @Test func aKeyInAnotherUnicodeFormIsRefusedNotHalfLost() throws {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        let refusal = StateCodingError.invalidKey(
+            "'\(decomposed)' is a key of this container already, in another Unicode form (composed or decomposed characters)")
+        let encoder = StateEncoder()
+        try encoder.encode(1, forKey: composed)
+        #expect(throws: refusal) { try encoder.encode(2, forKey: decomposed) }
+        #expect(throws: refusal) { try encoder.encodeNested(forKey: decomposed) { _ in } }
+        try encoder.encode(3, forKey: composed)
+        try encoder.encode("é", forKey: "e\u{301}")  // not ASCII, no other form encoded
+        try encoder.encodeNested(forKey: "nested") { nested in
+            try nested.encode(4, forKey: decomposed)
+            #expect(throws: StateCodingError.self) { try nested.encode(5, forKey: composed) }
+        }
+        let blob = try encoder.encodedBlob()
+        #expect(try StateValue.decode(blob: blob) == [composed: .int(3), "e\u{301}": .string("é"), "nested": .container([decomposed: .int(4)])])
+        let decoder = try StateDecoder(blob: blob)
+        #expect(decoder.keys.map { Array($0.utf8) } == [Array(composed.utf8), Array("e\u{301}".utf8), Array("nested".utf8)])
+        #expect(try decoder.decode(Int.self, forKey: composed) == 3)
+        #expect(try decoder.decodeNested(forKey: "nested").decode(Int.self, forKey: decomposed) == 4)
+        // A value that fails to encode leaves no key behind to be compared with.
+        let other = StateEncoder()
+        #expect(throws: StateCodingError.self) { try other.encode(Int128(1), forKey: composed) }
+        #expect(throws: StateCodingError.self) { try other.encodeNested(forKey: composed) { try $0.encode(1, forKey: "") } }
+        try other.encode(6, forKey: decomposed)
+        #expect(try StateValue.decode(blob: try other.encodedBlob())[decomposed] == .int(6))
+    }
+
+    /// A blob with "café" decomposed and composed as two keys (in the root, nested, and with
+    /// keys in between): other bytes, in order, but one `String`. Built into `StateValue`s it is
+    /// refused, where a dictionary would have kept one of the two values; typed reads, which
+    /// find keys by their bytes, read each (`StateEncoder` writes no such blob; one from an
+    /// earlier version still restores).
+    @Test(arguments: [
+        ([0x02, 0x06] + Array("cafe\u{301}".utf8) + [0x03, 0x02, 0x05] + Array("caf\u{E9}".utf8) + [0x03, 0x04], [], 11),
+        ([0x01, 0x01, 0x61, 0x0D, 0x02, 0x06] + Array("cafe\u{301}".utf8) + [0x03, 0x02, 0x05] + Array("caf\u{E9}".utf8)
+            + [0x03, 0x04], ["a"], 15),
+        ([0x04, 0x04] + Array("cafe".utf8) + [0x00, 0x06] + Array("cafe\u{301}".utf8) + [0x03, 0x02, 0x04]
+            + Array("caff".utf8) + [0x00, 0x05] + Array("caf\u{E9}".utf8) + [0x03, 0x04], [], 23),
+    ] as [([UInt8], [String], Int)])
+    func oneKeyInTwoUnicodeFormsIsRefusedAsValuesAndReadByBytes(content: [UInt8], nesting: [String], offset: Int) throws {
+        let blob = sealed([0x01] + content)
+        let malformed = StateCodingError.malformed(
+            reason: "two container keys are one string in different Unicode forms", offset: offset)
+        #expect(throws: malformed) { try StateValue.decode(blob: blob) }
+        var decoder = try StateDecoder(blob: blob)
+        for key in nesting {
+            #expect(throws: malformed) { try decoder.value(forKey: key) }
+            decoder = try decoder.decodeNested(forKey: key)
+        }
+        #expect(try decoder.decode(Int.self, forKey: "cafe\u{301}") == 1)
+        #expect(try decoder.decode(Int.self, forKey: "caf\u{E9}") == 2)
+    }
+
     @Test func anEmptyKeyIsLegalInTheFormatButNotAsAnObjectsKey() throws {
         let blob = sealed([0x01, 0x01, 0x00, 0x00])
         #expect(try StateValue.decode(blob: blob) == ["": .null])

@@ -155,8 +155,16 @@ struct BlobScanner {
         values.reserveCapacity(count)
         var previous = KeyBytes()
         for _ in 0..<count {
+            let start = offset
             let key = try readKey(at: &offset, after: &previous)
-            values[string(key.start..<key.start + key.length)] = try readValue(at: &offset, depth: depth)
+            // Keys are strictly ascending, so one already there is this one in another Unicode
+            // form (composed or decomposed characters): a dictionary holds one of the two values.
+            // `StateEncoder` never writes such a pair; the check pass does not look for one (it
+            // would cost every launch), and typed reads find each key by its bytes.
+            guard values.updateValue(try readValue(at: &offset, depth: depth), forKey: string(key.start..<key.start + key.length)) == nil
+            else {
+                throw .malformed(reason: "two container keys are one string in different Unicode forms", offset: start)
+            }
         }
         return values
     }

@@ -15,7 +15,8 @@ public enum StateCodingError: Error, Hashable, Sendable, CustomStringConvertible
 
     /// The key is reserved for the restoration engine.
     case reservedKey(String)
-    /// The key is empty or longer than the limit.
+    /// The key is empty, longer than the limit, or a key of the container already in another
+    /// Unicode form.
     case invalidKey(String)
     /// The value cannot be encoded (nesting too deep, too large, an unsupported Codable shape);
     /// `key` is empty when the whole blob is at fault (larger than the blob size limit).

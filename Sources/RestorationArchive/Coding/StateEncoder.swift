@@ -9,7 +9,10 @@ public import Foundation
 /// Each object gets its own encoder, so keys never collide across objects (R3). Values are
 /// typed; any `Encodable` value goes through the same format (no detour through JSON), and
 /// references to other restorable objects are stored as their restoration paths (R4).
-/// Encoding a key twice keeps the last value, as `NSCoder` does.
+/// Encoding a key twice keeps the last value, as `NSCoder` does. Keys are told apart by their
+/// bytes, so a key that is one encoded already in another Unicode form (composed or decomposed
+/// characters) is refused: `restorectl`, migrations and `Codable` values read a container as a
+/// dictionary of strings, which could hold only one of the two.
 ///
 /// ```swift
 /// let coder = StateEncoder()
@@ -68,6 +71,9 @@ public final class StateEncoder {
     @exclusivity(unchecked) private var values = BlobWriter()
     /// Where each entry's key is in `values`, in encoding order.
     @exclusivity(unchecked) private var entries = BlobEntryIndex()
+    /// The keys encoded so far that are not ASCII, each once: only those can be another key
+    /// in another Unicode form. Empty for most objects.
+    @exclusivity(unchecked) private var otherKeys: [String] = []
     private let depth: Int
     private let allowsReservedKeys: Bool
 
@@ -88,8 +94,9 @@ public final class StateEncoder {
 
     // MARK: Typed values
 
-    // Each write throws ``StateCodingError/invalidKey(_:)`` for an empty or over-long key and
-    // ``StateCodingError/reservedKey(_:)`` for a key starting with ``reservedKeyPrefix``.
+    // Each write throws ``StateCodingError/invalidKey(_:)`` for an empty or over-long key, or
+    // one encoded already in another Unicode form, and ``StateCodingError/reservedKey(_:)`` for
+    // a key starting with ``reservedKeyPrefix``.
 
     /// Encodes `value` for `key` as a bool.
     public func encode(_ value: Bool, forKey key: String) throws(StateCodingError) {
@@ -296,13 +303,16 @@ public final class StateEncoder {
 
     /// What is wrong with a key an object names, if anything.
     private enum KeyProblem: Error {
-        case empty, tooLong, reserved
+        case empty, tooLong, reserved, anotherForm
 
         func error(_ key: String) -> StateCodingError {
             switch self {
             case .empty: .invalidKey("a key must not be empty")
             case .tooLong: .invalidKey("a key must be at most \(maximumKeyLength) bytes of UTF-8")
             case .reserved: .reservedKey(key)
+            case .anotherForm:
+                .invalidKey(
+                    "'\(key)' is a key of this container already, in another Unicode form (composed or decomposed characters)")
             }
         }
     }
@@ -334,8 +344,16 @@ public final class StateEncoder {
     {
         let start = values.count
         let allowsReservedKeys = allowsReservedKeys
+        var notedOtherKey = false
         let written = UTF8Text.withBytes(of: key) { bytes -> Result<BlobEntry, KeyProblem> in
             if let problem = Self.keyProblem(bytes, allowsReservedKeys: allowsReservedKeys) { return .failure(problem) }
+            if !UTF8Text.isASCII(bytes) {
+                switch noteOtherKey(key, bytes) {
+                case .anotherForm: return .failure(.anotherForm)
+                case .noted: notedOtherKey = true
+                case .known: break
+                }
+            }
             values.appendLengthPrefixed(bytes)
             return .success(BlobEntry(key: values.count - bytes.count, keyLength: bytes.count))
         }
@@ -348,9 +366,32 @@ public final class StateEncoder {
             try write(&values)
         } catch {
             values.truncate(to: start)
+            if notedOtherKey { otherKeys.removeLast() }
             throw error
         }
         entries.append(entry)
+    }
+
+    /// What ``noteOtherKey(_:_:)`` found.
+    private enum OtherKey { case noted, known, anotherForm }
+
+    /// Checks a key that is not ASCII (its UTF-8 `bytes`) against the others encoded: the
+    /// same `String` in other bytes is another Unicode form of one (composed or decomposed
+    /// characters), refused. The blob would hold both, since keys are told apart by their
+    /// bytes, but a ``StateValue`` container (a dictionary: what `restorectl`, migrations and
+    /// `Codable` values read) could hold only one. A new key is noted. Out of line: most keys
+    /// are ASCII and never come here.
+    @inline(never)
+    private func noteOtherKey(_ key: String, _ bytes: UnsafeRawBufferPointer) -> OtherKey {
+        if let known = otherKeys.first(where: { $0 == key }) {
+            return Self.hasSameBytes(known, bytes: bytes) ? .known : .anotherForm
+        }
+        otherKeys.append(key)
+        return .noted
+    }
+
+    private static func hasSameBytes(_ key: String, bytes: UnsafeRawBufferPointer) -> Bool {
+        UTF8Text.withBytes(of: key) { $0.hasSameBytes(as: bytes) }
     }
 
     /// Calls `body` with the entries in key order (the last of equal keys kept) and the bytes
