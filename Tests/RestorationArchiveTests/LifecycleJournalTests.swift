@@ -378,6 +378,34 @@ struct SceneArchiveTests {
         }
     }
 
+    /// Two scenes whose names are one string in two Unicode forms ("Café" composed and
+    /// decomposed, as a document's title typed and read from a file system may be) are two
+    /// archives in the store, which finds an archive by its name's bytes. They were one to
+    /// the engine, whose changes for one scene were then computed against the other scene's
+    /// nodes and written on top of the first's: a node unchanged from the other scene kept
+    /// the first scene's stale state.
+    @Test func scenesNamedInTwoUnicodeFormsAreTwoScenesEverywhere() throws {
+        let composed = try ArchiveName("Caf\u{E9}")
+        let decomposed = try ArchiveName("Cafe\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed]).count == 2)
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            func scene(_ root: String, _ child: String) -> [any Restorable] {
+                [Probe("Root", value: root, [Probe("Child", value: child), Probe("Other", value: "o")])]
+            }
+            try engine.preserve(scene("A", "x"), in: composed)
+            try engine.preserve(scene("B", "y"), in: decomposed)
+            // Scene A's child now holds what scene B's holds.
+            try engine.preserve(scene("A", "y"), in: composed)
+            for (archive, expected) in [(composed, ["A", "y", "o"]), (decomposed, ["B", "y", "o"])] {
+                let nodes = try #require(try store.snapshot(of: archive)).nodes
+                #expect(try nodes.map { try StateDecoder(blob: $0.state).decode(String.self, forKey: "value") } == expected)
+            }
+            #expect(Set(try store.archives().map(\.name)) == [composed, decomposed])
+        }
+    }
+
     @Test func closingOneSceneForGoodKeepsTheOther() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

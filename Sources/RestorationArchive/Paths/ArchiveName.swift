@@ -1,6 +1,8 @@
 /// The name of one archive in a store: one per scene or window session, ``main`` by default.
 ///
 /// A name is 1 to 256 bytes of UTF-8 without control characters, so that it prints safely.
+/// Names are equal when their bytes are, as the store compares them: `"Caf\u{E9}"` and
+/// `"Cafe\u{301}"` name two archives.
 public struct ArchiveName: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The longest name accepted, in UTF-8 bytes.
     public static let maximumLength = 256
@@ -29,6 +31,18 @@ public struct ArchiveName: Hashable, Comparable, Sendable, CustomStringConvertib
 
     public static func < (lhs: ArchiveName, rhs: ArchiveName) -> Bool {
         lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
+
+    /// Whether the names are the same bytes, as the store finds an archive by its name: one
+    /// name in two Unicode forms (composed or decomposed characters, which `String` finds
+    /// equal) names two archives. Equal as strings, the two were one archive to an engine and
+    /// two in the store, and a save of one was computed against the other's nodes.
+    public static func == (lhs: ArchiveName, rhs: ArchiveName) -> Bool {
+        UTF8Text.withBytes(of: lhs.rawValue) { left in UTF8Text.withBytes(of: rhs.rawValue) { left.hasSameBytes(as: $0) } }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        UTF8Text.withBytes(of: rawValue) { hasher.combine(bytes: $0) }
     }
 }
 
