@@ -202,6 +202,28 @@ struct EngineRuleTests {
         }
     }
 
+    /// A child whose own identifier is what a repeated one's rank would make (`Menu#2` beside
+    /// two `Menu`s) keeps it, and the repeat takes the next free rank: two paths were one, and
+    /// the whole save was refused as a duplicate (R2), in whichever order the children came.
+    @Test(arguments: [["Menu", "Menu", "Menu#2"], ["Menu#2", "Menu", "Menu"], ["Menu", "Menu#2", "Menu", "Menu#3", "Menu"]])
+    func R2_anIdentifierThatLooksLikeARankKeepsItsPath(identifiers: [String]) throws {
+        try withTemporaryStore { store in
+            func stack(_ values: [String]) -> Probe {
+                Probe("Nav", ordered: true, zip(identifiers, values).map { Probe($0, value: $1) })
+            }
+            let values = identifiers.indices.map { "screen \($0)" }
+            let result = try makeEngine(store).preserve([stack(values)])
+            #expect(result.nodeCount == identifiers.count + 1)
+            let paths = try #require(try store.snapshot()).nodes.map(\.path.identifier)
+            #expect(Set(paths).count == paths.count)
+            #expect(Set(identifiers).isSubset(of: Set(paths)), "each identifier's first child keeps it as is")
+
+            let fresh = stack(identifiers.map { _ in "" })
+            #expect(try makeEngine(store).restore([fresh]).report.notRestored.isEmpty)
+            #expect(fresh.children.map { ($0 as? Probe)?.value } == values)
+        }
+    }
+
     // MARK: R3 own coder per object
 
     @Test func R3_eachObjectEncodesIntoItsOwnCoder() throws {

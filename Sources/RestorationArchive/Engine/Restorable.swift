@@ -61,8 +61,9 @@ public protocol Restorable: AnyObject {
     /// Whether ``restorationChildren`` is an ordered stack, such as a navigation stack.
     ///
     /// In an ordered container, children may share an identifier (the same screen pushed
-    /// twice): the second one's path ends in `identifier#2`, the third's in `identifier#3`,
-    /// and the archived order restores them in place (R2). In an unordered container (the
+    /// twice): the second one's path ends in `identifier#2`, the third's in `identifier#3`
+    /// (or the next number that no child has as its own identifier), and the archived order
+    /// restores them in place (R2). In an unordered container (the
     /// default), two children with one identifier are an error. `false` by default.
     var restorationChildrenAreOrdered: Bool { get }
 

@@ -150,16 +150,24 @@ enum ChildPaths {
     static func assign(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool)
         -> [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)]
     {
+        // The rank each repeated identifier had last.
         var occurrences: [String: Int] = [:]
+        // Every child's identifier, gathered at the first repeat: a rank whose component is
+        // one of them (a child named `Page#2` beside two named `Page`) is passed over, or two
+        // children would have one path and the whole save would be refused (R2).
+        var identifiers: Set<String>?
         var assigned: [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)] = []
         assigned.reserveCapacity(objects.count)
         for object in objects {
             guard let identifier = object.restorationIdentifier else { continue }
             var component = identifier
-            if ordered {
-                let rank = occurrences[identifier, default: 0] + 1
+            if ordered, let last = occurrences.updateValue(1, forKey: identifier) {
+                let taken = identifiers ?? Set(objects.lazy.compactMap(\.restorationIdentifier))
+                identifiers = taken
+                var rank = last + 1
+                while taken.contains(identifier + "#\(rank)") { rank += 1 }
                 occurrences[identifier] = rank
-                if rank > 1 { component += "#\(rank)" }
+                component += "#\(rank)"
             }
             let path = Result { () throws(ArchiveStoreError) -> RestorationPath in
                 if let parent { return try parent.appending(component) }
