@@ -85,6 +85,45 @@ struct MixedContainersValue: Encodable {
     }
 }
 
+/// An order whose parts are written by two helpers, each opening the nested container (or
+/// array) it adds to: Foundation's encoders hand back the one already there, so both parts
+/// land in it.
+struct OrderInParts: Codable, Equatable {
+    var customer = "Ada"
+    var placedAt = 1_700_000_000
+    var lines = ["Latte", "Scone"]
+    var extra = "Cookie"
+
+    enum Keys: CodingKey { case meta, lines }
+    enum MetaKeys: CodingKey { case customer, placedAt }
+
+    init() {}
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        var who = container.nestedContainer(keyedBy: MetaKeys.self, forKey: .meta)
+        try who.encode(customer, forKey: .customer)
+        var items = container.nestedUnkeyedContainer(forKey: .lines)
+        for line in lines { try items.encode(line) }
+        var when = container.nestedContainer(keyedBy: MetaKeys.self, forKey: .meta)
+        try when.encode(placedAt, forKey: .placedAt)
+        var more = container.nestedUnkeyedContainer(forKey: .lines)
+        try more.encode(extra)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let meta = try container.nestedContainer(keyedBy: MetaKeys.self, forKey: .meta)
+        customer = try meta.decode(String.self, forKey: .customer)
+        placedAt = try meta.decode(Int.self, forKey: .placedAt)
+        var items = try container.nestedUnkeyedContainer(forKey: .lines)
+        var all: [String] = []
+        while !items.isAtEnd { all.append(try items.decode(String.self)) }
+        extra = all.removeLast()
+        lines = all
+    }
+}
+
 /// A subclass and its superclass sharing one keyed container, as `super.encode(to: encoder)` does.
 class Drink: Encodable {
     enum CodingKeys: CodingKey { case name }
@@ -349,6 +388,54 @@ struct CodingRoundTripTests {
         try coder.encode(HotDrink(), forKey: "drink")
         let decoder = try StateDecoder(blob: try coder.encodedBlob())
         #expect(try decoder.value(forKey: "drink") == .container(["name": .string("Latte"), "temperature": .int(70)]))
+    }
+
+    /// A nested container (or array) opened again for its key is the one already there, as
+    /// in Foundation's encoders: it was replaced by an empty one, and what the first helper had
+    /// written was lost without an error. One opened where a value of another kind is was
+    /// refused as mixing kinds, as before.
+    @Test func aNestedContainerOpenedTwiceForOneKeyKeepsBothParts() throws {
+        let coder = StateEncoder()
+        try coder.encode(OrderInParts(), forKey: "order")
+        let decoder = try StateDecoder(blob: try coder.encodedBlob())
+        #expect(
+            try decoder.value(forKey: "order")
+                == .container([
+                    "meta": .container(["customer": .string("Ada"), "placedAt": .int(1_700_000_000)]),
+                    "lines": .array([.string("Latte"), .string("Scone"), .string("Cookie")]),
+                ]))
+        #expect(try decoder.decode(OrderInParts.self, forKey: "order") == OrderInParts())
+
+        for reopened in [NestedAfterValue.Kind.keyedAfterValue, .unkeyedAfterKeyed] {
+            let error = try #require(throws: StateCodingError.self) {
+                try StateEncoder().encode(NestedAfterValue(kind: reopened), forKey: "order")
+            }
+            guard case .unencodable(let key, let reason) = error else {
+                Issue.record("expected unencodable, got \(error)")
+                continue
+            }
+            #expect(key == "order.meta" && reason.contains("one would be lost"), "\(error)")
+        }
+    }
+
+    /// A nested container opened for a key that holds a value of another kind.
+    struct NestedAfterValue: Encodable {
+        enum Kind { case keyedAfterValue, unkeyedAfterKeyed }
+        let kind: Kind
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: OrderInParts.Keys.self)
+            switch kind {
+            case .keyedAfterValue:
+                try container.encode(5, forKey: .meta)
+                var meta = container.nestedContainer(keyedBy: OrderInParts.MetaKeys.self, forKey: .meta)
+                try meta.encode("Ada", forKey: .customer)
+            case .unkeyedAfterKeyed:
+                var meta = container.nestedContainer(keyedBy: OrderInParts.MetaKeys.self, forKey: .meta)
+                try meta.encode("Ada", forKey: .customer)
+                var items = container.nestedUnkeyedContainer(forKey: .meta)
+                try items.encode(1)
+            }
+        }
     }
 
     @Test func nestedContainersAndDeepButLegalNesting() throws {

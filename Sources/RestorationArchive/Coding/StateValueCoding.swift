@@ -194,16 +194,21 @@ private struct TreeEncoder: Encoder {
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
             -> KeyedEncodingContainer<NestedKey>
         {
-            let child = EncodedValue()
-            add(child, key)
-            return TreeEncoder(target: child, codingPath: codingPath + [key], context: context)
-                .container(keyedBy: keyType)
+            TreeEncoder(target: nested(key), codingPath: codingPath + [key], context: context).container(keyedBy: keyType)
         }
 
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            TreeEncoder(target: nested(key), codingPath: codingPath + [key], context: context).unkeyedContainer()
+        }
+
+        /// The value a nested container for `key` writes into: the one already there, as
+        /// Foundation's encoders hand it back (two helpers may each add to one nested
+        /// container); a container of another kind there is refused as mixing kinds.
+        private func nested(_ key: Key) -> EncodedValue {
+            if case .keyed(let entries) = target.content, let existing = entries[key.stringValue] { return existing }
             let child = EncodedValue()
             add(child, key)
-            return TreeEncoder(target: child, codingPath: codingPath + [key], context: context).unkeyedContainer()
+            return child
         }
 
         mutating func superEncoder() -> any Encoder { encoder(under: SuperKey()) }
