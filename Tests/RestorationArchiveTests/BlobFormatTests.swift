@@ -216,6 +216,50 @@ struct BlobFormatTests {
         #expect(throws: StateCodingError.self) { try StateValue.encode(["huge": .bytes(Array(repeating: 7, count: 16 << 20))]) }
     }
 
+    /// An array or a container of more elements than the default limits read is refused when
+    /// encoding, named by its key: written, every read of it failed (each launch's restoration
+    /// of that object, and `restorectl`'s).
+    @Test func moreElementsThanTheDecoderReadsAreRefusedWhenEncoding() throws {
+        let limit = DecodingLimits.default.maximumElementCount
+        let reason = "an array or a container holds \(limit + 1) elements; the limit is \(limit)"
+        let encoder = StateEncoder()
+        #expect(throws: StateCodingError.unencodable(key: "flags", reason: reason)) {
+            try encoder.encode([Bool](repeating: false, count: limit + 1), forKey: "flags")
+        }
+        let screen = try RestorationPath("Nav", "Screen")
+        #expect(throws: StateCodingError.unencodable(key: "stack", reason: reason)) {
+            try encoder.encodeReferences(to: Array(repeating: screen, count: limit + 1), forKey: "stack")
+        }
+        #expect(throws: StateCodingError.unencodable(key: "", reason: reason)) {
+            try StateValue.encode(["flags": .array(Array(repeating: .null, count: limit + 1))])
+        }
+        #expect(try StateDecoder(blob: try encoder.encodedBlob()).keys.isEmpty)
+        // At the limit, written and read.
+        let atTheLimit = try StateValue.encode(["flags": .array(Array(repeating: .null, count: limit))])
+        #expect(try StateDecoder(blob: atTheLimit).keys == ["flags"])
+    }
+
+    /// Keys encoded in any order, some more than once, give the blob of the last value of
+    /// each key encoded in order: with more keys than the insertion sort takes, too.
+    @Test(arguments: [5, 32, 33, 500])
+    func keysInAnyOrderGiveOneBlob(count: Int) throws {
+        var random = SeededGenerator(seed: UInt64(count))
+        let keys = (0..<count).map { "key\($0)" }
+        var writes = keys.map { ($0, Int.random(in: 0..<1_000, using: &random)) }
+        for _ in 0..<(count / 3) { writes.append((keys.randomElement(using: &random)!, -1)) }
+        writes.shuffle(using: &random)
+        var last: [String: Int] = [:]
+        let shuffled = StateEncoder()
+        for (key, value) in writes {
+            try shuffled.encode(value, forKey: key)
+            last[key] = value
+        }
+        let ordered = StateEncoder()
+        for key in keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) { try ordered.encode(last[key]!, forKey: key) }
+        #expect(try shuffled.encodedBlob() == ordered.encodedBlob())
+        #expect(shuffled.keys == ordered.keys)
+    }
+
     @Test func limitsAreConfigurable() throws {
         let encoder = StateEncoder()
         try encoder.encode(String(repeating: "x", count: 100), forKey: "text")

@@ -224,6 +224,7 @@ struct BlobWriter: ~Copyable {
         case .reference(let value): write(value)
         case .array(let values):
             try checkDepth(depth + 1)
+            try Self.checkCount(values.count)
             startArray(count: values.count)
             for value in values { try write(value, depth: depth + 1) }
         case .container(let values):
@@ -236,12 +237,24 @@ struct BlobWriter: ~Copyable {
     /// Writes a container's count and entries (no tag), keys in ascending UTF-8 order.
     mutating func writeMapBody(_ values: [String: StateValue], depth: Int) throws(StateCodingError) {
         try checkDepth(depth)
+        try Self.checkCount(values.count)
         let entries = values.sorted { StateEncoder.precedes($0.key, $1.key) }
         appendVarint(UInt64(entries.count))
         for (key, value) in entries {
             try StateEncoder.checkKeyLength(key)
             appendLengthPrefixed(key)
             try write(value, depth: depth)
+        }
+    }
+
+    /// Refuses an array or a container of more elements than the default decoding limits
+    /// read: written, it would fail every read (`restorectl`'s, and each launch's restoration).
+    /// The key is left empty for the caller to name.
+    static func checkCount(_ count: Int) throws(StateCodingError) {
+        guard count <= DecodingLimits.default.maximumElementCount else {
+            throw .unencodable(
+                key: "",
+                reason: "an array or a container holds \(count) elements; the limit is \(DecodingLimits.default.maximumElementCount)")
         }
     }
 
