@@ -93,6 +93,13 @@ struct DiffCommand: ParsableCommand {
         return changes
     }
 
+    /// Whether two values are written the same: `==` finds a NaN unequal to itself and `-0.0`
+    /// equal to `0.0`, where what was saved is the same in the one case and not in the other.
+    private static func sameEncoding(_ a: StateValue, _ b: StateValue) -> Bool {
+        guard let left = try? StateValue.encode(["": a]), let right = try? StateValue.encode(["": b]) else { return a == b }
+        return left == right
+    }
+
     /// The two generations compared, or one when they are the same.
     private static func distinct(_ old: ArchiveSnapshot, _ new: ArchiveSnapshot) -> [ArchiveSnapshot] {
         old.header.generation == new.header.generation ? [old] : [old, new]
@@ -111,7 +118,10 @@ struct DiffCommand: ParsableCommand {
         let keys = Set(before.keys).union(after.keys).sorted()
         let added = keys.filter { before[$0] == nil }
         let removed = keys.filter { after[$0] == nil }
-        let changed = keys.filter { before[$0] != nil && after[$0] != nil && before[$0] != after[$0] }
+        let changed = keys.filter { key in
+            guard let old = before[key], let new = after[key] else { return false }
+            return !sameEncoding(old, new)
+        }
         if !added.isEmpty { details.append("keys added: " + added.joined(separator: ", ")) }
         if !removed.isEmpty { details.append("keys removed: " + removed.joined(separator: ", ")) }
         if !changed.isEmpty { details.append("keys changed: " + changed.joined(separator: ", ")) }
