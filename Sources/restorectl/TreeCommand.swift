@@ -40,14 +40,31 @@ struct TreeCommand: ParsableCommand {
     static func text(_ snapshot: ArchiveSnapshot) -> String {
         var out = "Archive \(TerminalText.escaped(snapshot.header.archive.rawValue)), generation \(snapshot.header.generation)"
         out += " (\(snapshot.nodes.count) nodes, \(snapshot.header.totalBytes) bytes)\n"
-        // Nodes come sorted by path, so each parent precedes its children.
-        for node in snapshot.nodes {
-            let depth = node.path.depth
-            out += String(repeating: "  ", count: depth)
+        // Each node right after its parent. Nodes come sorted by the bytes of their paths, where
+        // a sibling can come between a parent and its children (`Menu`, `Menu#2`, `Menu/Detail`:
+        // "#" sorts before "/"), so indenting them in that order put `Detail` under `Menu#2`.
+        // Siblings stay in that order; a node whose parent is not there (an orphan) is shown
+        // at its own depth, where it comes.
+        let nodes = snapshot.nodes
+        let present = Set(nodes.map(\.path))
+        var children: [RestorationPath: [Int]] = [:]
+        var tops: [Int] = []
+        for index in nodes.indices {
+            if let parent = nodes[index].parentPath, present.contains(parent) {
+                children[parent, default: []].append(index)
+            } else {
+                tops.append(index)
+            }
+        }
+        func write(_ index: Int) {
+            let node = nodes[index]
+            out += String(repeating: "  ", count: node.path.depth)
             out += "\(TerminalText.escaped(node.path.identifier))  \(TerminalText.escaped(node.className)) v\(node.classVersion)"
             out += ", \(node.state.count) bytes"
             out += snapshot.damagedPaths.contains(node.path) ? "  DAMAGED\n" : "\n"
+            for child in children[node.path] ?? [] { write(child) }
         }
+        for index in tops { write(index) }
         return out
     }
 
