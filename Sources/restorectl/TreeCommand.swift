@@ -43,8 +43,8 @@ struct TreeCommand: ParsableCommand {
         // Each node right after its parent. Nodes come sorted by the bytes of their paths, where
         // a sibling can come between a parent and its children (`Menu`, `Menu#2`, `Menu/Detail`:
         // "#" sorts before "/"), so indenting them in that order put `Detail` under `Menu#2`.
-        // Siblings stay in that order; a node whose parent is not there (an orphan) is shown
-        // at its own depth, where it comes.
+        // Siblings stay in that order; a node whose parent is not there (an orphan) starts a
+        // tree of its own, at its own depth.
         let nodes = snapshot.nodes
         let present = Set(nodes.map(\.path))
         var children: [RestorationPath: [Int]] = [:]

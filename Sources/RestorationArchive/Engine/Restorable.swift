@@ -63,8 +63,8 @@ public protocol Restorable: AnyObject {
     /// In an ordered container, children may share an identifier (the same screen pushed
     /// twice): the second one's path ends in `identifier#2`, the third's in `identifier#3`
     /// (or the next number that no child has as its own identifier), and the archived order
-    /// restores them in place (R2). In an unordered container (the
-    /// default), two children with one identifier are an error. `false` by default.
+    /// restores them in place (R2). In an unordered container (the default), two children
+    /// with one identifier are an error. `false` by default.
     var restorationChildrenAreOrdered: Bool { get }
 
     /// Writes the object's state into its own coder (R3). Throwing leaves this object and its
