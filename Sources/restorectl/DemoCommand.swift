@@ -223,7 +223,12 @@ struct DemoCommand: ParsableCommand {
         case .loadCrash:
             let launch = try Launch(path: path, policy: policy, loadingPages: false)
             launch.describe()
-            print("The app is killed (SIGKILL) while a restored web page is still loading: restoration was not complete.")
+            if launch.restoration.isComplete {
+                // Refused, or nothing to restore: no page is loading, and no restoration is in progress.
+                print("The app is killed (SIGKILL) on screen; nothing was restored, so no restoration was in progress.")
+            } else {
+                print("The app is killed (SIGKILL) while a restored web page is still loading: restoration was not complete.")
+            }
             fflush(nil)
             kill(getpid(), SIGKILL)
         case .foregroundCrash:

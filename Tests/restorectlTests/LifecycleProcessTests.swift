@@ -77,6 +77,20 @@ struct LifecycleProcessTests {
         }
     }
 
+    /// A launch whose restoration is refused has no page loading when it is killed, and says
+    /// so: it said a restored page was still loading.
+    @Test func aKilledLaunchThatRestoredNothingSaysSo() throws {
+        try withTemporaryStorePath { path in
+            #expect(try step("save", path, policy: "discard").status == 0)
+            expectKilled(try step("load-crash", path, policy: "discard"))
+            let refused = try step("load-crash", path, policy: "discard")
+            expectKilled(refused)
+            #expect(refused.standardOutput.contains("not restored, because generation 1 was invalidated"), "\(refused.standardOutput)")
+            #expect(refused.standardOutput.contains("nothing was restored, so no restoration was in progress"))
+            #expect(!refused.standardOutput.contains("still loading"))
+        }
+    }
+
     @Test func retryAllowsItsAttemptsThenInvalidates() throws {
         try withTemporaryStorePath { path in
             #expect(try step("save", path, policy: "retry:2").status == 0)
