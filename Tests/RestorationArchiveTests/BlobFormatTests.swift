@@ -230,8 +230,12 @@ struct BlobFormatTests {
         #expect(throws: StateCodingError.unencodable(key: "stack", reason: reason)) {
             try encoder.encodeReferences(to: Array(repeating: screen, count: limit + 1), forKey: "stack")
         }
-        #expect(throws: StateCodingError.unencodable(key: "", reason: reason)) {
+        // Named by the whole path of keys down to it.
+        #expect(throws: StateCodingError.unencodable(key: "flags", reason: reason)) {
             try StateValue.encode(["flags": .array(Array(repeating: .null, count: limit + 1))])
+        }
+        #expect(throws: StateCodingError.unencodable(key: "order.meta.flags", reason: reason)) {
+            try StateValue.encode(["order": .container(["meta": .container(["flags": .array(Array(repeating: .null, count: limit + 1))])])])
         }
         #expect(try StateDecoder(blob: try encoder.encodedBlob()).keys.isEmpty)
         // At the limit, written and read.

@@ -161,8 +161,8 @@ struct BlobScanner {
             // form (composed or decomposed characters): a dictionary holds one of the two values.
             // `StateEncoder` never writes such a pair; the check pass does not look for one (it
             // would cost every launch), and typed reads find each key by its bytes.
-            guard values.updateValue(try readValue(at: &offset, depth: depth), forKey: string(key.start..<key.start + key.length)) == nil
-            else {
+            let value = try readValue(at: &offset, depth: depth)
+            guard values.updateValue(value, forKey: string(key.start..<key.start + key.length)) == nil else {
                 throw .malformed(reason: "two container keys are one string in different Unicode forms", offset: start)
             }
         }

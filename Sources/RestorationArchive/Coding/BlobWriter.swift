@@ -243,13 +243,13 @@ struct BlobWriter: ~Copyable {
         for (key, value) in entries {
             try StateEncoder.checkKeyLength(key)
             appendLengthPrefixed(key)
-            try write(value, depth: depth)
+            do { try write(value, depth: depth) } catch { throw error.under(key) }
         }
     }
 
     /// Refuses an array or a container of more elements than the default decoding limits
     /// read: written, it would fail every read (`restorectl`'s, and each launch's restoration).
-    /// The key is left empty for the caller to name.
+    /// The key is left empty for the containers around it to name (``StateCodingError/under(_:)``).
     static func checkCount(_ count: Int) throws(StateCodingError) {
         guard count <= DecodingLimits.default.maximumElementCount else {
             throw .unencodable(

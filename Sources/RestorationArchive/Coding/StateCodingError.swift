@@ -68,3 +68,13 @@ public enum StateCodingError: Error, Hashable, Sendable, CustomStringConvertible
         word.first.map { "aeiou".contains($0) } == true ? "an" : "a"
     }
 }
+
+extension StateCodingError {
+    /// This error as met in the value for `key`: an unencodable value's key path gains `key` in
+    /// front. The writer's limits name no key, and each container on the way out adds its own,
+    /// so a message names the whole path (`order.lines`), not just the state.
+    func under(_ key: String) -> StateCodingError {
+        guard case .unencodable(let inner, let reason) = self else { return self }
+        return .unencodable(key: inner.isEmpty ? key : key + "." + inner, reason: reason)
+    }
+}

@@ -370,8 +370,7 @@ public final class StateEncoder {
             values.truncate(to: start)
             if notedOtherKey { otherKeys.remove(key) }
             // A limit the writer met somewhere in the value: named by the key it was for.
-            if case .unencodable("", let reason) = error { throw .unencodable(key: key, reason: reason) }
-            throw error
+            throw error.under(key)
         }
         entries.append(entry)
     }
