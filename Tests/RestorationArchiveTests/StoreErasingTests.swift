@@ -212,6 +212,38 @@ struct StoreErasingTests {
         }
     }
 
+    /// The erased store fills again from another engine (or process) up to the generation
+    /// number this engine last saved: the number is the same, the nodes are not the ones this
+    /// engine knows. Its next save is a full one, or the other writer's states would stay
+    /// where this engine's tree left a node unchanged.
+    @Test func anEngineSavesInFullWhenAnotherWriterReachedItsGenerationAfterAnErase() throws {
+        try withTemporaryStorePath { path in
+            // Root, List and Settings hold `value`; Detail holds `detail`.
+            func tree(_ value: String, detail: Probe) -> Probe {
+                Probe("Root", value: value, [Probe("List", value: value), Probe("Settings", value: value), detail])
+            }
+            let engine = try makeEngine(try ArchiveStore(path: path))
+            let detail = Probe("Detail", value: "first")
+            let mine = tree("mine", detail: detail)
+            #expect(try engine.preserve([mine]).save?.kind == .full)
+            detail.value = "second"
+            let known = try #require(try engine.preserve([mine]).save)
+            #expect(known.kind == .incremental)
+
+            try ArchiveStore.erase(at: path)
+            let other = try makeEngine(try ArchiveStore(path: path))
+            try other.preserve([tree("theirs", detail: Probe("Detail", value: "a"))])
+            #expect(try other.preserve([tree("theirs", detail: Probe("Detail", value: "b"))]).save?.generation == known.generation)
+
+            detail.value = "third"
+            #expect(try engine.preserve([mine]).save?.kind == .full)
+            let (root, list, settings, restored) = (Probe("Root"), Probe("List"), Probe("Settings"), Probe("Detail"))
+            root.children = [list, settings, restored]
+            _ = try makeEngine(try ArchiveStore(path: path)).restore([root])
+            #expect([root.value, list.value, settings.value, restored.value] == ["mine", "mine", "mine", "third"])
+        }
+    }
+
     /// Another program's database at the store's path (a wrong path, most likely) is never
     /// erased. A database without tables has nothing to lose, and a store whose
     /// `application_id` was damaged still has its tables: both are erased.

@@ -45,7 +45,8 @@ extension RestorationEngine {
             appVersion: app.version, appBuild: app.build, platform: app.platform, idiom: app.idiom,
             appValues: appValues)
         let result = try save(walk.nodes, header: header, in: archive, known: known, alignment: alignment)
-        remember(walk.nodes, as: result.save.generation, of: archive, pathsAreChecked: true)
+        remember(
+            walk.nodes, as: result.save.generation, nodeDigest: result.nodeDigest, of: archive, pathsAreChecked: true)
         logger?.info(
             "Saved archive '\(archive)' generation \(result.save.generation) (\(result.save.kind.rawValue)): \(result.written) written, \(result.unchanged) unchanged, \(result.save.nodesRemoved) removed")
         return PreservationResult(
@@ -55,19 +56,22 @@ extension RestorationEngine {
 
     /// Writes `nodes` incrementally against the last `known` generation when few changed, in
     /// full otherwise (or when another writer saved in between, or the archive was damaged
-    /// since). `alignment` is how `nodes`'s paths line up with `known`'s.
+    /// or erased since). `alignment` is how `nodes`'s paths line up with `known`'s.
     private func save(
         _ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName,
         known: KnownGeneration?, alignment: PathAlignment?
-    ) throws(RestorationError) -> (save: SaveResult, written: Int, unchanged: Int) {
+    ) throws(RestorationError) -> (save: SaveResult, nodeDigest: Int64, written: Int, unchanged: Int) {
         do {
             if let known, let alignment {
                 switch Self.changes(from: known.nodes, to: nodes, alignment: alignment) {
                 case .changes(let changed, let removed) where changed.count + removed.count <= nodes.count / 2:
                     do {
+                        // Known by its digest too: after an erase, another writer's
+                        // generation may have the number this engine last saw.
                         let save = try store.saveChanges(
-                            changed, removing: removed, basedOn: known.generation, header: header, in: archive)
-                        return (save, changed.count, nodes.count - changed.count)
+                            changed, removing: removed, basedOn: known.generation, nodeDigest: known.nodeDigest,
+                            header: header, in: archive)
+                        return (save.result, save.nodeDigest, changed.count, nodes.count - changed.count)
                     } catch .generationConflict, .generationNotFound, .archiveNotFound {
                         logger?.notice("Archive '\(archive)' changed since this engine last saw it; saving it in full")
                     } catch where error.isDamage {
@@ -81,8 +85,8 @@ extension RestorationEngine {
                     logger?.notice("The path \(path) is in another Unicode form than archive '\(archive)' holds; saving it in full")
                 }
             }
-            let save = try store.save(nodes, header: header, in: archive)
-            return (save, nodes.count, 0)
+            let save = try store.saveInFull(nodes, header: header, in: archive)
+            return (save.result, save.nodeDigest, nodes.count, 0)
         } catch {
             throw .store(error)
         }

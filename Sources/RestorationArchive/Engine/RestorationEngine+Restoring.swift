@@ -109,7 +109,8 @@ extension RestorationEngine {
             "Restored archive '\(archive)' generation \(header.generation): \(report.restoredCount) of \(report.nodes.count) nodes")
         // The marker goes (and the report is kept) once every extension is complete too (R10).
         progress.walkEnded(with: report)
-        remember(snapshot.nodes, as: header.generation, of: archive, pathsAreChecked: false)
+        remember(
+            snapshot.nodes, as: header.generation, nodeDigest: snapshot.nodeDigest, of: archive, pathsAreChecked: false)
         return RestorationResult(report: report, objects: walk.shared.objects, progress: progress)
     }
 

@@ -78,6 +78,9 @@ public final class RestorationEngine {
     /// An archive's newest generation as this engine last saved or restored it.
     struct KnownGeneration {
         let generation: Generation
+        /// The generation's node digest: the store's generation of that number is this one
+        /// only if its digest is this too (an erased store numbers its generations afresh).
+        let nodeDigest: Int64
         let nodes: [ArchivedNode]
         /// Whether a preservation's walk found these paths unique (R2). A restored
         /// generation's paths are unique by their bytes, but not always as paths compare (a
@@ -85,9 +88,13 @@ public final class RestorationEngine {
         let pathsAreChecked: Bool
     }
 
-    /// Remembers `nodes` as the newest `generation` of `archive`.
-    func remember(_ nodes: [ArchivedNode], as generation: Generation, of archive: ArchiveName, pathsAreChecked: Bool) {
-        lastKnown[archive] = KnownGeneration(generation: generation, nodes: nodes, pathsAreChecked: pathsAreChecked)
+    /// Remembers `nodes` as the newest `generation` of `archive`, whose node digest is `nodeDigest`.
+    func remember(
+        _ nodes: [ArchivedNode], as generation: Generation, nodeDigest: Int64, of archive: ArchiveName,
+        pathsAreChecked: Bool
+    ) {
+        lastKnown[archive] = KnownGeneration(
+            generation: generation, nodeDigest: nodeDigest, nodes: nodes, pathsAreChecked: pathsAreChecked)
     }
 
     /// `nodes` by path (the last of two nodes with one path wins).

@@ -259,6 +259,8 @@ extension ArchiveStore {
         var header: ArchiveHeader
         var nodes: [ArchivedNode]
         var damaged: Set<RestorationPath>
+        /// The sum of the generation's node checksums, as its header records it.
+        var nodeDigest: Int64
     }
 
     /// Reads one generation for restoration, in the caller's transaction. Damage beyond single
@@ -272,6 +274,7 @@ extension ArchiveStore {
         let read = try readNodes(
             of: archive, generation: generation, toleratingDamage: true, seal: seal, leavingSealed: leavingSealed,
             connection)
-        return RestorationSnapshot(header: header, nodes: read.nodes, damaged: read.damaged)
+        return RestorationSnapshot(
+            header: header, nodes: read.nodes, damaged: read.damaged, nodeDigest: generation.nodeDigest)
     }
 }

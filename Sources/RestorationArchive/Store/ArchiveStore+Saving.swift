@@ -22,6 +22,14 @@ extension ArchiveStore {
     public func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName = .main)
         throws(ArchiveStoreError) -> SaveResult
     {
+        try saveInFull(nodes, header: header, in: archive).result
+    }
+
+    /// ``save(_:header:in:)``, also returning the new generation's node digest (the sum of its
+    /// nodes' checksums): what the engine knows the generation by, beyond its number.
+    func saveInFull(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName)
+        throws(ArchiveStoreError) -> (result: SaveResult, nodeDigest: Int64)
+    {
         let order = try PathOrder(nodes, requireParents: true).indexes
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
@@ -55,9 +63,10 @@ extension ArchiveStore {
                 generation: generation, epoch: generation, kind: .full, header: header, appValues: appValues,
                 nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
             logger?.debug("Saved archive '\(archive)' generation \(generation) in full: \(nodes.count) nodes, \(totalBytes) bytes")
-            return SaveResult(
+            let result = SaveResult(
                 generation: generation, kind: .full, nodesWritten: nodes.count, nodesRemoved: removed,
                 nodeCount: nodes.count, prunedGenerations: pruned)
+            return (result, digest)
         }
     }
 
@@ -72,7 +81,9 @@ extension ArchiveStore {
     ///     compare (another Unicode form of a stored path removes that node); a path not in
     ///     the archive is ignored.
     ///   - base: the generation the changes were computed against: it must still be the
-    ///     archive's newest, or the save is refused (another save committed in between).
+    ///     archive's newest, or the save is refused (another save committed in between). It
+    ///     is known by its number only: after ``erase(at:busyTimeout:logger:)`` numbers start
+    ///     again, so changes computed before an erase must not be saved after it.
     ///   - header: the header of the new generation.
     ///   - archive: the archive to change.
     /// - Throws: ``ArchiveStoreError/generationConflict(_:expected:found:)`` when `base` is no
@@ -84,6 +95,18 @@ extension ArchiveStore {
         _ changed: [ArchivedNode], removing removed: [RestorationPath] = [], basedOn base: Generation,
         header: SaveHeader, in archive: ArchiveName = .main
     ) throws(ArchiveStoreError) -> SaveResult {
+        try saveChanges(changed, removing: removed, basedOn: base, nodeDigest: nil, header: header, in: archive).result
+    }
+
+    /// ``saveChanges(_:removing:basedOn:header:in:)`` against a base known by its node digest
+    /// too, when `nodeDigest` is given: a base of that number with other nodes (the store was
+    /// erased since, and another writer saved up to that number) is refused as
+    /// ``ArchiveStoreError/generationConflict(_:expected:found:)``. Also returns the new
+    /// generation's node digest.
+    func saveChanges(
+        _ changed: [ArchivedNode], removing removed: [RestorationPath], basedOn base: Generation,
+        nodeDigest expectedDigest: Int64?, header: SaveHeader, in archive: ArchiveName
+    ) throws(ArchiveStoreError) -> (result: SaveResult, nodeDigest: Int64) {
         // Parents before children, so a new parent exists before its new children are checked.
         let changed = try PathOrder(changed, requireParents: false).indexes.map { changed[$0] }
         let appValues = try HeaderValue.encode(header.appValues)
@@ -98,6 +121,9 @@ extension ArchiveStore {
             }
             guard row.discardedAt == nil, let previous = try ArchiveRows.generation(base, of: row, in: connection) else {
                 throw ArchiveStoreError.generationNotFound(archive, base)
+            }
+            if let expectedDigest, previous.nodeDigest != expectedDigest {
+                throw ArchiveStoreError.generationConflict(archive, expected: base, found: row.generation)
             }
             let generation = base.next
             // The changes are rows of the base's epoch: unchanged rows carry on from it.
@@ -218,9 +244,10 @@ extension ArchiveStore {
             }
             logger?.debug(
                 "Saved archive '\(archive)' generation \(generation) incrementally: \(changed.count) written, \(removedCount) removed")
-            return SaveResult(
+            let result = SaveResult(
                 generation: generation, kind: .incremental, nodesWritten: changed.count, nodesRemoved: removedCount,
                 nodeCount: Int(nodeCount), prunedGenerations: pruned)
+            return (result, digest)
         }
     }
 
