@@ -491,6 +491,29 @@ struct StoreDamageTests {
         }
     }
 
+    /// A node restoration left out as damaged is written again at the next save, even when
+    /// the app's object there encodes what the damaged row holds: the damage was elsewhere in
+    /// the row (here its generation of birth), and an incremental save that kept the row
+    /// would leave it failing its checksum at every launch after.
+    @Test func aNodeFoundDamagedAtRestorationIsWrittenAgain() throws {
+        try withTemporaryStorePath { path in
+            let tree = { (value: String) in [Probe("Root", value: "r", [Probe("A", value: value), Probe("B", value: "b")])] }
+            try makeEngine(try ArchiveStore(path: path)).preserve(tree("a"))
+            try tamper(with: path, "UPDATE node SET born = born + 1000 WHERE path = 'Root/B'")
+
+            let engine = try makeEngine(try ArchiveStore(path: path))
+            let damaged = try engine.restore(tree("")).report
+            #expect(damaged.nodes.map(\.outcome) == [.restored, .restored, .failed(.checksumMismatch)])
+            try engine.preserve(tree("changed"))
+
+            let next = try makeEngine(try ArchiveStore(path: path)).restore(tree("")).report
+            #expect(next.nodes.map(\.outcome) == [.restored, .restored, .restored])
+            // The damaged generation is retained as the previous one; the newest is whole.
+            let problems = try ArchiveStore(path: path).check()
+            #expect(!problems.isEmpty && problems.allSatisfy { $0.generation != 2 }, "\(problems.map(\.description))")
+        }
+    }
+
     /// `check` names a damaged archive row as its archive's problem and goes on: the other
     /// archives, and the damaged one's generations, are checked all the same.
     @Test func checkListsADamagedArchiveRowAndGoesOn() throws {

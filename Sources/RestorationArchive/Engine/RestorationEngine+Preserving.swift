@@ -8,7 +8,8 @@ extension RestorationEngine {
     /// (R1), each object encodes into its own coder (R3), and children are preserved under
     /// their container (R4). When only some objects' encoded bytes changed since the
     /// generation this engine last saved or restored, only those are written; otherwise the
-    /// archive is written in full.
+    /// archive is written in full (so it is after a restoration that found damaged nodes,
+    /// which replaces them).
     ///
     /// An object that fails to encode, or is over budget, is left out with its subtree and
     /// listed in ``PreservationResult/leftOut``; the rest is saved.

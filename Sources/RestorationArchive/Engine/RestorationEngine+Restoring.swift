@@ -109,8 +109,16 @@ extension RestorationEngine {
             "Restored archive '\(archive)' generation \(header.generation): \(report.restoredCount) of \(report.nodes.count) nodes")
         // The marker goes (and the report is kept) once every extension is complete too (R10).
         progress.walkEnded(with: report)
-        remember(
-            snapshot.nodes, as: header.generation, nodeDigest: snapshot.nodeDigest, of: archive, pathsAreChecked: false)
+        if snapshot.damaged.isEmpty {
+            remember(
+                snapshot.nodes, as: header.generation, nodeDigest: snapshot.nodeDigest, of: archive,
+                pathsAreChecked: false)
+        } else {
+            // A damaged node may read as what the app encodes there now (the damage was to
+            // another part of its row): compared against it, it would be kept, and fail its
+            // checksum at every launch. The next save is a full one, which replaces it.
+            lastKnown[archive] = nil
+        }
         return RestorationResult(report: report, objects: walk.shared.objects, progress: progress)
     }
 
