@@ -400,6 +400,65 @@ struct CrashMarkerTests {
         }
     }
 
+    /// The app saves while its restoration is still in progress (an object's extension has
+    /// not completed: a page still loading), then dies. The generation it saved holds the
+    /// state whose restoration it did not survive, the page that was loading: the crash rule
+    /// applies to it, as UIKit deletes whatever state it has after a crash during
+    /// restoration. Otherwise the next launch would restore it and die the same way, and
+    /// under one retained generation, with the restored one pruned, nothing would be
+    /// invalidated at all.
+    @Test(arguments: [
+        (CrashPolicy.discard, 2), (.discard, 1), (.fallBackToKnownGood, 2), (.retry(attempts: 1), 2),
+    ])
+    func R11_aGenerationSavedWhileRestorationIsInProgressIsTheOneInvalidated(policy: CrashPolicy, retained: Int) throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(retainedGenerations: retained, crashPolicy: policy)
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "loads a page that crashes the app")])
+            let slow = SlowScreen("Root")
+            let engine = try makeEngine(store)
+            let result = try engine.restore([slow])
+            #expect(result.report.outcome == .restored && !result.isComplete)
+            slow.value = "saved while the page loads"
+            #expect(try engine.preserve([slow]).save?.generation == 2)
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(next.report.outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
+            #expect(root.decodeCount == 0)
+            #expect(try !store.hasCrashMarker())
+            withExtendedLifetime(result) {}
+        }
+    }
+
+    /// A restoration that completes after the app saved during it ends as any other: its
+    /// marker goes, the generation it restored is known good, and the generation saved
+    /// meanwhile is restored at the next launch.
+    @Test func aRestorationCompletedAfterASaveDuringItEndsAsAnyOther() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .retry(attempts: 1))
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "first")])
+            let slow = SlowScreen("Root")
+            let engine = try makeEngine(store)
+            let result = try engine.restore([slow])
+            slow.value = "saved while the page loads"
+            try engine.preserve([slow])
+            slow.extensions.forEach { $0.complete() }
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            let generations = try store.generations()
+            #expect(generations.map(\.restoredCleanly) == [false, true])
+            #expect(generations.map(\.restoreAttempts) == [0, 0])
+
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(next.report.outcome == .restored && next.report.generation == 2)
+            #expect(root.value == "saved while the page loads")
+        }
+    }
+
     @Test func retryPolicyNeedsAnAttempt() throws {
         _ = try withTemporaryStorePath { path in
             #expect(throws: ArchiveStoreError.invalidConfiguration("a retry crash policy needs at least 1 attempt")) {

@@ -26,9 +26,10 @@ public struct RestorationContext {
     /// Extends restoration for asynchronous work this object starts (loading an image, a
     /// query), as UIKit's `extendStateRestoration()` does (R10). Restoration stays in
     /// progress, and the generation's crash marker in the store, until every extension is
-    /// completed: if the app dies first, that counts as a crash during restoration. Keep the
-    /// extension until the work ends: one released without being completed never ends the
-    /// restoration (the error is logged).
+    /// completed: if the app dies first, that counts as a crash during restoration (and a
+    /// generation saved meanwhile is the one the crash policy judges: it holds the state
+    /// still being restored). Keep the extension until the work ends: one released without
+    /// being completed never ends the restoration (the error is logged).
     ///
     /// ```swift
     /// let pending = context.extendRestoration()

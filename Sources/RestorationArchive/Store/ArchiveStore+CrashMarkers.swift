@@ -122,11 +122,19 @@ extension ArchiveStore {
         defer { restorationsInProgress.withLock { _ = $0.remove(progressKey(archive)) } }
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
-            let marker = try connection.statement(
-                "DELETE FROM crash_marker WHERE archive_id = ? AND generation = ? AND process_id = ?")
+            // A save during the restoration carried the marker, and the attempt, on to the
+            // generation it wrote: that one's count starts again too.
+            if let marker = try Self.marker(of: row, connection), marker.processID == Int64(getpid()),
+                marker.generation != generation
+            {
+                try ArchiveRows.changeState(of: marker.generation, archive: row, in: connection) { state in
+                    state.restoreAttempts = 0
+                    return true
+                }
+            }
+            let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
             try marker.bind(row.id, at: 1)
-            try marker.bind(generation.rawValue, at: 2)
-            try marker.bind(Int64(getpid()), at: 3)
+            try marker.bind(Int64(getpid()), at: 2)
             try marker.run()
             marker.reset()
             try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
@@ -171,6 +179,46 @@ extension ArchiveStore {
             }
             return markers
         }
+    }
+
+    // MARK: Saves during a restoration
+
+    /// Whether this process is restoring `archive` from this store's file: a save of it now
+    /// carries the restoration's crash marker on (``restorationAttempts(carriedOnFrom:_:)``).
+    func isRestoringHere(_ archive: ArchiveName) -> Bool {
+        restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
+    }
+
+    /// The attempts of the generation this process's restoration of `archive` is restoring,
+    /// for a save during it, read before the save prunes anything; `nil` when the archive has
+    /// no marker of this process (the store was erased since, or the archive discarded).
+    ///
+    /// A generation saved while a restoration is in progress holds the state whose
+    /// restoration has not completed (a page still loading): if the app dies before it does,
+    /// restoring that generation would die the same way. So the save moves the marker to it
+    /// (``carryOnRestoration(of:to:_:)``), with the attempts counted so far (R11), as UIKit
+    /// deletes whatever state it has after a crash during restoration.
+    static func restorationAttempts(carriedOnFrom archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws
+        -> Int64?
+    {
+        guard let marker = try marker(of: archive, connection), marker.processID == Int64(getpid()) else { return nil }
+        // At least the attempt in progress, whatever is left of the generation's row.
+        let restored = try? ArchiveRows.generation(marker.generation, of: archive, in: connection)
+        return max(1, restored?.restoreAttempts ?? 1)
+    }
+
+    /// Moves this process's crash marker of `archive` to `generation`, just written by a save
+    /// during the restoration.
+    static func carryOnRestoration(of archive: ArchiveRows.ArchiveRow, to generation: Generation, _ connection: Connection)
+        throws
+    {
+        let statement = try connection.statement(
+            "UPDATE crash_marker SET generation = ? WHERE archive_id = ? AND process_id = ?")
+        defer { statement.reset() }
+        try statement.bind(generation.rawValue, at: 1)
+        try statement.bind(archive.id, at: 2)
+        try statement.bind(Int64(getpid()), at: 3)
+        try statement.run()
     }
 
     // MARK: Internals

@@ -34,6 +34,7 @@ extension ArchiveStore {
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
+        let restoringHere = isRestoringHere(archive)
         return try write { connection in
             // Damage to the archive's row does not stop a save that replaces all it holds.
             let found = try ArchiveRows.archiveToReplace(named: archive, in: connection)
@@ -42,6 +43,7 @@ extension ArchiveStore {
             }
             let row = try found?.row ?? ArchiveRows.createArchive(named: archive, in: connection)
             let generation = row.generation.next
+            let carriedAttempts = restoringHere ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
             // The previous generation's rows stay as they are, in its epoch (the prune deletes
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
@@ -61,7 +63,8 @@ extension ArchiveStore {
             }
             try Self.finishSave(
                 generation: generation, epoch: generation, kind: .full, header: header, appValues: appValues,
-                nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, archive: row, connection: connection)
+                nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, carriedAttempts: carriedAttempts,
+                archive: row, connection: connection)
             logger?.debug("Saved archive '\(archive)' generation \(generation) in full: \(nodes.count) nodes, \(totalBytes) bytes")
             let result = SaveResult(
                 generation: generation, kind: .full, nodesWritten: nodes.count, nodesRemoved: removed,
@@ -112,6 +115,7 @@ extension ArchiveStore {
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
+        let restoringHere = isRestoringHere(archive)
         return try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
@@ -126,6 +130,7 @@ extension ArchiveStore {
                 throw ArchiveStoreError.generationConflict(archive, expected: base, found: row.generation)
             }
             let generation = base.next
+            let carriedAttempts = restoringHere ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
             // The changes are rows of the base's epoch: unchanged rows carry on from it.
             let epoch = previous.epoch
             let pruned = try Self.prune(
@@ -235,8 +240,8 @@ extension ArchiveStore {
             }
             try Self.finishSave(
                 generation: generation, epoch: epoch, kind: .incremental, header: header, appValues: appValues,
-                nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest, archive: row,
-                connection: connection)
+                nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest,
+                carriedAttempts: carriedAttempts, archive: row, connection: connection)
             // Retaining one generation, the prune above took the base: the rows this save
             // retired were the base's alone.
             if retained == 1 {
@@ -377,17 +382,22 @@ extension ArchiveStore {
 
     // MARK: Steps shared by both saves
 
-    /// Writes the new generation's header and makes it the archive's newest.
+    /// Writes the new generation's header and makes it the archive's newest. With
+    /// `carriedAttempts`, a restoration of this process is in progress: the generation takes
+    /// its crash marker and attempts on.
     private static func finishSave(
         generation: Generation, epoch: Generation, kind: SaveKind, header: SaveHeader, appValues: [UInt8],
-        nodeCount: Int, totalBytes: Int, digest: Int64, archive: ArchiveRows.ArchiveRow, connection: Connection
+        nodeCount: Int, totalBytes: Int, digest: Int64, carriedAttempts: Int64?, archive: ArchiveRows.ArchiveRow,
+        connection: Connection
     ) throws {
-        let row = ArchiveRows.GenerationRow(
+        var row = ArchiveRows.GenerationRow(
             generation: generation, storeFormat: Int64(storeFormat), appVersion: header.appVersion,
             appBuild: header.appBuild, platform: header.platform, idiom: header.idiom,
             savedAt: Clock.nowMilliseconds(), saveKind: kind, appValues: appValues, nodeCount: Int64(nodeCount),
             totalBytes: Int64(totalBytes), nodeDigest: digest, epoch: epoch)
+        row.restoreAttempts = carriedAttempts ?? 0
         try ArchiveRows.insert(row, archive: archive, in: connection)
+        if carriedAttempts != nil { try carryOnRestoration(of: archive, to: generation, connection) }
         var advanced = archive
         advanced.generation = generation
         advanced.discardedAt = nil
