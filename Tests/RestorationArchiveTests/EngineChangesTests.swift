@@ -44,13 +44,15 @@ struct EngineChangesTests {
             default:
                 if nodes.count > 1 { nodes.removeLast(nodes.count / 2) }
             }
-            guard case .changes(let changed, let removed) = RestorationEngine.changes(from: known, to: nodes) else {
+            guard case .changes(let changed, let removed, let removedNodes) = RestorationEngine.changes(from: known, to: nodes)
+            else {
                 Issue.record("trial \(trial): paths of the same bytes were taken for another form")
                 continue
             }
             let expected = Self.expected(known, nodes)
             #expect(changed == expected.changed, "trial \(trial)")
             #expect(Set(removed) == expected.removed && removed.count == expected.removed.count, "trial \(trial)")
+            #expect(removedNodes == Set(known.map(\.path)).subtracting(nodes.map(\.path)).count, "trial \(trial)")
             let samePaths = known.map(\.path) == nodes.map(\.path)
             routes[samePaths ? "pairwise" : "by path", default: 0] += 1
         }
@@ -71,6 +73,6 @@ struct EngineChangesTests {
         var byPath = pairwise
         byPath.append(ArchivedNode(path: try RestorationPath("Root", "new"), className: "C", state: [3]))
         #expect(RestorationEngine.changes(from: known, to: byPath) == .anotherForm(reformed))
-        #expect(RestorationEngine.changes(from: known, to: known) == .changes(changed: [], removed: []))
+        #expect(RestorationEngine.changes(from: known, to: known) == .changes(changed: [], removed: [], removedNodes: 0))
     }
 }

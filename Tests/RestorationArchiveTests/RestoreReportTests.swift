@@ -198,15 +198,38 @@ struct RestoreReportTests {
     @Test func removedObjectsAreRemovedWithTheirSubtrees() throws {
         try withTemporaryStore { store in
             let engine = try makeEngine(store)
-            let keep = (0..<6).map { Probe("K\($0)") }
+            let keep = (0..<12).map { Probe("K\($0)") }
             let gone = Probe("Gone", [Probe("Child", [Probe("Grandchild")])])
             let root = Probe("Root", keep + [gone])
             try engine.preserve([root])
             root.children.removeLast()
             let result = try engine.preserve([root])
             #expect(result.save?.kind == .incremental)
-            #expect(result.nodesRemoved == 3 && result.nodesWritten == 0 && result.nodesUnchanged == 7)
-            #expect(try store.snapshot()?.nodes.count == 7)
+            #expect(result.nodesRemoved == 3 && result.nodesWritten == 0 && result.nodesUnchanged == 13)
+            #expect(try store.snapshot()?.nodes.count == 13)
+        }
+    }
+
+    /// Retiring a row costs an incremental save about three times what writing one costs a
+    /// full save: a save that would retire or rewrite more than a third of the tree's nodes
+    /// is written in full, counting every node of a removed subtree (a tab closed with its
+    /// whole stack is one removed path, and most of the archive).
+    @Test func aSaveThatWouldRetireMostOfTheArchiveIsWrittenInFull() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            let keep = (0..<4).map { Probe("K\($0)") }
+            let tab = Probe("Tab", (0..<5).map { Probe("Screen\($0)", (0..<4).map { Probe("Row\($0)") }) })
+            let root = Probe("Root", keep + [tab])
+            try engine.preserve([root])
+            root.children.removeLast()
+            let removed = try engine.preserve([root])
+            #expect(removed.save?.kind == .full)
+            #expect(removed.nodesWritten == 5 && removed.save?.nodeCount == 5)
+            #expect(try store.snapshot()?.nodes.map(\.path.description) == ["Root", "Root/K0", "Root/K1", "Root/K2", "Root/K3"])
+
+            // One node changed of five is within a third: incremental.
+            keep[0].value = "changed"
+            #expect(try engine.preserve([root]).save?.kind == .incremental)
         }
     }
 
