@@ -24,6 +24,59 @@ struct ProcessIdentityTests {
         }
     }
 
+    /// A process that died and that its parent has not reaped yet (a zombie: the parent is
+    /// busy, or, in a container, an init that never reaps) keeps its id, but runs nothing:
+    /// taken for a restoration in progress, it would keep every launch from restoring until
+    /// it is reaped.
+    @Test func aDeadProcessNotYetReapedDoesNotRun() throws {
+        var pid: pid_t = 0
+        let arguments = ["/bin/sleep", "30"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        try #require(posix_spawn(&pid, "/bin/sleep", nil, nil, &argv, environ) == 0)
+        defer { waitpid(pid, nil, 0) }
+        let startedBefore = Clock.nowMilliseconds()
+        #expect(ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000))
+        kill(pid, SIGKILL)
+        // Waits for its death and leaves it unreaped.
+        var info = siginfo_t()
+        try #require(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0)
+        #expect(kill(pid, 0) == 0, "a zombie still answers to its id")
+        #expect(!ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000))
+    }
+
+    /// A process whose main thread exited while its other threads go on (what
+    /// `dispatchMain()` does) shows the state of a zombie, and runs.
+    @Test func aProcessWhoseMainThreadExitedRuns() throws {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            """
+            import ctypes, sys, threading, time
+            threading.Thread(target=time.sleep, args=(30,)).start()
+            print('ready', flush=True)
+            ctypes.CDLL(None).pthread_exit(None)
+            """,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        let recorded = Clock.nowMilliseconds() + 1_000
+        try process.run()
+        defer { stop(process) }
+        try #require(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+        // The main thread's exit shows in the state once the thread is gone.
+        let stat = "/proc/\(process.processIdentifier)/stat"
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline,
+            !((try? String(contentsOfFile: stat, encoding: .utf8))?.split(separator: ")").last?.hasPrefix(" Z") ?? false)
+        {
+            usleep(10_000)
+        }
+        try #require(try String(contentsOfFile: stat, encoding: .utf8).split(separator: ")").last?.hasPrefix(" Z") == true)
+        #expect(ProcessIdentity.isRunning(Int64(process.processIdentifier), recordedAt: recorded))
+    }
+
     @Test func noProcessRunsForAnExitedOrImpossibleID() throws {
         let exited = Int64(try deadProcessID())
         for processID in [exited, 0, -1, Int64(Int32.max) + 1, .min] {

@@ -20,10 +20,15 @@ enum ProcessIdentity {
     /// Whether a process with `processID` runs and started no later than `moment`
     /// (milliseconds since 1970, as ``Clock`` has them), give or take ``clockAllowance``.
     /// Where the system does not tell when a process started, whether one with that id runs.
+    /// A process that died but that its parent has not reaped yet (a zombie) keeps its id
+    /// and answers to it, but runs nothing: where the system tells (Linux), it does not run.
+    /// One whose main thread alone exited (`dispatchMain()` does so) runs.
     static func isRunning(_ processID: Int64, recordedAt moment: Int64) -> Bool {
         guard let pid = pid_t(exactly: processID), pid > 0 else { return false }
         guard kill(pid, 0) == 0 || errno == EPERM else { return false }
-        guard let started = startMilliseconds(of: pid) else { return true }
+        guard let status = status(of: pid) else { return true }
+        if status.hasDied { return false }
+        guard let started = status.startMilliseconds else { return true }
         let (latest, overflow) = moment.addingReportingOverflow(clockAllowance)
         return overflow || started <= latest
     }
@@ -31,6 +36,18 @@ enum ProcessIdentity {
     /// When the process `pid` started, in milliseconds since 1970, to the kernel's clock tick
     /// (10 ms); `nil` when it cannot be told (no such process, no `/proc`, another system).
     static func startMilliseconds(of pid: pid_t) -> Int64? {
+        status(of: pid)?.startMilliseconds
+    }
+
+    /// What the system tells of a process: whether it died (a zombie its parent has not
+    /// reaped, or one being reaped), and when it started.
+    private struct Status {
+        var hasDied: Bool
+        var startMilliseconds: Int64?
+    }
+
+    /// `nil` when the system tells nothing (no such process, no `/proc`, another system).
+    private static func status(of pid: pid_t) -> Status? {
         #if os(Linux)
         // /proc/PID/stat is "PID (NAME) STATE …"; NAME may hold spaces and parentheses, so the
         // fields are counted from the last ')'. The 22nd, starttime, is in clock ticks since
@@ -39,6 +56,24 @@ enum ProcessIdentity {
             return nil
         }
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+        // fields[0] is field 3, the state: Z a zombie, X (x before Linux 3.13) dead. The
+        // state is its main thread's: a process whose main thread called `pthread_exit` (as
+        // `dispatch_main` does) shows Z while its other threads run. Field 20 counts the
+        // threads, the exited main one included: 1 when the whole process died.
+        guard let state = fields.first?.first else { return nil }
+        let threads = fields.count > 17 ? decimal(fields[17]) : nil
+        let hasDied =
+            [UInt8(ascii: "Z"), UInt8(ascii: "X"), UInt8(ascii: "x")].contains(state) && threads.map { $0 <= 1 } == true
+        return Status(hasDied: hasDied, startMilliseconds: startMilliseconds(fields))
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    /// The start time in a /proc/PID/stat line's fields after the name, in milliseconds
+    /// since 1970.
+    private static func startMilliseconds(_ fields: [ArraySlice<UInt8>]) -> Int64? {
         let ticksPerSecond = Int64(sysconf(Int32(_SC_CLK_TCK)))
         // fields[0] is field 3 (the state): starttime is fields[19].
         guard fields.count > 19, let ticks = decimal(fields[19]), ticksPerSecond > 0 else { return nil }
@@ -51,12 +86,8 @@ enum ProcessIdentity {
         let (afterBoot, overflow) = ticks.multipliedReportingOverflow(by: 1_000)
         guard !overflow else { return nil }
         return bootedAt + afterBoot / ticksPerSecond
-        #else
-        return nil
-        #endif
     }
 
-    #if os(Linux)
     private static func milliseconds(_ time: timespec) -> Int64 {
         Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
     }
