@@ -42,7 +42,9 @@ public enum CrashPolicy: Hashable, Sendable {
 public struct CrashMarker: Hashable, Sendable {
     /// The archive being restored.
     public var archive: ArchiveName
-    /// The generation being restored.
+    /// The generation the crash policy applies to if the restoration died: the one being
+    /// restored, or the newest one saved while its restoration was in progress, which holds
+    /// the same state.
     public var generation: Generation
     /// When its restoration began.
     public var startedAt: Date
