@@ -193,6 +193,27 @@ struct StoreErasingTests {
         }
     }
 
+    /// The erased store holds a generation of the number being restored by the time the
+    /// restoration completes: another one, saved since. The restoration's end does not mark
+    /// it known good (it was never restored), nor keep a report of it.
+    @Test func aRestorationCompletedAfterAnEraseLeavesAnotherGenerationOfItsNumberAlone() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let restoring = SlowScreen("Root")
+            let result = try makeEngine(store).restore([restoring])
+
+            try ArchiveStore.erase(at: path)
+            let other = try ArchiveStore(path: path)
+            #expect(try makeEngine(other).preserve([Probe("Root", value: "other")]).save?.generation == 1)
+
+            for extensionOfRestoration in restoring.extensions { #expect(extensionOfRestoration.complete()) }
+            #expect(result.isComplete)
+            #expect(try other.generations().map(\.restoredCleanly) == [false])
+            #expect(try other.restoreReports().isEmpty)
+        }
+    }
+
     @Test func anEngineSavesInFullAfterItsStoreWasErased() throws {
         try withTemporaryStorePath { path in
             let engine = try makeEngine(try ArchiveStore(path: path))

@@ -88,7 +88,8 @@ extension RestorationEngine {
         }
 
         // The crash marker is committed before the first node is decoded (R11).
-        let progress = RestorationProgress(store: store, archive: archive, generation: header.generation, logger: logger)
+        let progress = RestorationProgress(
+            store: store, archive: archive, generation: header.generation, nodeDigest: snapshot.nodeDigest, logger: logger)
         if store.mode == .readWrite {
             do {
                 try store.beginRestoration(of: archive, generation: header.generation)

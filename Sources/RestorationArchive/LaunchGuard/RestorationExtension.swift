@@ -58,13 +58,17 @@ final class RestorationProgress: Sendable {
     let store: ArchiveStore
     let archive: ArchiveName
     let generation: Generation
+    /// The restored generation's node digest: what tells it from another generation of its
+    /// number (the store erased and saved again before the restoration completed).
+    let nodeDigest: Int64
     let logger: Logger?
     private let state = Locked(State())
 
-    init(store: ArchiveStore, archive: ArchiveName, generation: Generation, logger: Logger?) {
+    init(store: ArchiveStore, archive: ArchiveName, generation: Generation, nodeDigest: Int64, logger: Logger?) {
         self.store = store
         self.archive = archive
         self.generation = generation
+        self.nodeDigest = nodeDigest
         self.logger = logger
     }
 
@@ -101,7 +105,7 @@ final class RestorationProgress: Sendable {
         guard let report else { return }
         guard store.mode == .readWrite else { return }
         do {
-            try store.finishRestoration(of: archive, generation: generation, report: report)
+            try store.finishRestoration(of: archive, generation: generation, nodeDigest: nodeDigest, report: report)
         } catch {
             // The marker stays: the next launch will take this restoration for a crash.
             logger?.error(

@@ -114,8 +114,10 @@ extension ArchiveStore {
     }
 
     /// Removes this process's crash marker once a restoration has completed, marks the
-    /// generation known good, and keeps the report, in one transaction.
-    func finishRestoration(of archive: ArchiveName, generation: Generation, report: RestoreReport)
+    /// generation known good, and keeps the report, in one transaction. A generation of that
+    /// number with another `nodeDigest` is another one (the store was erased and saved again
+    /// since): it is left alone, and the report goes with the store it was about.
+    func finishRestoration(of archive: ArchiveName, generation: Generation, nodeDigest: Int64, report: RestoreReport)
         throws(ArchiveStoreError)
     {
         let blob = try Self.storedBlob(of: report)
@@ -137,10 +139,15 @@ extension ArchiveStore {
             try marker.bind(Int64(getpid()), at: 2)
             try marker.run()
             marker.reset()
-            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
-                state.restoredCleanly = true
-                state.restoreAttempts = 0
-                return true
+            // Not there any more when a save during the restoration pruned it: its report is
+            // kept all the same.
+            if let restored = try ArchiveRows.generation(generation, of: row, in: connection) {
+                guard restored.nodeDigest == nodeDigest else { return }
+                try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
+                    state.restoredCleanly = true
+                    state.restoreAttempts = 0
+                    return true
+                }
             }
             try keepReport(blob, of: report, archive: row, connection)
         }
