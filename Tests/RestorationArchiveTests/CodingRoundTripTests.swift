@@ -390,6 +390,48 @@ struct CodingRoundTripTests {
         #expect(try decoder.value(forKey: "drink") == .container(["name": .string("Latte"), "temperature": .int(70)]))
     }
 
+    /// A value that encodes what it wraps as its own single value, as a wrapper type does.
+    final class Wrapper: Encodable {
+        var wrapped: Wrapper?
+        let name: String
+        init(_ name: String, wrapping wrapped: Wrapper? = nil) {
+            self.name = name
+            self.wrapped = wrapped
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            if let wrapped { try container.encode(wrapped) } else { try container.encode(name) }
+        }
+    }
+
+    /// Values inside values through single-value containers add no depth to the blob, so
+    /// the container depth limit did not stop them: an object graph with a cycle, or a very
+    /// long chain, overflowed the stack and crashed the app. It is refused, naming the key,
+    /// and what the coder held stays. A few wrappers deep is one value, as before.
+    @Test func aValueInsideItselfIsRefusedNotACrash() throws {
+        let cycle = Wrapper("loop")
+        cycle.wrapped = Wrapper("back", wrapping: cycle)
+        var chain = Wrapper("end")
+        for index in 0..<10_000 { chain = Wrapper("\(index)", wrapping: chain) }
+        let coder = StateEncoder()
+        try coder.encode("kept", forKey: "before")
+        for value in [cycle, chain] {
+            let error = try #require(throws: StateCodingError.self) {
+                try coder.encode(["screen": value], forKey: "state")
+            }
+            guard case .unencodable(let key, let reason) = error else {
+                Issue.record("expected unencodable, got \(error)")
+                continue
+            }
+            #expect(key == "state.screen" && reason.contains("single-value containers"), "\(error)")
+        }
+        cycle.wrapped = nil  // no longer a cycle
+        try coder.encode(Wrapper("a", wrapping: Wrapper("b", wrapping: Wrapper("c"))), forKey: "wrapped")
+        let decoder = try StateDecoder(blob: try coder.encodedBlob())
+        #expect(decoder.keys.sorted() == ["before", "wrapped"])
+        #expect(try decoder.decode(String.self, forKey: "wrapped") == "c")
+    }
+
     /// A nested container (or array) opened again for its key is the one already there, as
     /// in Foundation's encoders: it was replaced by an empty one, and what the first helper had
     /// written was lost without an error. One opened where a value of another kind is was

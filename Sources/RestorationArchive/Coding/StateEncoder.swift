@@ -184,6 +184,10 @@ public final class StateEncoder {
     /// Encodes any `Encodable` value — optionals, arrays, dictionaries with string keys,
     /// Codable structs and enums — in the blob format. `Date`, `UUID`, `URL`, `Data` and
     /// `[UInt8]` keep their own types wherever they appear.
+    ///
+    /// A value whose containers nest deeper than ``DecodingLimits/maximumDepth``'s default,
+    /// or that is that many values deep through single-value containers (a value inside
+    /// itself), is refused as ``StateCodingError/unencodable(key:reason:)``.
     public func encode<Value: Encodable>(_ value: Value, forKey key: String) throws(StateCodingError) {
         let tree = try StateValueEncoder.encode(value, key: key, depth: depth)
         try record(key) { (writer: inout BlobWriter) throws(StateCodingError) in try writer.write(tree, depth: depth) }

@@ -85,16 +85,34 @@ struct StateValueEncoder {
         func record(_ path: [any CodingKey]) { if first == nil { first = path } }
     }
 
+    /// How many values the one being encoded is inside of through single-value containers
+    /// (a wrapper encoding what it wraps as its own value): those add no depth to the blob,
+    /// but each is a level of recursion, and a cycle of them would never end.
+    final class SingleValueNesting {
+        private(set) var depth = 0
+        func enter() { depth += 1 }
+        func leave() { depth -= 1 }
+    }
+
     struct Context {
         let rootKey: String
         let baseDepth: Int
         let mixedContainers = MixedContainers()
+        let singleValueNesting = SingleValueNesting()
 
         func check(_ path: [any CodingKey]) throws {
             guard baseDepth + path.count < DecodingLimits.default.maximumDepth else {
                 throw StateCodingError.unencodable(
                     key: describe(path, root: rootKey),
                     reason: "containers nest deeper than \(DecodingLimits.default.maximumDepth) levels")
+            }
+            // As many again through single values: a value inside itself (an object graph with
+            // a cycle) is refused here, where it would otherwise overflow the stack.
+            guard singleValueNesting.depth < DecodingLimits.default.maximumDepth else {
+                throw StateCodingError.unencodable(
+                    key: describe(path, root: rootKey),
+                    reason: "values nest deeper than \(DecodingLimits.default.maximumDepth) levels through "
+                        + "single-value containers (does a value contain itself?)")
             }
         }
     }
@@ -324,6 +342,8 @@ private struct TreeEncoder: Encoder {
         mutating func encode(_ value: UInt64) throws { set(.uint(value)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
             recordIfFilled()
+            context.singleValueNesting.enter()
+            defer { context.singleValueNesting.leave() }
             try TreeEncoder.encode(value, into: target, path: codingPath, context: context)
         }
     }
