@@ -432,6 +432,32 @@ struct CrashMarkerTests {
         }
     }
 
+    /// An extension released without being completed (a programming error, logged) leaves
+    /// its restoration in progress for the rest of the process, but its work is gone with it:
+    /// nothing of it can crash the app any more. A save after that does not carry the marker
+    /// on, so a later death of the process (killed in the background, as is normal) costs the
+    /// generation restored, not the one saved since.
+    @Test func aSaveAfterAnExtensionWasAbandonedLeavesTheMarkerWhereItIs() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "first")])
+            let engine = try makeEngine(store)
+            do {
+                let slow = SlowScreen("Root")
+                let result = try engine.restore([slow])
+                #expect(!result.isComplete)
+            }  // the screen, and its extension, released
+            try engine.preserve([Probe("Root", value: "saved after")])
+            #expect(try store.crashMarkers().map(\.generation) == [1])
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+
+            let root = Probe("Root")
+            let next = try makeEngine(try ArchiveStore(path: path)).restore([root])
+            #expect(next.report.outcome == .restored && next.report.generation == 2)
+            #expect(root.value == "saved after")
+        }
+    }
+
     /// A restoration that completes after the app saved during it ends as any other: its
     /// marker goes, the generation it restored is known good, and the generation saved
     /// meanwhile is restored at the next launch.

@@ -88,15 +88,17 @@ extension RestorationEngine {
         }
 
         // The crash marker is committed before the first node is decoded (R11).
-        let progress = RestorationProgress(
-            store: store, archive: archive, generation: header.generation, nodeDigest: snapshot.nodeDigest, logger: logger)
+        var token: UInt64?
         if store.mode == .readWrite {
             do {
-                try store.beginRestoration(of: archive, generation: header.generation)
+                token = try store.beginRestoration(of: archive, generation: header.generation)
             } catch {
                 throw .store(error)
             }
         }
+        let progress = RestorationProgress(
+            store: store, archive: archive, generation: header.generation, nodeDigest: snapshot.nodeDigest,
+            token: token, logger: logger)
         var walk = RestorationWalk(
             registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots),
             progress: progress)

@@ -22,11 +22,13 @@ public final class RestorationExtension: Sendable {
     /// Released without being completed: a programming error, which nothing can mend now (its
     /// restoration never completes). Said in the log, naming the object, since all the app
     /// sees otherwise is a restoration that never ends and its state invalidated at a later
-    /// launch.
+    /// launch. Its work is gone with it, though: saves from now on are not taken for state
+    /// whose restoration is still running.
     deinit {
         guard !completed.load(ordering: .acquiring) else { return }
         progress.logger?.error(
             "The restoration extension of '\(path)' was released without being completed: restoring archive '\(progress.archive)' generation \(progress.generation) can never complete")
+        if let token = progress.token { progress.store.restorationAbandoned(progress.archive, token: token) }
     }
 
     /// Completes this extension. When it is the last one and every node has been decoded,
@@ -61,14 +63,21 @@ final class RestorationProgress: Sendable {
     /// The restored generation's node digest: what tells it from another generation of its
     /// number (the store erased and saved again before the restoration completed).
     let nodeDigest: Int64
+    /// What the store knows this restoration by; `nil` on a read-only store, which keeps no
+    /// marker.
+    let token: UInt64?
     let logger: Logger?
     private let state = Locked(State())
 
-    init(store: ArchiveStore, archive: ArchiveName, generation: Generation, nodeDigest: Int64, logger: Logger?) {
+    init(
+        store: ArchiveStore, archive: ArchiveName, generation: Generation, nodeDigest: Int64, token: UInt64?,
+        logger: Logger?
+    ) {
         self.store = store
         self.archive = archive
         self.generation = generation
         self.nodeDigest = nodeDigest
+        self.token = token
         self.logger = logger
     }
 
@@ -102,10 +111,10 @@ final class RestorationProgress: Sendable {
     }
 
     private func finish(_ report: RestoreReport?) {
-        guard let report else { return }
-        guard store.mode == .readWrite else { return }
+        guard let report, let token else { return }
         do {
-            try store.finishRestoration(of: archive, generation: generation, nodeDigest: nodeDigest, report: report)
+            try store.finishRestoration(
+                of: archive, generation: generation, nodeDigest: nodeDigest, token: token, report: report)
         } catch {
             // The marker stays: the next launch will take this restoration for a crash.
             logger?.error(

@@ -6,12 +6,26 @@ import Musl
 import Darwin
 #endif
 import Logging
+import Synchronization
 
 /// The archives whose restoration is in progress in this process, by store file and name: a
 /// marker with this process's id is a restoration still running only if it is listed here
 /// (otherwise it was left by an earlier process that had the same id, as in a container where
 /// the app is always process 1).
-private let restorationsInProgress = Locked<Set<RestorationInProgress>>([])
+private let restorationsInProgress = Locked<[RestorationInProgress: RestorationRecord]>([:])
+
+/// One restoration in ``restorationsInProgress``.
+struct RestorationRecord {
+    /// Tells this restoration from an earlier one of the same key: one that never completed
+    /// and whose extension is released later, or one of a file since replaced by another
+    /// with its inode.
+    let token: UInt64
+    /// An extension was released without being completed: the restoration can never
+    /// complete, but its work is gone, so nothing of it can crash the app any more.
+    var abandoned = false
+}
+
+private let nextRestorationToken = Atomic<UInt64>(1)
 
 /// A restoration, as ``restorationsInProgress`` lists it.
 private struct RestorationInProgress: Hashable {
@@ -55,7 +69,7 @@ extension ArchiveStore {
         if policy == .discardAfterForegroundDeath, mode == .readWrite, currentLaunch.withLock({ $0 }) == nil {
             try record(.willFinishLaunching)
         }
-        let inProgress = restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
+        let inProgress = restorationsInProgress.withLock { $0[progressKey(archive)] != nil }
         let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
         if let prepared = try read({ connection in
@@ -92,8 +106,22 @@ extension ArchiveStore {
 
     /// Commits the crash marker of a restoration about to decode `generation`, and counts
     /// the attempt.
-    func beginRestoration(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) {
-        restorationsInProgress.withLock { _ = $0.insert(progressKey(archive)) }
+    ///
+    /// - Returns: the restoration's token, for ``restorationAbandoned(_:token:)``.
+    func beginRestoration(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) -> UInt64 {
+        let key = progressKey(archive)
+        let token = nextRestorationToken.wrappingAdd(1, ordering: .relaxed).oldValue
+        restorationsInProgress.withLock { $0[key] = RestorationRecord(token: token) }
+        do {
+            try writeMarker(of: archive, generation: generation)
+        } catch {
+            restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } }
+            throw error
+        }
+        return token
+    }
+
+    private func writeMarker(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) {
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
             // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
@@ -117,11 +145,12 @@ extension ArchiveStore {
     /// generation known good, and keeps the report, in one transaction. A generation of that
     /// number with another `nodeDigest` is another one (the store was erased and saved again
     /// since): it is left alone, and the report goes with the store it was about.
-    func finishRestoration(of archive: ArchiveName, generation: Generation, nodeDigest: Int64, report: RestoreReport)
-        throws(ArchiveStoreError)
-    {
+    func finishRestoration(
+        of archive: ArchiveName, generation: Generation, nodeDigest: Int64, token: UInt64, report: RestoreReport
+    ) throws(ArchiveStoreError) {
         let blob = try Self.storedBlob(of: report)
-        defer { restorationsInProgress.withLock { _ = $0.remove(progressKey(archive)) } }
+        let key = progressKey(archive)
+        defer { restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } } }
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
             // A save during the restoration carried the marker, and the attempt, on to the
@@ -190,10 +219,22 @@ extension ArchiveStore {
 
     // MARK: Saves during a restoration
 
-    /// Whether this process is restoring `archive` from this store's file: a save of it now
-    /// carries the restoration's crash marker on (``restorationAttempts(carriedOnFrom:_:)``).
+    /// Whether this process is restoring `archive` from this store's file, with work that may
+    /// still run: a save of it now carries the restoration's crash marker on
+    /// (``restorationAttempts(carriedOnFrom:_:)``).
     func isRestoringHere(_ archive: ArchiveName) -> Bool {
-        restorationsInProgress.withLock { $0.contains(progressKey(archive)) }
+        restorationsInProgress.withLock { $0[progressKey(archive)].map { !$0.abandoned } ?? false }
+    }
+
+    /// Notes that an extension of this process's restoration of `archive` (the one
+    /// ``beginRestoration(of:generation:)`` gave `token`) was released without being
+    /// completed: the restoration stays in progress (it can never complete), but saves no
+    /// longer carry its marker on.
+    func restorationAbandoned(_ archive: ArchiveName, token: UInt64) {
+        let key = progressKey(archive)
+        restorationsInProgress.withLock { restorations in
+            if restorations[key]?.token == token { restorations[key]?.abandoned = true }
+        }
     }
 
     /// The attempts of the generation this process's restoration of `archive` is restoring,
