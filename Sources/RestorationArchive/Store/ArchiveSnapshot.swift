@@ -49,8 +49,8 @@ public struct GenerationSummary: Hashable, Sendable {
     public var state: ArchiveState
     /// Restorations of this generation begun since one last completed: what
     /// ``CrashPolicy/retry(attempts:)`` counts. A generation saved during a restoration
-    /// takes on that restoration's attempts, and its crash marker. Above zero with no crash marker present, the
-    /// restorations that began died and were dealt with.
+    /// takes on that restoration's attempts, and its crash marker. Above zero with no crash
+    /// marker present, the restorations that began died and were dealt with.
     public var restoreAttempts: Int
     /// Whether a restoration of this generation ever completed: a generation
     /// ``CrashPolicy/fallBackToKnownGood`` may fall back to.

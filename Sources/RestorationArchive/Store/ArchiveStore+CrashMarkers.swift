@@ -15,7 +15,7 @@ import Synchronization
 private let restorationsInProgress = Locked<[RestorationInProgress: RestorationRecord]>([:])
 
 /// One restoration in ``restorationsInProgress``.
-struct RestorationRecord {
+private struct RestorationRecord {
     /// Tells this restoration from an earlier one of the same key: one that never completed
     /// and whose extension is released later, or one of a file since replaced by another
     /// with its inode.
