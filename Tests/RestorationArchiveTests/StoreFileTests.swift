@@ -73,6 +73,32 @@ struct StoreFileTests {
         }
     }
 
+    /// A symbolic link among the folders on the way is the user's own arrangement (a state
+    /// folder moved to another disk, a home reached through a link), not the store file
+    /// replaced by a link: the store opens there in every mode, and is erased, in the folder
+    /// the link leads to. SQLite's `SQLITE_OPEN_NOFOLLOW` refused a link anywhere on the path,
+    /// after the store file had been created, and called the store path a link.
+    @Test func aStoreInAFolderReachedThroughALinkOpens() throws {
+        try withTemporaryDirectory { directory in
+            #expect(mkdir(directory + "/real", 0o700) == 0)
+            #expect(symlink(directory + "/real", directory + "/state") == 0)
+            let path = directory + "/state/app/store.sqlite"
+            let nodes = try SampleArchives.tree(count: 3)
+            try ArchiveStore(path: path).save(nodes, header: SampleArchives.header)
+            #expect(fileExists(directory + "/real/app/store.sqlite"))
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == nodes)
+            try ArchiveStore.erase(at: path)
+            #expect(try ArchiveStore(path: path).snapshot() == nil)
+            // The store file itself is still never a link, through a linked folder too.
+            #expect(symlink(directory + "/real/app/store.sqlite", directory + "/real/link.sqlite") == 0)
+            let link = directory + "/state/link.sqlite"
+            #expect(throws: ArchiveStoreError.symbolicLinkAtStorePath(path: link)) { try ArchiveStore(path: link) }
+            #expect(throws: ArchiveStoreError.symbolicLinkAtStorePath(path: link)) {
+                try ArchiveStore(path: link, mode: .readOnly)
+            }
+        }
+    }
+
     @Test func readOnlyModeCreatesNothingOnAMissingPath() throws {
         try withTemporaryDirectory { (directory: String) throws in
             let path = directory + "/missing/store.sqlite"

@@ -180,11 +180,25 @@ enum StoreLocation {
         }
     }
 
-    /// The file name to give SQLite for the store at `path`: the path itself, except that
-    /// SQLite takes `:memory:` for a database that lives in memory and is never written to a
-    /// file; `./:memory:` names the file.
+    /// The file name to give SQLite for the store at `path`: the path with the folder it is
+    /// in resolved (symbolic links on the way followed), except that SQLite takes `:memory:`
+    /// for a database that lives in memory and is never written to a file; `./:memory:`
+    /// names the file.
+    ///
+    /// `SQLITE_OPEN_NOFOLLOW` refuses a link anywhere on the path, but a link among the
+    /// folders is the user's own arrangement (a state folder moved to another disk, a home
+    /// reached through a link): only the store file itself must never be one, which that
+    /// flag still checks on the resolved path, as the store's own checks do on `path`. A
+    /// folder that cannot be resolved (it does not exist) is left as it is, for SQLite to
+    /// report.
     static func sqliteFilename(for path: String) -> String {
-        path == ":memory:" ? "./:memory:" : path
+        if path == ":memory:" { return "./:memory:" }
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        let folder = slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+        guard let resolved = realpath(folder, nil) else { return path }
+        defer { free(resolved) }
+        let resolvedFolder = String(cString: resolved)
+        return (resolvedFolder == "/" ? "" : resolvedFolder) + String(path[slash...])
     }
 
     // MARK: Read-only URIs
