@@ -128,7 +128,8 @@ public final class ArchiveStore: Sendable {
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
     ///
     /// In read-write mode, missing folders are created 0700 and the file 0600, whatever the
-    /// umask. In both modes a symbolic link at `path` is refused.
+    /// umask. In both modes a symbolic link at `path` is refused; links among the folders on
+    /// the way are followed.
     ///
     /// - Throws: ``ArchiveStoreError`` — among others ``ArchiveStoreError/storeNotFound(path:)``
     ///   (read-only), ``ArchiveStoreError/notAStore(path:reason:)``,
