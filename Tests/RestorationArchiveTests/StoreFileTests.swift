@@ -99,6 +99,45 @@ struct StoreFileTests {
         }
     }
 
+    /// SQLite opens a database whose full path leaves room for its journal's name: 504
+    /// bytes on Linux. A longer path failed with SQLite's "unable to open database file",
+    /// after its folders and an empty file had been created. It is refused up front, saying
+    /// why, and nothing is created; a path at the limit opens.
+    @Test func aPathLongerThanSQLiteOpensIsRefusedBeforeAnythingIsCreated() throws {
+        try withTemporaryDirectory { directory in
+            // Absolute and resolved, as SQLite measures it.
+            let resolved = try #require(realpath(directory, nil))
+            defer { free(resolved) }
+            let base = String(cString: resolved)
+            func path(bytes: Int) -> String {
+                let folders = base + "/" + String(repeating: "f", count: 200) + "/" + String(repeating: "g", count: 200)
+                return folders + "/" + String(repeating: "s", count: bytes - folders.utf8.count - 1)
+            }
+            let limit = path(bytes: 504)
+            try ArchiveStore(path: limit).save([], header: SampleArchives.header)
+            #expect(try ArchiveStore(path: limit, mode: .readOnly).header() != nil)
+
+            let tooLong = path(bytes: 505)
+            let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: tooLong) }
+            guard case .invalidLocation(let reason) = error else {
+                Issue.record("expected invalidLocation, got \(error)")
+                return
+            }
+            #expect(reason.contains("505 bytes") && reason.contains("504"), "\(error)")
+            #expect(!fileExists(tooLong))
+            // One there already (not made by this library) is refused the same way.
+            #expect(FileManager.default.createFile(atPath: tooLong, contents: Data()))
+            #expect(throws: ArchiveStoreError.self) { try ArchiveStore(path: tooLong, mode: .readOnly) }
+            #expect(throws: ArchiveStoreError.self) { try ArchiveStore.erase(at: tooLong) }
+            #expect(fileBytes(tooLong) == [])
+
+            // Not created on the way either: the folders of a path too long.
+            let deeper = base + "/new/" + String(repeating: "h", count: 250) + "/" + String(repeating: "i", count: 250)
+            #expect(throws: ArchiveStoreError.self) { try ArchiveStore(path: deeper) }
+            #expect(!fileExists(base + "/new"))
+        }
+    }
+
     @Test func readOnlyModeCreatesNothingOnAMissingPath() throws {
         try withTemporaryDirectory { (directory: String) throws in
             let path = directory + "/missing/store.sqlite"

@@ -39,7 +39,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case encryptionKeyRequired(ArchiveName, RestorationPath)
     /// A file-system call failed.
     case fileSystem(operation: String, path: String, errno: Int32)
-    /// The default location cannot be determined (`$HOME` unset) or the app identifier is unusable.
+    /// The default location cannot be determined (`$HOME` unset), the app identifier is
+    /// unusable, or the store's path is longer than SQLite opens.
     case invalidLocation(String)
 
     // MARK: Arguments

@@ -1,3 +1,4 @@
+internal import CSQLite
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -56,6 +57,7 @@ enum StoreLocation {
     ///
     /// - Returns: the file's identity, from the `stat` the check took.
     static func prepareForWriting(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
+        try checkLength(of: path)
         try createDirectories(for: path)
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd >= 0 {
@@ -102,6 +104,7 @@ enum StoreLocation {
     static func checkForReading(path: String) throws(ArchiveStoreError) -> FileStamp {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
+        try checkLength(of: path)
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
         return FileStamp(info)
     }
@@ -111,7 +114,26 @@ enum StoreLocation {
     static func checkForErasing(path: String) throws(ArchiveStoreError) -> Bool {
         guard let info = try existing(path) else { return false }
         try checkRegularFile(path: path, info: info)
+        try checkLength(of: path)
         return true
+    }
+
+    /// Refuses a path longer than SQLite opens: it opens a database whose full path (absolute,
+    /// its folders resolved, as ``sqliteFilename(for:)`` gives it) leaves room for the name of
+    /// its journal, 8 bytes more than the default VFS's longest path (504 bytes on Linux), and
+    /// fails any other with only "unable to open database file".
+    static func checkLength(of path: String) throws(ArchiveStoreError) {
+        var full = sqliteFilename(for: path)
+        if !full.hasPrefix("/"), let directory = getcwd(nil, 0) {
+            full = String(cString: directory) + "/" + full
+            free(directory)
+        }
+        let limit = Int(sqlite3_vfs_find(nil)?.pointee.mxPathname ?? 512) - 8
+        guard full.utf8.count <= limit else {
+            throw .invalidLocation(
+                "the store path '\(path)' is \(full.utf8.count) bytes long (absolute, its folders resolved), and SQLite "
+                    + "opens no path longer than \(limit) bytes")
+        }
     }
 
     /// What `lstat` says is at `path`, or `nil` when nothing is (nor can be: a folder on the
