@@ -71,6 +71,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// `SQLITE_READONLY_RECOVERY`: a connection that cannot write the WAL index found it in
     /// need of rebuilding.
     public static let readOnlyRecovery = ResultCode(rawValue: 8 | (1 << 8))
+    /// `SQLITE_READONLY_DIRECTORY`: the database's folder cannot be written, so its
+    /// write-ahead log or journal cannot be created there.
+    public static let readOnlyDirectory = ResultCode(rawValue: 8 | (6 << 8))
     /// `SQLITE_BUSY_SNAPSHOT`
     public static let busySnapshot = ResultCode(rawValue: 5 | (2 << 8))
     /// `SQLITE_CONSTRAINT_CHECK`: a `CHECK` constraint refused a value.

@@ -134,8 +134,11 @@ public final class ArchiveStore: Sendable {
     /// - Throws: ``ArchiveStoreError`` — among others ``ArchiveStoreError/storeNotFound(path:)``
     ///   (read-only), ``ArchiveStoreError/notAStore(path:reason:)``,
     ///   ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``,
-    ///   ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)`` and
-    ///   ``ArchiveStoreError/migrationChanged(identifier:)``.
+    ///   ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)``,
+    ///   ``ArchiveStoreError/migrationChanged(identifier:)``,
+    ///   ``ArchiveStoreError/invalidLocation(_:)`` (a path longer than SQLite opens) and
+    ///   ``ArchiveStoreError/fileSystem(operation:path:errno:)`` (read-write: a file the
+    ///   process may not write, or a folder in which SQLite cannot create the write-ahead log).
     /// - Parameters:
     ///   - path: the store file's path.
     ///   - mode: read-write (the app) or read-only (inspection).
@@ -423,6 +426,7 @@ public final class ArchiveStore: Sendable {
         case let error as DatabaseError:
             switch error.extendedResultCode {
             case .cantOpenSymlink: return .symbolicLinkAtStorePath(path: path)
+            case .readOnlyDirectory: return StoreLocation.folderNotWritable(for: path)
             case .notADatabase:
                 return formatVersionDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:

@@ -69,12 +69,37 @@ enum StoreLocation {
         }
         switch errno {
         case EEXIST:
-            return try checkExisting(path: path)
+            let file = try checkExisting(path: path)
+            try checkWritable(path: path)
+            return file
         case ELOOP:
             throw .symbolicLinkAtStorePath(path: path)
         case let code:
             throw .fileSystem(operation: "open", path: path, errno: code)
         }
+    }
+
+    /// Refuses an existing store file the process may not write: SQLite would open it
+    /// read-only without a word, and the first write would fail as if the store were damaged
+    /// or read-only by its own header. Asked of the file system, not by opening the file:
+    /// closing a descriptor of it would release the locks SQLite holds on it in this process.
+    private static func checkWritable(path: String) throws(ArchiveStoreError) {
+        guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0 else {
+            throw .fileSystem(operation: "open for writing", path: path, errno: errno)
+        }
+    }
+
+    /// The folder a store's file is in, where SQLite creates its write-ahead log.
+    static func folder(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The error for a folder in which SQLite could not create the store's write-ahead log.
+    static func folderNotWritable(for path: String) -> ArchiveStoreError {
+        let folder = folder(of: path)
+        let code = faccessat(AT_FDCWD, folder, W_OK, AT_EACCESS) == 0 ? EACCES : errno
+        return .fileSystem(operation: "create the write-ahead log (-wal) in the folder", path: folder, errno: code)
     }
 
     /// How many bytes of a store's header ``formatVersionDamage(header:)`` reads.
@@ -216,8 +241,7 @@ enum StoreLocation {
     static func sqliteFilename(for path: String) -> String {
         if path == ":memory:" { return "./:memory:" }
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        let folder = slash == path.utf8.startIndex ? "/" : String(path[..<slash])
-        guard let resolved = realpath(folder, nil) else { return path }
+        guard let resolved = realpath(folder(of: path), nil) else { return path }
         defer { free(resolved) }
         let resolvedFolder = String(cString: resolved)
         return (resolvedFolder == "/" ? "" : resolvedFolder) + String(path[slash...])

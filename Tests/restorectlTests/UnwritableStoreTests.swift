@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Running `restorectl` as `nobody`.
+private enum AsNobody {
+    static let restorectl = builtProduct("restorectl")
+    static let setpriv = "/usr/bin/setpriv"
+
+    /// Root, `setpriv`, and `restorectl` and every folder on its way open to others.
+    static var isPossible: Bool {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: setpriv) else { return false }
+        var path = URL(filePath: restorectl).standardizedFileURL.path
+        while !path.isEmpty && path != "/" {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IXOTH != 0 else { return false }
+            path = (path as NSString).deletingLastPathComponent
+        }
+        return true
+    }
+}
+
+/// A store the app's user may read but not write: its file, or the folder its write-ahead log
+/// goes in. Root may write anything, so these run a real child process as `nobody` (with
+/// `setpriv`), and only where the tests run as root and `nobody` can reach `restorectl`.
+@Suite("A store its user cannot write", .enabled(if: AsNobody.isPossible))
+struct UnwritableStoreTests {
+    static let restorectl = AsNobody.restorectl
+    static let setpriv = AsNobody.setpriv
+
+    /// `restorectl demo --step save` on `path` as `nobody`.
+    private func saveAsNobody(_ path: String) throws -> ProcessOutcome {
+        try runProcess(
+            Self.setpriv,
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Self.restorectl, "demo", "--step", "save", "--db", path])
+    }
+
+    /// A store saved by root in a folder of its own, both open to others as `folder` and
+    /// `file` say, with no write-ahead log left.
+    private func withStore(folder: mode_t, file: mode_t, fileOwnedByNobody: Bool = false, _ body: (String) throws -> Void)
+        throws
+    {
+        try withTemporaryDirectory { directory in
+            #expect(chmod(directory, 0o755) == 0)
+            let folderPath = directory + "/state"
+            let path = folderPath + "/store.sqlite"
+            #expect(try runProcess(Self.restorectl, ["demo", "--step", "save", "--db", path]).status == 0)
+            #expect(!fileExists(path + "-wal"), "the demo's last connection removes its log")
+            #expect(chmod(folderPath, folder) == 0 && chmod(path, file) == 0)
+            if fileOwnedByNobody { #expect(chown(path, 65534, 65534) == 0) }
+            try body(path)
+        }
+    }
+
+    /// SQLite opens a file it may not write read-only without a word, and the first write
+    /// failed with "attempt to write a readonly database", naming an internal statement. The
+    /// opening says so, naming the file.
+    @Test func aStoreFileItsUserCannotWriteIsRefusedAtOpening() throws {
+        try withStore(folder: 0o777, file: 0o644) { path in
+            let save = try saveAsNobody(path)
+            #expect(save.status == 1)
+            #expect(
+                save.standardError.contains("open for writing failed for '\(path)': Permission denied"),
+                "\(save.standardError)")
+            #expect(!save.standardError.contains("INSERT"), "\(save.standardError)")
+        }
+    }
+
+    /// SQLite creates the write-ahead log next to the store: a folder the user cannot write
+    /// failed with "attempt to write a readonly database" on an internal pragma. The error
+    /// names the folder.
+    @Test func aFolderItsUserCannotWriteInIsNamed() throws {
+        try withStore(folder: 0o755, file: 0o600, fileOwnedByNobody: true) { path in
+            let save = try saveAsNobody(path)
+            #expect(save.status == 1)
+            let folder = try String(path[..<#require(path.lastIndex(of: "/"))])
+            #expect(save.standardError.contains("'\(folder)': Permission denied"), "\(save.standardError)")
+            #expect(!save.standardError.contains("PRAGMA"), "\(save.standardError)")
+        }
+    }
+}
