@@ -63,6 +63,10 @@ struct UnwritableStoreTests {
                 save.standardError.contains("open for writing failed for '\(path)': Permission denied"),
                 "\(save.standardError)")
             #expect(!save.standardError.contains("INSERT"), "\(save.standardError)")
+            let erase = try runProcess(
+                Self.setpriv, ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Self.restorectl, "erase", path, "--yes"])
+            #expect(erase.status != 0)
+            #expect(erase.standardError.contains("Permission denied"), "\(erase.standardError)")
         }
     }
 

@@ -140,6 +140,7 @@ enum StoreLocation {
         guard let info = try existing(path) else { return false }
         try checkRegularFile(path: path, info: info)
         try checkLength(of: path)
+        try checkWritable(path: path)
         return true
     }
 
