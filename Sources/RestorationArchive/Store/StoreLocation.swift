@@ -84,9 +84,21 @@ enum StoreLocation {
     /// or read-only by its own header. Asked of the file system, not by opening the file:
     /// closing a descriptor of it would release the locks SQLite holds on it in this process.
     private static func checkWritable(path: String) throws(ArchiveStoreError) {
-        guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0 else {
-            throw .fileSystem(operation: "open for writing", path: path, errno: errno)
+        try checkAccess(path, W_OK, "open for writing")
+    }
+
+    /// Throws `operation`'s file-system error when the process may not access `file` as
+    /// `mode` says (`R_OK`, `W_OK`), by its effective user and groups.
+    private static func checkAccess(_ file: String, _ mode: Int32, _ operation: String) throws(ArchiveStoreError) {
+        guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
+            throw .fileSystem(operation: operation, path: file, errno: errno)
         }
+    }
+
+    /// Whether anything is at `path` (not followed if a symbolic link).
+    private static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 
     /// The folder a store's file is in, where SQLite creates its write-ahead log.
@@ -130,6 +142,12 @@ enum StoreLocation {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
         try checkLength(of: path)
+        // A store is created 0600: another user may read none of it. Its log and the log's
+        // index, when there, are read too (an index this user may not read is not one that
+        // is missing or must be rebuilt).
+        for file in [path, path + "-wal", path + "-shm"] where file == path || fileExists(file) {
+            try checkAccess(file, R_OK, "open for reading")
+        }
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
         return FileStamp(info)
     }

@@ -20,19 +20,23 @@ private enum AsNobody {
     }
 }
 
-/// A store the app's user may read but not write: its file, or the folder its write-ahead log
-/// goes in. Root may write anything, so these run a real child process as `nobody` (with
-/// `setpriv`), and only where the tests run as root and `nobody` can reach `restorectl`.
-@Suite("A store its user cannot write", .enabled(if: AsNobody.isPossible))
-struct UnwritableStoreTests {
+/// A store of another user: its file, its write-ahead log's index, or the folder its log goes
+/// in, which this user may not read or write. Root may read and write anything, so these run
+/// a real child process as `nobody` (with `setpriv`), and only where the tests run as root and
+/// `nobody` can reach `restorectl`.
+@Suite("A store of another user", .enabled(if: AsNobody.isPossible))
+struct StorePermissionTests {
     static let restorectl = AsNobody.restorectl
     static let setpriv = AsNobody.setpriv
 
+    /// `restorectl` with `arguments`, as `nobody`.
+    private func asNobody(_ arguments: [String]) throws -> ProcessOutcome {
+        try runProcess(Self.setpriv, ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Self.restorectl] + arguments)
+    }
+
     /// `restorectl demo --step save` on `path` as `nobody`.
     private func saveAsNobody(_ path: String) throws -> ProcessOutcome {
-        try runProcess(
-            Self.setpriv,
-            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Self.restorectl, "demo", "--step", "save", "--db", path])
+        try asNobody(["demo", "--step", "save", "--db", path])
     }
 
     /// A store saved by root in a folder of its own, both open to others as `folder` and
@@ -63,8 +67,7 @@ struct UnwritableStoreTests {
                 save.standardError.contains("open for writing failed for '\(path)': Permission denied"),
                 "\(save.standardError)")
             #expect(!save.standardError.contains("INSERT"), "\(save.standardError)")
-            let erase = try runProcess(
-                Self.setpriv, ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Self.restorectl, "erase", path, "--yes"])
+            let erase = try asNobody(["erase", path, "--yes"])
             #expect(erase.status != 0)
             #expect(erase.standardError.contains("Permission denied"), "\(erase.standardError)")
         }
@@ -80,6 +83,37 @@ struct UnwritableStoreTests {
             let folder = try String(path[..<#require(path.lastIndex(of: "/"))])
             #expect(save.standardError.contains("'\(folder)': Permission denied"), "\(save.standardError)")
             #expect(!save.standardError.contains("PRAGMA"), "\(save.standardError)")
+        }
+    }
+
+    /// A store is created 0600: another user inspecting it got "SQLite error 14: unable to
+    /// open database file". The opening says the file may not be read.
+    @Test func aStoreFileItsUserCannotReadIsSaidSo() throws {
+        try withStore(folder: 0o755, file: 0o600) { path in
+            let info = try asNobody(["info", path])
+            #expect(info.status != 0)
+            #expect(
+                info.standardError.contains("open for reading failed for '\(path)': Permission denied"),
+                "\(info.standardError)")
+        }
+    }
+
+    /// The app runs (its log and the log's index are there) and its index may not be read by
+    /// this user: it was taken for an index that is missing or must be rebuilt, and the user
+    /// told to wait for the app to mend it, which it never would.
+    @Test func aLogIndexItsUserCannotReadIsNotTakenForDamage() throws {
+        try withStore(folder: 0o755, file: 0o644) { path in
+            let ran = try withSQLiteHolder(of: path, having: "SELECT count(*) FROM node") {
+                #expect(fileExists(path + "-shm"))
+                #expect(chmod(path + "-wal", 0o644) == 0 && chmod(path + "-shm", 0o600) == 0)
+                let info = try asNobody(["info", path])
+                #expect(info.status != 0)
+                #expect(
+                    info.standardError.contains("open for reading failed for '\(path)-shm': Permission denied"),
+                    "\(info.standardError)")
+                #expect(!info.standardError.contains("rebuilt"), "\(info.standardError)")
+            }
+            #expect(ran)
         }
     }
 }
