@@ -116,4 +116,22 @@ struct StorePermissionTests {
             #expect(ran)
         }
     }
+
+    /// An app killed while its log was open leaves the log and its index behind, with the
+    /// store's owner and mode then. A user who may write the store but not those (the store
+    /// given to that user since) got "SQLite error 14: unable to open database file" on an
+    /// internal pragma. The opening names the log.
+    @Test func aLogLeftByAnotherUserIsNamed() throws {
+        try withStore(folder: 0o777, file: 0o600) { path in
+            // The holder is killed with the log and its index open: both stay, 0600 as the store.
+            #expect(try withSQLiteHolder(of: path, having: "SELECT count(*) FROM node") {})
+            #expect(fileExists(path + "-wal") && fileExists(path + "-shm"))
+            #expect(chown(path, 65534, 65534) == 0)
+            let save = try saveAsNobody(path)
+            #expect(save.status == 1)
+            #expect(
+                save.standardError.contains("open for writing failed for '\(path)-wal': Permission denied"),
+                "\(save.standardError)")
+        }
+    }
 }

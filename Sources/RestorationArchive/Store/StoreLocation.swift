@@ -81,10 +81,14 @@ enum StoreLocation {
 
     /// Refuses an existing store file the process may not write: SQLite would open it
     /// read-only without a word, and the first write would fail as if the store were damaged
-    /// or read-only by its own header. Asked of the file system, not by opening the file:
-    /// closing a descriptor of it would release the locks SQLite holds on it in this process.
+    /// or read-only by its own header. So with its log and the log's index, when there (an
+    /// app killed with them open leaves them, with the owner and mode of then): SQLite could
+    /// not open them. Asked of the file system, not by opening the file: closing a
+    /// descriptor of it would release the locks SQLite holds on it in this process.
     private static func checkWritable(path: String) throws(ArchiveStoreError) {
-        try checkAccess(path, W_OK, "open for writing")
+        for file in [path, path + "-wal", path + "-shm"] where file == path || fileExists(file) {
+            try checkAccess(file, R_OK | W_OK, "open for writing")
+        }
     }
 
     /// Throws `operation`'s file-system error when the process may not access `file` as
