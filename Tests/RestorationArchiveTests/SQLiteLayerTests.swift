@@ -10,6 +10,24 @@ struct SQLiteLayerTests {
         try Connection(filename: directory + "/raw.sqlite", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     }
 
+    /// The store's tables are `STRICT` (SQLite 3.37.0): an older system SQLite failed a new
+    /// store's migration with a syntax error, and took an existing store's schema for a
+    /// malformed one, which an app erases as damage. It is refused first, saying which
+    /// version is needed and which one runs; the one here passes.
+    @Test func anSQLiteOlderThanTheStoreNeedsIsRefusedSayingWhich() throws {
+        try SQLiteVersion.check()
+        #expect(SQLiteVersion.running >= SQLiteVersion.minimum)
+        let error = try #require(throws: ArchiveStoreError.self) {
+            try SQLiteVersion.check(running: 3_034_001, text: "3.34.1")
+        }
+        #expect(
+            error.description
+                == "Invalid configuration: this process links SQLite 3.34.1, and archive stores need 3.37.0 or newer "
+                + "(their tables are STRICT).")
+        #expect(!error.isUnusableStore, "never erased for it")
+        try SQLiteVersion.check(running: 3_037_000, text: "3.37.0")
+    }
+
     @Test func errorsCarryCodesMessageAndSQLButNeverBoundValues() throws {
         try withTemporaryDirectory { directory in
             let connection = try open(directory)

@@ -51,6 +51,7 @@ extension ArchiveStore {
         at path: String, busyTimeout: Duration = .seconds(5), logger: Logger? = nil
     ) throws(ArchiveStoreError) {
         guard busyTimeout >= .zero else { throw .invalidConfiguration("busyTimeout must not be negative") }
+        try SQLiteVersion.check()
         guard try StoreLocation.checkForErasing(path: path) else { return }
         try translatingErrors(path: path) {
             do {

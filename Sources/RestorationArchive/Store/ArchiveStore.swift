@@ -157,6 +157,7 @@ public final class ArchiveStore: Sendable {
         if case .retry(let attempts) = configuration.crashPolicy, attempts < 1 {
             throw .invalidConfiguration("a retry crash policy needs at least 1 attempt")
         }
+        try SQLiteVersion.check()
         self.path = path
         self.mode = mode
         self.configuration = configuration
