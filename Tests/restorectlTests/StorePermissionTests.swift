@@ -7,9 +7,16 @@ private enum AsNobody {
     static let restorectl = builtProduct("restorectl")
     static let setpriv = "/usr/bin/setpriv"
 
-    /// Root, `setpriv`, and `restorectl` and every folder on its way open to others.
+    /// The user and group, as Debian names them.
+    static let user = getpwnam("nobody").map { $0.pointee.pw_uid }
+    static let group = getgrnam("nogroup").map { $0.pointee.gr_gid }
+
+    /// Root, `setpriv`, `nobody` and `nogroup`, and `restorectl` and every folder on its way
+    /// open to others.
     static var isPossible: Bool {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: setpriv) else { return false }
+        guard getuid() == 0, user != nil, group != nil, FileManager.default.isExecutableFile(atPath: setpriv) else {
+            return false
+        }
         var path = URL(filePath: restorectl).standardizedFileURL.path
         while !path.isEmpty && path != "/" {
             var info = stat()
@@ -51,7 +58,7 @@ struct StorePermissionTests {
             #expect(try runProcess(Self.restorectl, ["demo", "--step", "save", "--db", path]).status == 0)
             #expect(!fileExists(path + "-wal"), "the demo's last connection removes its log")
             #expect(chmod(folderPath, folder) == 0 && chmod(path, file) == 0)
-            if fileOwnedByNobody { #expect(chown(path, 65534, 65534) == 0) }
+            if fileOwnedByNobody { #expect(chown(path, try #require(AsNobody.user), try #require(AsNobody.group)) == 0) }
             try body(path)
         }
     }
@@ -126,7 +133,7 @@ struct StorePermissionTests {
             // The holder is killed with the log and its index open: both stay, 0600 as the store.
             #expect(try withSQLiteHolder(of: path, having: "SELECT count(*) FROM node") {})
             #expect(fileExists(path + "-wal") && fileExists(path + "-shm"))
-            #expect(chown(path, 65534, 65534) == 0)
+            #expect(chown(path, try #require(AsNobody.user), try #require(AsNobody.group)) == 0)
             let save = try saveAsNobody(path)
             #expect(save.status == 1)
             #expect(
