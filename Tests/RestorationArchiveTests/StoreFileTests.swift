@@ -138,6 +138,20 @@ struct StoreFileTests {
         }
     }
 
+    /// Only the folders the store creates are made 0700. A path through `..` made the library
+    /// "create" a folder that was already there (mkdir says it exists), and set that folder,
+    /// which the user had opened to others, to 0700 too.
+    @Test func aFolderThatWasAlreadyThereKeepsItsMode() throws {
+        try withTemporaryDirectory { directory in
+            let existing = directory + "/shared"
+            #expect(mkdir(existing, 0o755) == 0 && chmod(existing, 0o755) == 0)
+            try ArchiveStore(path: existing + "/new/../store.sqlite").save([], header: SampleArchives.header)
+            #expect(fileMode(existing) == 0o755)
+            #expect(fileMode(existing + "/new") == 0o700)
+            #expect(fileMode(existing + "/store.sqlite") == 0o600)
+        }
+    }
+
     @Test func readOnlyModeCreatesNothingOnAMissingPath() throws {
         try withTemporaryDirectory { (directory: String) throws in
             let path = directory + "/missing/store.sqlite"

@@ -242,7 +242,10 @@ enum StoreLocation {
             return
         }
         try createDirectories(for: directory)
-        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+        guard mkdir(directory, 0o700) == 0 else {
+            // There already (made meanwhile, or reached through `..`): not this library's
+            // folder to set the mode of.
+            if errno == EEXIST { return }
             throw .fileSystem(operation: "mkdir", path: directory, errno: errno)
         }
         guard chmod(directory, 0o700) == 0 else {
