@@ -170,14 +170,17 @@ extension ArchiveStore {
             marker.reset()
             // Not there any more when a save during the restoration pruned it: its report is
             // kept all the same.
-            if let restored = try ArchiveRows.generation(generation, of: row, in: connection) {
-                guard restored.nodeDigest == nodeDigest else { return }
-                try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
-                    state.restoredCleanly = true
-                    state.restoreAttempts = 0
-                    return true
+            var anotherGeneration = false
+            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
+                guard state.nodeDigest == nodeDigest else {
+                    anotherGeneration = true
+                    return false
                 }
+                state.restoredCleanly = true
+                state.restoreAttempts = 0
+                return true
             }
+            if anotherGeneration { return }
             try keepReport(blob, of: report, archive: row, connection)
         }
     }

@@ -228,11 +228,11 @@ public final class ArchiveStore: Sendable {
     static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity
     ) {
-        let file = try StoreLocation.prepareForWriting(path: path)
+        let (file, filename) = try StoreLocation.prepareForWriting(path: path)
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
-            filename: StoreLocation.sqliteFilename(for: path),
+            filename: filename,
             flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()

@@ -55,23 +55,27 @@ enum StoreLocation {
     /// created 0700, a missing file is created 0600 (both set explicitly, so the umask does
     /// not matter, and SQLite gives `-wal` and `-shm` the same mode as the file).
     ///
-    /// - Returns: the file's identity, from the `stat` the check took.
-    static func prepareForWriting(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
-        try checkLength(of: path)
-        try createDirectories(for: path)
+    /// - Returns: the file's identity, from the `stat` the check took, and the file name to
+    /// give SQLite (``sqliteFilename(for:)``, its length checked).
+    static func prepareForWriting(path: String) throws(ArchiveStoreError) -> (
+        file: StoreFileIdentity, sqliteFilename: String
+    ) {
+        var filename = try checkedSQLiteFilename(for: path)
+        // Folders made now may resolve otherwise than the path did before they were there.
+        if try createDirectories(for: path) { filename = try checkedSQLiteFilename(for: path) }
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd >= 0 {
             defer { close(fd) }
             guard fchmod(fd, 0o600) == 0 else { throw .fileSystem(operation: "fchmod", path: path, errno: errno) }
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "fstat", path: path, errno: errno) }
-            return StoreFileIdentity(info)
+            return (StoreFileIdentity(info), filename)
         }
         switch errno {
         case EEXIST:
             let file = try checkExisting(path: path)
-            try checkWritable(path: path)
-            return file
+            try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
+            return (file, filename)
         case ELOOP:
             throw .symbolicLinkAtStorePath(path: path)
         case let code:
@@ -79,30 +83,25 @@ enum StoreLocation {
         }
     }
 
-    /// Refuses an existing store file the process may not write: SQLite would open it
-    /// read-only without a word, and the first write would fail as if the store were damaged
-    /// or read-only by its own header. So with its log and the log's index, when there (an
-    /// app killed with them open leaves them, with the owner and mode of then): SQLite could
-    /// not open them. Asked of the file system, not by opening the file: closing a
-    /// descriptor of it would release the locks SQLite holds on it in this process.
-    private static func checkWritable(path: String) throws(ArchiveStoreError) {
-        for file in [path, path + "-wal", path + "-shm"] where file == path || fileExists(file) {
-            try checkAccess(file, R_OK | W_OK, "open for writing")
+    /// Throws `operation`'s file-system error, naming the file, when the process may not
+    /// access the store file at `path` as `mode` says (`R_OK`, `W_OK`), nor its log and the
+    /// log's index when they are there. A file SQLite may not write it opens read-only
+    /// without a word, and the first write fails as if the store were damaged; one it may not
+    /// read fails with only "unable to open database file"; and an index this user may not
+    /// read is not one that is missing or must be rebuilt. A log and an index stay where an
+    /// app was killed with them open, with the owner and mode of then.
+    ///
+    /// Asked of the file system by the effective user and groups, not by opening the file:
+    /// closing a descriptor of it would release the locks SQLite holds on it in this process.
+    private static func checkAccess(toFilesOf path: String, _ mode: Int32, _ operation: String)
+        throws(ArchiveStoreError)
+    {
+        for file in [path, path + "-wal", path + "-shm"] {
+            if file != path, try existing(file) == nil { continue }
+            guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
+                throw .fileSystem(operation: operation, path: file, errno: errno)
+            }
         }
-    }
-
-    /// Throws `operation`'s file-system error when the process may not access `file` as
-    /// `mode` says (`R_OK`, `W_OK`), by its effective user and groups.
-    private static func checkAccess(_ file: String, _ mode: Int32, _ operation: String) throws(ArchiveStoreError) {
-        guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
-            throw .fileSystem(operation: operation, path: file, errno: errno)
-        }
-    }
-
-    /// Whether anything is at `path` (not followed if a symbolic link).
-    private static func fileExists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
     }
 
     /// The folder a store's file is in, where SQLite creates its write-ahead log.
@@ -145,13 +144,9 @@ enum StoreLocation {
     static func checkForReading(path: String) throws(ArchiveStoreError) -> FileStamp {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
-        try checkLength(of: path)
-        // A store is created 0600: another user may read none of it. Its log and the log's
-        // index, when there, are read too (an index this user may not read is not one that
-        // is missing or must be rebuilt).
-        for file in [path, path + "-wal", path + "-shm"] where file == path || fileExists(file) {
-            try checkAccess(file, R_OK, "open for reading")
-        }
+        _ = try checkedSQLiteFilename(for: path)
+        // A store is created 0600: another user may read none of it.
+        try checkAccess(toFilesOf: path, R_OK, "open for reading")
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
         return FileStamp(info)
     }
@@ -161,17 +156,18 @@ enum StoreLocation {
     static func checkForErasing(path: String) throws(ArchiveStoreError) -> Bool {
         guard let info = try existing(path) else { return false }
         try checkRegularFile(path: path, info: info)
-        try checkLength(of: path)
-        try checkWritable(path: path)
+        _ = try checkedSQLiteFilename(for: path)
+        try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
         return true
     }
 
-    /// Refuses a path longer than SQLite opens: it opens a database whose full path (absolute,
-    /// its folders resolved, as ``sqliteFilename(for:)`` gives it) leaves room for the name of
-    /// its journal, 8 bytes more than the default VFS's longest path (504 bytes on Linux), and
+    /// ``sqliteFilename(for:)``, refused when longer than SQLite opens: it opens a database
+    /// whose full path (absolute, its folders resolved) leaves room for the name of its
+    /// journal, 8 bytes more than the default VFS's longest path (504 bytes on Linux), and
     /// fails any other with only "unable to open database file".
-    static func checkLength(of path: String) throws(ArchiveStoreError) {
-        var full = sqliteFilename(for: path)
+    static func checkedSQLiteFilename(for path: String) throws(ArchiveStoreError) -> String {
+        let filename = sqliteFilename(for: path)
+        var full = filename
         if !full.hasPrefix("/"), let directory = getcwd(nil, 0) {
             full = String(cString: directory) + "/" + full
             free(directory)
@@ -182,6 +178,7 @@ enum StoreLocation {
                 "the store path '\(path)' is \(full.utf8.count) bytes long (absolute, its folders resolved), and SQLite "
                     + "opens no path longer than \(limit) bytes")
         }
+        return filename
     }
 
     /// What `lstat` says is at `path`, or `nil` when nothing is (nor can be: a folder on the
@@ -230,27 +227,31 @@ enum StoreLocation {
     }
 
     /// Creates the folders leading to `path` that do not exist, each 0700.
-    private static func createDirectories(for path: String) throws(ArchiveStoreError) {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return }
+    ///
+    /// - Returns: whether it created one.
+    @discardableResult
+    private static func createDirectories(for path: String) throws(ArchiveStoreError) -> Bool {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return false }
         let directory = String(path[..<slash])
-        guard !directory.isEmpty else { return }
+        guard !directory.isEmpty else { return false }
         var info = stat()
         if stat(directory, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
                 throw .fileSystem(operation: "mkdir", path: directory, errno: ENOTDIR)
             }
-            return
+            return false
         }
         try createDirectories(for: directory)
         guard mkdir(directory, 0o700) == 0 else {
             // There already (made meanwhile, or reached through `..`): not this library's
             // folder to set the mode of.
-            if errno == EEXIST { return }
+            if errno == EEXIST { return false }
             throw .fileSystem(operation: "mkdir", path: directory, errno: errno)
         }
         guard chmod(directory, 0o700) == 0 else {
             throw .fileSystem(operation: "chmod", path: directory, errno: errno)
         }
+        return true
     }
 
     /// The file name to give SQLite for the store at `path`: the path with the folder it is
