@@ -485,6 +485,27 @@ struct CrashMarkerTests {
         }
     }
 
+    /// Retaining one generation, the save during the restoration prunes the generation
+    /// restored. Completing then still ends the restoration: the marker goes and the report
+    /// is kept, though no generation is left to mark known good.
+    @Test func aRestorationWhoseGenerationASaveDuringItPrunedStillEnds() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path, configuration: .init(retainedGenerations: 1))
+            try makeEngine(store).preserve([Probe("Root", value: "first")])
+            let slow = SlowScreen("Root")
+            let engine = try makeEngine(store)
+            let result = try engine.restore([slow])
+            slow.value = "saved while the page loads"
+            try engine.preserve([slow])
+            #expect(try store.generations().map(\.generation) == [2])
+            slow.extensions.forEach { $0.complete() }
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(try store.restoreReports().map(\.generation) == [1])
+            #expect(try store.generations().map(\.restoreAttempts) == [0])
+        }
+    }
+
     @Test func retryPolicyNeedsAnAttempt() throws {
         _ = try withTemporaryStorePath { path in
             #expect(throws: ArchiveStoreError.invalidConfiguration("a retry crash policy needs at least 1 attempt")) {

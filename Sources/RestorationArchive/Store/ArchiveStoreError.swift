@@ -139,7 +139,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .fileSystem(let operation, let path, let errno):
             "\(operation) failed for '\(path)': \(String(cString: strerror(errno))) (errno \(errno))."
         case .invalidLocation(let reason):
-            "Cannot determine the store's location: \(reason)."
+            "Unusable store location: \(reason)."
         case .invalidRestorationPath(let reason):
             "Invalid restoration path: \(reason)."
         case .invalidArchiveName(let reason):
