@@ -86,6 +86,77 @@ struct StoreConcurrencyTests {
     }
 }
 
+extension StoreConcurrencyTests {
+    /// Two processes opening a new store at once (an app and its extension at first launch):
+    /// while one turns the empty file to write-ahead logging, it holds the file's write lock,
+    /// and the other's change of journal mode waits for it. SQLite runs no busy handler for
+    /// that change (the connection holds a read lock as it asks: waiting could deadlock), so
+    /// it failed at once with `SQLITE_BUSY`, whatever the busy timeout (10 opens of 1,200, six
+    /// threads opening each new store). Here another connection holds the write lock of the
+    /// new file for 300 ms.
+    @Test func aNewStoreOpensWhileAnotherConnectionHoldsItsWriteLock() throws {
+        try withTemporaryStorePath { path in
+            // The empty file a new store starts as; the other connection leaves it empty.
+            #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]))
+            let other = UncheckedBox(try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */))
+            try other.value.execute("BEGIN IMMEDIATE")
+            let released = Flag()
+            let releasing = Thread {
+                usleep(300_000)
+                released.set()
+                other.value.rollback()
+            }
+            releasing.start()
+            let store = try ArchiveStore(path: path)
+            #expect(released.isSet)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 3)
+        }
+    }
+
+    /// The wait for that lock is bounded by the busy timeout, as every other wait is.
+    @Test func aNewStoreWhoseWriteLockIsNeverReleasedIsBusyAfterTheTimeout() throws {
+        try withTemporaryStorePath { path in
+            #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]))
+            let other = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+            try other.execute("BEGIN IMMEDIATE")
+            defer { other.rollback() }
+            let started = ContinuousClock.now
+            let error = try #require(throws: ArchiveStoreError.self) {
+                try ArchiveStore(path: path, configuration: .init(busyTimeout: .milliseconds(200)))
+            }
+            let waited = ContinuousClock.now - started
+            guard case .database(let database) = error else {
+                Issue.record("expected a database error, got \(error)")
+                return
+            }
+            #expect(database.resultCode == .busy)
+            #expect(waited >= .milliseconds(200))
+        }
+    }
+
+    /// A store that is already a write-ahead log opens without changing its journal mode, so
+    /// it never needs the only lock on the file: not even a connection in the middle of a
+    /// save holds an opening up.
+    @Test func anExistingStoreOpensWithoutTheOnlyLockOnTheFile() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let writer = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+            try writer.execute("BEGIN IMMEDIATE")
+            defer { writer.rollback() }
+            #expect(try writer.pragmaText("PRAGMA journal_mode") == "wal")
+            let store = try ArchiveStore(path: path, configuration: .init(busyTimeout: .zero))
+            #expect(try store.snapshot()?.nodes.count == 3)
+        }
+    }
+}
+
+/// A value handed to another thread that is its only user meanwhile.
+private final class UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 /// `withTemporaryStorePath` for async bodies.
 func withTemporaryStorePathAsync(_ body: @Sendable (String) async throws -> Void) async throws {
     let directory = try withTemporaryDirectory { $0 + ".async" }

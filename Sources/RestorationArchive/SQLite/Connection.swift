@@ -66,6 +66,34 @@ final class Connection {
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
         try check(sqlite3_busy_timeout(handle, milliseconds))
+        busyTimeoutMilliseconds = milliseconds
+    }
+
+    /// The busy timeout last set, in milliseconds (SQLite's default: none).
+    private var busyTimeoutMilliseconds: Int32 = 0
+
+    /// Turns the database to write-ahead logging unless it is in it already, and returns the
+    /// journal mode it is in then (`"wal"`, unless SQLite refused).
+    ///
+    /// A database in write-ahead logging is left as it is: the change needs no lock then.
+    /// Otherwise (a new, empty file) the change needs the write lock, and while another
+    /// connection holds it (another process turning the same new file to write-ahead
+    /// logging) SQLite fails at once with `SQLITE_BUSY`: it runs no busy handler for a
+    /// connection that holds a read lock as it asks, since waiting could deadlock. The change
+    /// is then tried again, 1 ms apart at first and up to 16 ms, until the busy timeout has
+    /// passed.
+    func enableWriteAheadLogging() throws -> String? {
+        if try pragmaText("PRAGMA journal_mode") == "wal" { return "wal" }
+        let deadline = ContinuousClock.now + .milliseconds(busyTimeoutMilliseconds)
+        var pause: UInt32 = 1_000
+        while true {
+            do {
+                return try pragmaText("PRAGMA journal_mode = WAL")
+            } catch let error as DatabaseError where error.resultCode == .busy && ContinuousClock.now < deadline {
+                usleep(pause)
+                pause = min(pause * 2, 16_000)
+            }
+        }
     }
 
     /// Runs SQL text that binds nothing (schema, pragmas), one or several statements,

@@ -238,7 +238,7 @@ public final class ArchiveStore: Sendable {
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
         let status = try connection.readTransaction { try migrator.inspect(connection, path: path) }
-        let journalMode = try connection.pragmaText("PRAGMA journal_mode = WAL")
+        let journalMode = try connection.enableWriteAheadLogging()
         guard journalMode == "wal" else {
             throw ArchiveStoreError.notAStore(
                 path: path, reason: "SQLite refused write-ahead logging (journal mode '\(journalMode ?? "none")')")
