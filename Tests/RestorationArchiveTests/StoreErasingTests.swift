@@ -142,6 +142,47 @@ struct StoreErasingTests {
         }
     }
 
+    /// The store an open `ArchiveStore` finds while an erase is in progress is the old one or
+    /// the empty one, never one in between. The erase emptied the file, then applied the
+    /// schema's migrations one transaction at a time, and waited for reads in between (to
+    /// truncate the log): a call meanwhile failed with ``ArchiveStoreError/damagedStore(_:)``
+    /// ("no such table: archive"), which an app takes for a store to erase. A read held open
+    /// in another connection keeps the erase waiting here.
+    @Test func aStoreOpenWhileItIsErasedNeverFindsAStoreInBetween() throws {
+        try withTemporaryStorePath { path in
+            let open = try ArchiveStore(path: path)
+            try open.save(try SampleArchives.tree(count: 20), header: SampleArchives.header)
+            let reader = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            try reader.execute("BEGIN")
+            #expect(try reader.pragmaInteger("SELECT count(*) FROM node") == 20)
+            let erased = Flag()
+            let erasing = Thread {
+                do {
+                    try ArchiveStore.erase(at: path, busyTimeout: .seconds(10))
+                } catch {
+                    Issue.record("the erase failed: \(error)")
+                }
+                erased.set()
+            }
+            erasing.start()
+            // Until the open store finds the erase's store (or the erase ends), every call
+            // finds one or the other.
+            let started = ContinuousClock.now
+            var found: ArchiveSnapshot?? = nil
+            while found == nil || found! != nil, !erased.isSet, ContinuousClock.now - started < .seconds(5) {
+                found = try open.snapshot()
+                #expect(found!.map(\.nodes.count) ?? 20 == 20)
+                usleep(2_000)
+            }
+            #expect(found == .some(nil), "the erase never showed an empty store")
+            try reader.execute("ROLLBACK")
+            while !erased.isSet { usleep(2_000) }
+            #expect(try open.snapshot() == nil)
+            try open.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            #expect(try ArchiveStore(path: path).snapshot()?.nodes.count == 3)
+        }
+    }
+
     /// A launch recording its lifecycle events goes on recording them after the erase, as a
     /// launch of the empty store: the journal's numbering started again.
     @Test func aLaunchOpenWhileItsStoreIsErasedGoesOnRecordingItsEvents() throws {

@@ -282,6 +282,25 @@ final class Connection {
         return copy
     }
 
+    /// Replaces this connection's database with a copy of `source`'s, in one write
+    /// transaction, with SQLite's online backup: another connection reads the old database or
+    /// the new one, never one in between, and reads the new schema (the backup moves the
+    /// schema version past the one the file had). The file keeps its journal mode. Waits up
+    /// to the busy timeout for another connection's write lock.
+    ///
+    /// Fails when SQLite cannot read this database's first page (damage) or its page size
+    /// differs from `source`'s in write-ahead logging.
+    func replaceContents(with source: Connection) throws(DatabaseError) {
+        guard let backup = sqlite3_backup_init(handle, "main", source.handle, "main") else {
+            throw DatabaseError(handle: handle, code: sqlite3_errcode(handle))
+        }
+        // -1: every page in one step, so the copy is written in one transaction.
+        let stepped = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw DatabaseError(handle: handle, code: stepped) }
+        try check(finished)
+    }
+
     // MARK: Erasing
 
     /// Empties the database, however malformed its pages are, with SQLite's reset: the schema

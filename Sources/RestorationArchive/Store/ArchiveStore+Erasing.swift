@@ -23,11 +23,14 @@ extension ArchiveStore {
     /// }
     /// ```
     ///
-    /// The file is emptied where it is, in one transaction under SQLite's locks, so its owner
-    /// and mode stay. If the process dies during the erase, the file holds the old store or an
-    /// empty one, which the next opening completes. An `ArchiveStore` open on the file, in this
-    /// process or another, finds an empty store at its next call (an engine's next save is a
-    /// full one; a launch recording events goes on as a new launch). The erase waits up to
+    /// The file is replaced where it is by an empty store, in one transaction under SQLite's
+    /// locks, so its owner and mode stay. If the process dies during the erase, the file holds
+    /// the old store or the empty one. An `ArchiveStore` open on the file, in this process or
+    /// another, finds the old store or the empty one at each call, never one in between, and
+    /// the empty one from the erase's end (an engine's next save is a full one; a launch
+    /// recording events goes on as a new launch). A file SQLite cannot read as a database
+    /// (damage to its first page) is emptied first, then given the store's schema, which
+    /// the next opening completes if the process dies in between. The erase waits up to
     /// `busyTimeout` for a save in progress. It then truncates the write-ahead log, waiting up
     /// to `busyTimeout` again for other connections' reads to end; a read that outlasts it
     /// leaves the log's old pages there until later saves overwrite them.
@@ -60,13 +63,25 @@ extension ArchiveStore {
                     flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
                 try connection.setBusyTimeout(milliseconds: milliseconds(busyTimeout))
                 try refuseAnotherProgramsDatabase(connection, path: path)
-                try connection.eraseEverything()
+                do {
+                    try connection.replaceContents(with: emptyStore(path: path))
+                } catch let error as DatabaseError where error.resultCode != .busy {
+                    // The first page is damaged: SQLite's reset empties any file.
+                    try connection.eraseEverything()
+                }
                 _ = try checkpointAndTruncate(connection)
             }
-            // The new store's schema, so that a connection open on the file goes on with it.
+            // After a reset, the store's schema; otherwise the file's settings, as an opening checks them.
             _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
         }
         logger?.warning("Erased the archive store at '\(path)'")
+    }
+
+    /// A new store in memory, its schema migrated: what an erase leaves in the file.
+    private static func emptyStore(path: String) throws -> Connection {
+        let store = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
+        try SchemaMigrator().migrate(store, path: path)
+        return store
     }
 
     /// Refuses an SQLite database of another program: one whose schema SQLite can read and
