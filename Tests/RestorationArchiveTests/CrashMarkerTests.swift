@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RestorationArchive
+import Synchronization
 import Testing
 import TestSupport
 
@@ -324,6 +325,77 @@ struct CrashMarkerTests {
             slow.extensions.forEach { $0.complete() }
             #expect(result.isComplete)
             #expect(try store.crashMarkers().map(\.processID) == [Int64(other.processIdentifier)])
+        }
+    }
+
+    /// Two stores of this process on one file, whose main archive holds generation 1: `first`
+    /// runs `meanwhile` while `waiting` runs on another thread with `second`, whose
+    /// connection a check of a large archive keeps busy, so that `waiting` has begun (and
+    /// waits for the connection) before `meanwhile` begins. Returns once `waiting` has ended.
+    private func whileAnotherStoreWaits(
+        _ path: String, _ waiting: @escaping @Sendable (ArchiveStore) -> Void,
+        meanwhile: (ArchiveStore) throws -> Void
+    ) throws {
+        let first = try ArchiveStore(path: path)
+        let second = try ArchiveStore(path: path)
+        try makeEngine(first).preserve([Probe("Root", value: "v")])
+        try second.save(try SampleArchives.tree(count: 20_000), header: SampleArchives.header, in: ArchiveName("large"))
+        let checking = Thread { _ = try? second.check() }
+        checking.start()
+        usleep(50_000)
+        let thread = Thread { waiting(second) }
+        thread.start()
+        usleep(50_000)
+        try meanwhile(first)
+        #expect(!checking.isFinished, "the check ended before `meanwhile` did: nothing was shown")
+        while !thread.isFinished { usleep(1_000) }
+    }
+
+    /// Two stores of this process restore one archive at once, on two threads: the second
+    /// must find the first's restoration in progress. It looked up the restorations in
+    /// progress before its transaction, so one that began in between (its marker committed
+    /// by then) read as a marker a dead process left, and the generation being restored was
+    /// invalidated.
+    @Test func aRestorationThatBeginsWhileAnotherStoreOfThisProcessPreparesIsInProgressThere() throws {
+        try withTemporaryStorePath { path in
+            let outcome = Mutex<RestoreReport.Outcome?>(nil)
+            let slow = SlowScreen("Root")
+            var inProgress: RestorationResult?
+            try whileAnotherStoreWaits(path) { second in
+                let result = try? makeEngine(second).restore([Probe("Root")])
+                outcome.withLock { $0 = result?.report.outcome }
+            } meanwhile: { first in
+                inProgress = try makeEngine(first).restore([slow])
+            }
+            let result = try #require(inProgress)
+            #expect(result.report.outcome == .restored && !result.isComplete)
+            #expect(outcome.withLock { $0 } == .refused(reason: "its restoration in this process is still in progress"))
+            let store = try ArchiveStore(path: path)
+            #expect(try store.generations(of: .main).allSatisfy { $0.state == .valid })
+            slow.extensions.forEach { $0.complete() }
+            #expect(result.isComplete)
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome == .restored)
+        }
+    }
+
+    /// The same for a save by another store of this process: it looked up the restorations
+    /// in progress before its transaction, so it did not carry on the marker of one that
+    /// began in between, and a death then invalidated the generation restored, not the one
+    /// saved during its restoration (R11).
+    @Test func aSaveWhileARestorationBeginsInAnotherStoreOfThisProcessCarriesItsMarkerOn() throws {
+        try withTemporaryStorePath { path in
+            let slow = SlowScreen("Root")
+            try whileAnotherStoreWaits(path) { second in
+                _ = try? makeEngine(second).preserve([Probe("Root", value: "w")])
+            } meanwhile: { first in
+                let inProgress = try makeEngine(first).restore([slow])
+                #expect(inProgress.report.outcome == .restored && !inProgress.isComplete)
+            }
+            #expect(try ArchiveStore(path: path).crashMarkers().map(\.generation) == [2])
+            // The app dies before the restoration completes.
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+            let next = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            #expect(next.report.outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
         }
     }
 

@@ -69,7 +69,13 @@ extension ArchiveStore {
         if policy == .discardAfterForegroundDeath, mode == .readWrite, currentLaunch.withLock({ $0 }) == nil {
             try record(.willFinishLaunching)
         }
-        let inProgress = restorationsInProgress.withLock { $0[progressKey(archive)] != nil }
+        // Looked up once the transaction sees a marker of this process, not before: a
+        // restoration lists itself before it writes its marker, so a marker seen is listed
+        // until the transaction that removes it commits. Looked up before, the list could
+        // miss a restoration that began in between, on another thread, whose marker the
+        // transaction then took for one a dead process left.
+        let key = progressKey(archive)
+        let inProgress = { restorationsInProgress.withLock { $0[key] != nil } }
         let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
         if let prepared = try read({ connection in
@@ -280,7 +286,8 @@ extension ArchiveStore {
 
     /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: Bool, launch: Int64?, applying: Bool, seal: StateSeal?,
+        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: () -> Bool, launch: Int64?, applying: Bool,
+        seal: StateSeal?,
         _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
@@ -288,7 +295,7 @@ extension ArchiveStore {
         else { return PreparedRestoration(snapshot: nil, refusal: nil, invalidated: []) }
         var invalidated: [Generation] = []
         if let marker = try marker(of: row, connection) {
-            if marker.processID == Int64(getpid()), inProgressHere {
+            if marker.processID == Int64(getpid()), inProgressHere() {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
             }

@@ -34,7 +34,6 @@ extension ArchiveStore {
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
-        let restoringHere = isRestoringHere(archive)
         return try write { connection in
             // Damage to the archive's row does not stop a save that replaces all it holds.
             let found = try ArchiveRows.archiveToReplace(named: archive, in: connection)
@@ -43,7 +42,10 @@ extension ArchiveStore {
             }
             let row = try found?.row ?? ArchiveRows.createArchive(named: archive, in: connection)
             let generation = row.generation.next
-            let carriedAttempts = restoringHere ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
+            // Looked up under the write lock: a restoration that began on another thread
+            // until then has its marker here, and is listed.
+            let carriedAttempts =
+                isRestoringHere(archive) ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
             // The previous generation's rows stay as they are, in its epoch (the prune deletes
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
@@ -115,7 +117,6 @@ extension ArchiveStore {
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
-        let restoringHere = isRestoringHere(archive)
         return try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
@@ -130,7 +131,8 @@ extension ArchiveStore {
                 throw ArchiveStoreError.generationConflict(archive, expected: base, found: row.generation)
             }
             let generation = base.next
-            let carriedAttempts = restoringHere ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
+            let carriedAttempts =
+                isRestoringHere(archive) ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
             // The changes are rows of the base's epoch: unchanged rows carry on from it.
             let epoch = previous.epoch
             let pruned = try Self.prune(
