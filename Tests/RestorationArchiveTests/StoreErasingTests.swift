@@ -255,6 +255,41 @@ struct StoreErasingTests {
         }
     }
 
+    /// The same at the restoration's start: the store is erased and saved again up to the
+    /// generation number being restored after the launch read it (here while the restore gate
+    /// decides), and before its crash marker is written. The marker named the other generation,
+    /// and counted an attempt there: when the app then died, the next launch invalidated the
+    /// other writer's state, which was never being restored.
+    @Test func aRestorationBegunAfterAnEraseLeavesAnotherGenerationOfItsNumberAlone() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let engine = try makeEngine(store)
+            engine.restoreGate = { header, app in
+                do {
+                    try ArchiveStore.erase(at: path)
+                    let other = try makeEngine(try ArchiveStore(path: path))
+                    #expect(try other.preserve([Probe("Root", value: "other")]).save?.generation == header.generation)
+                } catch {
+                    Issue.record(error)
+                }
+                return .standard(for: header, app: app)
+            }
+            let restoring = SlowScreen("Root")
+            let result = try engine.restore([restoring])
+            #expect(result.report.outcome == .restored && restoring.value == "saved" && !result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(try store.generations().map(\.restoreAttempts) == [0])
+
+            // The app dies before the restoration completes: the other state is restored.
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+            let root = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path)).restore([root]).report.outcome == .restored)
+            #expect(root.value == "other")
+            for extensionOfRestoration in restoring.extensions { #expect(extensionOfRestoration.complete()) }
+        }
+    }
+
     @Test func anEngineSavesInFullAfterItsStoreWasErased() throws {
         try withTemporaryStorePath { path in
             let engine = try makeEngine(try ArchiveStore(path: path))

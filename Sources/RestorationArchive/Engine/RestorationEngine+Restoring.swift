@@ -91,7 +91,8 @@ extension RestorationEngine {
         var token: UInt64?
         if store.mode == .readWrite {
             do {
-                token = try store.beginRestoration(of: archive, generation: header.generation)
+                token = try store.beginRestoration(
+                    of: archive, generation: header.generation, nodeDigest: snapshot.nodeDigest)
             } catch {
                 throw .store(error)
             }

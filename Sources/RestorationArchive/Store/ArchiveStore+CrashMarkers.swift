@@ -110,16 +110,21 @@ extension ArchiveStore {
         return prepared
     }
 
-    /// Commits the crash marker of a restoration about to decode `generation`, and counts
-    /// the attempt.
+    /// Commits the crash marker of a restoration about to decode `generation`, whose node
+    /// digest is `nodeDigest`, and counts the attempt. A generation of that number with
+    /// another digest is another one (the store was erased and saved again since the launch
+    /// read it): it gets no marker, which would have it judged for a restoration of state it
+    /// does not hold.
     ///
     /// - Returns: the restoration's token, for ``restorationAbandoned(_:token:)``.
-    func beginRestoration(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) -> UInt64 {
+    func beginRestoration(
+        of archive: ArchiveName, generation: Generation, nodeDigest: Int64
+    ) throws(ArchiveStoreError) -> UInt64 {
         let key = progressKey(archive)
         let token = nextRestorationToken.wrappingAdd(1, ordering: .relaxed).oldValue
         restorationsInProgress.withLock { $0[key] = RestorationRecord(token: token) }
         do {
-            try writeMarker(of: archive, generation: generation)
+            try writeMarker(of: archive, generation: generation, nodeDigest: nodeDigest)
         } catch {
             restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } }
             throw error
@@ -127,9 +132,18 @@ extension ArchiveStore {
         return token
     }
 
-    private func writeMarker(of archive: ArchiveName, generation: Generation) throws(ArchiveStoreError) {
+    private func writeMarker(
+        of archive: ArchiveName, generation: Generation, nodeDigest: Int64
+    ) throws(ArchiveStoreError) {
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
+            // A generation no longer there (pruned by saves since the launch read it) still
+            // gets the marker, for saves during the restoration to carry on.
+            if let found = try ArchiveRows.generation(generation, of: row, in: connection),
+                found.nodeDigest != nodeDigest
+            {
+                return
+            }
             // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
             // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
             let marker = try connection.statement(
