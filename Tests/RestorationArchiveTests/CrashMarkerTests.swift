@@ -585,6 +585,33 @@ struct CrashMarkerTests {
             }
         }
     }
+
+    /// A read-only store cannot deal with the marker a dead restoration left, but it decides
+    /// what a read-write launch would, without writing: the generation that died is not
+    /// restored under `discard` (R11), the known good one is under `fallBackToKnownGood`,
+    /// and one with attempts left is under `retry`. It threw ``ArchiveStoreError/readOnly``.
+    @Test(arguments: [CrashPolicy.discard, .fallBackToKnownGood, .retry(attempts: 2)])
+    func aReadOnlyStoreDecidesOnAMarkerADeadRestorationLeftWithoutWriting(policy: CrashPolicy) throws {
+        try withKnownGoodThenADeadGeneration { path, _, _ in
+            let before = fileBytes(path)
+            let store = try ArchiveStore(path: path, mode: .readOnly, configuration: .init(crashPolicy: policy))
+            let root = Probe("Root")
+            let result = try makeEngine(store).restore([root])
+            switch policy {
+            case .discard:
+                #expect(
+                    result.report.outcome
+                        == .refused(reason: "the app died while restoring generation 2, which a read-write launch invalidates"))
+                #expect(root.decodeCount == 0)
+            case .fallBackToKnownGood:
+                #expect(result.report.outcome == .restored && result.report.generation == 1 && root.value == "good")
+            default:
+                #expect(result.report.outcome == .restored && result.report.generation == 2 && root.value == "bad")
+            }
+            #expect(try store.crashMarkers().map(\.generation) == [2])
+            #expect(fileBytes(path) == before)
+        }
+    }
 }
 
 extension ArchiveState {

@@ -78,9 +78,11 @@ extension ArchiveStore {
         let inProgress = { restorationsInProgress.withLock { $0[key] != nil } }
         let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
+        // A read-only store decides on a marker a dead restoration left without writing.
+        let dealing: MarkerDealing = mode == .readOnly ? .decideWithoutWriting : .deferToWriter
         if let prepared = try read({ connection in
             try Self.prepare(
-                archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: false, seal: seal,
+                archive, policy: policy, inProgressHere: inProgress, launch: launch, dealing: dealing, seal: seal,
                 connection)
         }) {
             return prepared
@@ -90,7 +92,7 @@ extension ArchiveStore {
             do {
                 guard
                     let prepared = try Self.prepare(
-                        archive, policy: policy, inProgressHere: inProgress, launch: launch, applying: true, seal: seal,
+                        archive, policy: policy, inProgressHere: inProgress, launch: launch, dealing: .apply, seal: seal,
                         connection)
                 else {
                     throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
@@ -298,11 +300,22 @@ extension ArchiveStore {
         RestorationInProgress(file: file, archive: archive)
     }
 
-    /// `nil` when `applying` is false and a marker must be dealt with in a write transaction.
+    /// How ``prepare(_:policy:inProgressHere:launch:dealing:seal:_:)`` deals with a marker
+    /// that a restoration which died left.
+    private enum MarkerDealing {
+        /// It does not: it returns `nil`, for a write transaction to deal with the marker.
+        case deferToWriter
+        /// It applies the crash policy and removes the marker (in a write transaction).
+        case apply
+        /// It decides what applying the policy would, and writes nothing (a read-only store):
+        /// the generation the policy would invalidate is left out of the choice.
+        case decideWithoutWriting
+    }
+
+    /// `nil` when a marker must be dealt with and `dealing` defers that to a write transaction.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: () -> Bool, launch: Int64?, applying: Bool,
-        seal: StateSeal?,
-        _ connection: Connection
+        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: () -> Bool, launch: Int64?,
+        dealing: MarkerDealing, seal: StateSeal?, _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
             row.generation.rawValue > 0
@@ -319,7 +332,7 @@ extension ArchiveStore {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
             }
-            guard applying else { return nil }
+            if dealing == .deferToWriter { return nil }
             // That restoration died: apply the policy, then forget the marker. A generation
             // whose header is damaged is never restored: there is nothing to invalidate, and
             // its damage must not keep the marker (and every launch after) from going on.
@@ -335,6 +348,11 @@ extension ArchiveStore {
                 case .discard, .fallBackToKnownGood, .discardAfterForegroundDeath: true
                 case .retry(let allowed): attempts >= Int64(allowed)
                 }
+            if dealing == .decideWithoutWriting {
+                return try choose(
+                    row, policy: policy, invalidated: [], diedUnrecorded: spent && died != nil ? marker.generation : nil,
+                    seal: seal, connection)
+            }
             if spent, died != nil {
                 let reason =
                     attempts > 1
@@ -364,30 +382,39 @@ extension ArchiveStore {
 
     /// The generation to restore, read: the newest, unless it was invalidated (then the newest
     /// known good one under `fallBackToKnownGood`, or none).
+    ///
+    /// `diedUnrecorded` is a generation the crash policy invalidates, which a read-only store
+    /// cannot record: it is chosen as an invalidated one would be.
     private static func choose(
-        _ row: ArchiveRows.ArchiveRow, policy: CrashPolicy, invalidated: [Generation], seal: StateSeal?,
-        _ connection: Connection
+        _ row: ArchiveRows.ArchiveRow, policy: CrashPolicy, invalidated: [Generation],
+        diedUnrecorded: Generation? = nil, seal: StateSeal?, _ connection: Connection
     ) throws -> PreparedRestoration {
         let generations = try ArchiveRows.generations(of: row, in: connection, forRestoring: true)
         guard let newest = generations.first(where: { $0.generation == row.generation }) else {
             throw ArchiveStoreError.damagedArchive(row.name, row.generation, ArchiveRows.newestHeaderMissing)
         }
-        if newest.invalidatedReason == nil {
+        func isRefused(_ generation: ArchiveRows.GenerationRow) -> Bool {
+            generation.invalidatedReason != nil || generation.generation == diedUnrecorded
+        }
+        if !isRefused(newest) {
             return PreparedRestoration(
                 snapshot: try restorationSnapshot(of: row, generation: newest, seal: seal, connection), refusal: nil,
                 invalidated: invalidated)
         }
         if policy == .fallBackToKnownGood,
-            let good = generations.first(where: { $0.generation < newest.generation && $0.restoredCleanly && $0.invalidatedReason == nil })
+            let good = generations.first(where: { $0.generation < newest.generation && $0.restoredCleanly && !isRefused($0) })
         {
             return PreparedRestoration(
                 snapshot: try restorationSnapshot(of: row, generation: good, seal: seal, connection), refusal: nil,
                 invalidated: invalidated)
         }
-        return PreparedRestoration(
-            snapshot: nil,
-            refusal: "generation \(newest.generation) was invalidated: \(newest.invalidatedReason ?? "")",
-            invalidated: invalidated)
+        let refusal =
+            if let reason = newest.invalidatedReason {
+                "generation \(newest.generation) was invalidated: \(reason)"
+            } else {
+                "the app died while restoring generation \(newest.generation), which a read-write launch invalidates"
+            }
+        return PreparedRestoration(snapshot: nil, refusal: refusal, invalidated: invalidated)
     }
 
     /// Invalidates a generation that is not invalidated yet and says so in the journal.
