@@ -152,7 +152,7 @@ extension StoreConcurrencyTests {
 }
 
 /// A value handed to another thread that is its only user meanwhile.
-private final class UncheckedBox<Value>: @unchecked Sendable {
+final class UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }

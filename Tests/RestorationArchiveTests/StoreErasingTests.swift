@@ -381,6 +381,35 @@ struct StoreErasingTests {
         }
     }
 
+    /// Another program writing its database (in rollback journal mode, which keeps readers
+    /// out) for longer than the busy timeout: the erase could not read the schema, took the
+    /// file for one SQLite cannot read (nothing to lose), and erased the database once the
+    /// program let go of it. It is busy instead, and the database is left as it is.
+    @Test func anotherProgramsDatabaseBusyForLongerThanTheTimeoutIsNeverErased() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/other.sqlite"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            try tamper(with: path, "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')")
+            let before = fileBytes(path)
+            let writer = UncheckedBox(try Connection(filename: path, flags: SQLITE_OPEN_READWRITE))
+            try writer.value.execute("BEGIN EXCLUSIVE")
+            let releasing = Thread {
+                usleep(300_000)
+                writer.value.rollback()
+            }
+            releasing.start()
+            let error = try #require(throws: ArchiveStoreError.self) {
+                try ArchiveStore.erase(at: path, busyTimeout: .milliseconds(200))
+            }
+            while !releasing.isFinished { usleep(1_000) }
+            guard case .database(let database) = error, database.resultCode == .busy else {
+                Issue.record("expected busy, got \(error)")
+                return
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
     @Test func nothingAtThePathIsNothingToErase() throws {
         try withTemporaryDirectory { directory in
             try ArchiveStore.erase(at: directory + "/store.sqlite")

@@ -89,11 +89,24 @@ extension ArchiveStore {
     /// `archive` tables. A store whose `application_id` or schema was damaged still has the
     /// one or the other; a file whose schema SQLite cannot read, or that lists nothing, has
     /// nothing to lose.
+    ///
+    /// A read that another connection's lock keeps out for longer than the busy timeout (a
+    /// program writing its database in rollback journal mode) is thrown, not taken for a
+    /// file SQLite cannot read.
     private static func refuseAnotherProgramsDatabase(_ connection: Connection, path: String) throws {
-        guard let objects = try? connection.pragmaInteger("SELECT count(*) FROM sqlite_schema"), objects > 0 else { return }
-        let identifier = try? connection.pragmaInteger("PRAGMA application_id")
+        func read(_ sql: String) throws -> Int64? {
+            do {
+                return try connection.pragmaInteger(sql)
+            } catch let error as DatabaseError where error.resultCode == .busy || error.resultCode == .locked {
+                throw error
+            } catch {
+                return nil
+            }
+        }
+        guard let objects = try read("SELECT count(*) FROM sqlite_schema"), objects > 0 else { return }
+        let identifier = try read("PRAGMA application_id")
         if identifier == SchemaMigrator.applicationID { return }
-        let tables = try? connection.pragmaInteger(
+        let tables = try read(
             "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('schema_migration', 'archive')")
         if tables == 2 { return }
         let which = identifier.map { $0 == 0 ? "" : " (application_id \($0))" } ?? ""
