@@ -11,8 +11,8 @@ struct EraseCommand: ParsableCommand {
             library, or sealed with a key the app no longer has. Every archive, generation, \
             crash marker, restore report and journal entry is deleted; the app's next launch \
             restores nothing and its next save starts afresh. A healthy store can be erased \
-            too. The file is emptied where it is, so its owner and mode stay, and an app that \
-            has it open goes on with the empty store. Another program's SQLite database, a \
+            too. The file is replaced where it is by an empty store, so its owner and mode \
+            stay, and an app that has it open goes on with the empty store. Another program's SQLite database, a \
             folder or a symbolic link is refused and left as it is, and nothing is created \
             where there is no file. A file that is not an SQLite database at all is erased, \
             since damage to a store's first page looks like that: check the path. Requires \
