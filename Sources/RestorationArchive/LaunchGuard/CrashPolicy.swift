@@ -10,7 +10,10 @@ public import Foundation
 /// once its restoration has completed, asynchronous extensions included. The next launch
 /// that finds the marker applies the policy before anything is decoded. Under every policy a
 /// generation that crashed is never restored again once its allowance is spent, and no
-/// policy can loop: each attempt is counted in the store before it begins.
+/// policy can loop: each attempt is counted in the store before it begins. A restoration on
+/// a read-only store counts nothing and changes nothing: it restores what applying the policy
+/// to a marker would leave, and leaves the marker to the next launch (it does not judge the
+/// previous launch, as ``discardAfterForegroundDeath`` does).
 public enum CrashPolicy: Hashable, Sendable {
     /// The generation is invalidated and nothing is restored: UIKit's rule. The default.
     case discard

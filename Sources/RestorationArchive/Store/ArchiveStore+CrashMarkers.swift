@@ -62,7 +62,8 @@ extension ArchiveStore {
 
     /// Applies the crash policy to a marker left by a restoration that died, then picks the
     /// generation to restore and reads it, all in one transaction. Writes only when there is
-    /// such a marker.
+    /// such a marker; a read-only store decides what applying the policy would, and writes
+    /// nothing (the marker stays for the app's next launch).
     func prepareRestoration(of archive: ArchiveName) throws(ArchiveStoreError) -> PreparedRestoration {
         let policy = configuration.crashPolicy
         // That policy judges the previous launch when this one starts: make sure it has.
