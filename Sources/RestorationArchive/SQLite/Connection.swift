@@ -66,11 +66,7 @@ final class Connection {
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
         try check(sqlite3_busy_timeout(handle, milliseconds))
-        busyTimeoutMilliseconds = milliseconds
     }
-
-    /// The busy timeout last set, in milliseconds (SQLite's default: none).
-    private var busyTimeoutMilliseconds: Int32 = 0
 
     /// Turns the database to write-ahead logging unless it is in it already, and returns the
     /// journal mode it is in then (`"wal"`, unless SQLite refused).
@@ -84,7 +80,7 @@ final class Connection {
     /// passed.
     func enableWriteAheadLogging() throws -> String? {
         if try pragmaText("PRAGMA journal_mode") == "wal" { return "wal" }
-        let deadline = ContinuousClock.now + .milliseconds(busyTimeoutMilliseconds)
+        let deadline = ContinuousClock.now + .milliseconds(try pragmaInteger("PRAGMA busy_timeout") ?? 0)
         var pause: UInt32 = 1_000
         while true {
             do {

@@ -55,24 +55,29 @@ extension ArchiveStore {
     ) throws(ArchiveStoreError) {
         guard busyTimeout >= .zero else { throw .invalidConfiguration("busyTimeout must not be negative") }
         try SQLiteVersion.check()
-        guard try StoreLocation.checkForErasing(path: path) else { return }
+        guard let filename = try StoreLocation.checkForErasing(path: path) else { return }
         try translatingErrors(path: path) {
+            let reset: Bool
             do {
                 let connection = try Connection(
-                    filename: StoreLocation.sqliteFilename(for: path),
-                    flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+                    filename: filename, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
                 try connection.setBusyTimeout(milliseconds: milliseconds(busyTimeout))
                 try refuseAnotherProgramsDatabase(connection, path: path)
                 do {
                     try connection.replaceContents(with: emptyStore(path: path))
+                    reset = false
                 } catch let error as DatabaseError where error.resultCode != .busy {
                     // The first page is damaged: SQLite's reset empties any file.
                     try connection.eraseEverything()
+                    reset = true
                 }
                 _ = try checkpointAndTruncate(connection)
             }
-            // After a reset, the store's schema; otherwise the file's settings, as an opening checks them.
-            _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
+            // After a reset, the store's schema, so that a connection open on the file goes on
+            // with it. A replaced file has it already; the next opening sets the rest.
+            if reset {
+                _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
+            }
         }
         logger?.warning("Erased the archive store at '\(path)'")
     }

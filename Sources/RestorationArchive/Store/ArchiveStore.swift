@@ -274,8 +274,8 @@ public final class ArchiveStore: Sendable {
     private static func openForReading(path: String, configuration: Configuration) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
-        let stamp = try StoreLocation.checkForReading(path: path)
-        let opening = StoreLocation.readOnlyOpening(path: path, file: stamp)
+        let (stamp, filename) = try StoreLocation.checkForReading(path: path)
+        let opening = StoreLocation.readOnlyOpening(path: path, file: stamp, sqliteFilename: filename)
         let connection = try Connection(
             filename: opening.uri,
             flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)

@@ -140,25 +140,27 @@ enum StoreLocation {
 
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     ///
-    /// - Returns: the file as the `lstat` the check took saw it.
-    static func checkForReading(path: String) throws(ArchiveStoreError) -> FileStamp {
+    /// - Returns: the file as the `lstat` the check took saw it, and the file name to give
+    ///   SQLite (``sqliteFilename(for:)``, its length checked).
+    static func checkForReading(path: String) throws(ArchiveStoreError) -> (stamp: FileStamp, sqliteFilename: String) {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
-        _ = try checkedSQLiteFilename(for: path)
+        let filename = try checkedSQLiteFilename(for: path)
         // A store is created 0600: another user may read none of it.
         try checkAccess(toFilesOf: path, R_OK, "open for reading")
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
-        return FileStamp(info)
+        return (FileStamp(info), filename)
     }
 
-    /// Checks what exists at `path` before an erase, which creates nothing: `false` when
-    /// nothing does. Whatever a regular file holds is for the erase to judge.
-    static func checkForErasing(path: String) throws(ArchiveStoreError) -> Bool {
-        guard let info = try existing(path) else { return false }
+    /// Checks what exists at `path` before an erase, which creates nothing: `nil` when
+    /// nothing does, otherwise the file name to give SQLite (``sqliteFilename(for:)``, its
+    /// length checked). Whatever a regular file holds is for the erase to judge.
+    static func checkForErasing(path: String) throws(ArchiveStoreError) -> String? {
+        guard let info = try existing(path) else { return nil }
         try checkRegularFile(path: path, info: info)
-        _ = try checkedSQLiteFilename(for: path)
+        let filename = try checkedSQLiteFilename(for: path)
         try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
-        return true
+        return filename
     }
 
     /// ``sqliteFilename(for:)``, refused when longer than SQLite opens: it opens a database
@@ -290,12 +292,14 @@ enum StoreLocation {
 
     /// See ``ReadOnlyOpening``.
     ///
-    /// - Parameter file: the file as ``checkForReading(path:)`` saw it, before this looks for
-    ///   a `-wal`: one that appears after this look is caught by the next.
-    static func readOnlyOpening(path: String, file: FileStamp) -> ReadOnlyOpening {
+    /// - Parameters:
+    ///   - file: the file as ``checkForReading(path:)`` saw it, before this looks for a
+    ///     `-wal`: one that appears after this look is caught by the next.
+    ///   - sqliteFilename: the file name ``checkForReading(path:)`` gave.
+    static func readOnlyOpening(path: String, file: FileStamp, sqliteFilename: String) -> ReadOnlyOpening {
         let immutable = !writeAheadLogExists(for: path)
         let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
-        let uri = "file:" + percentEncoded(sqliteFilename(for: path)) + "?" + parameters
+        let uri = "file:" + percentEncoded(sqliteFilename) + "?" + parameters
         return ReadOnlyOpening(uri: uri, source: immutable ? .frozen(file: file, log: nil) : .live)
     }
 
