@@ -472,6 +472,22 @@ struct CrashMarkerTests {
         }
     }
 
+    /// Saves generation 1 holding `value`, restores it with an extension left pending (a page
+    /// still loading), and saves generation 2 during that restoration. Returns the loading
+    /// screen (keep it: completing its extensions ends the restoration) and the restoration.
+    private func restoreAndSaveDuringIt(
+        _ store: ArchiveStore, value: String = "first"
+    ) throws -> (SlowScreen, RestorationResult) {
+        try makeEngine(store).preserve([Probe("Root", value: value)])
+        let slow = SlowScreen("Root")
+        let engine = try makeEngine(store)
+        let result = try engine.restore([slow])
+        #expect(result.report.outcome == .restored && !result.isComplete)
+        slow.value = "saved while the page loads"
+        #expect(try engine.preserve([slow]).save?.generation == 2)
+        return (slow, result)
+    }
+
     /// The app saves while its restoration is still in progress (an object's extension has
     /// not completed: a page still loading), then dies. The generation it saved holds the
     /// state whose restoration it did not survive, the page that was loading: the crash rule
@@ -486,13 +502,7 @@ struct CrashMarkerTests {
         try withTemporaryStorePath { path in
             let configuration = ArchiveStore.Configuration(retainedGenerations: retained, crashPolicy: policy)
             let store = try ArchiveStore(path: path, configuration: configuration)
-            try makeEngine(store).preserve([Probe("Root", value: "loads a page that crashes the app")])
-            let slow = SlowScreen("Root")
-            let engine = try makeEngine(store)
-            let result = try engine.restore([slow])
-            #expect(result.report.outcome == .restored && !result.isComplete)
-            slow.value = "saved while the page loads"
-            #expect(try engine.preserve([slow]).save?.generation == 2)
+            let (slow, result) = try restoreAndSaveDuringIt(store, value: "loads a page that crashes the app")
             try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
 
             let root = Probe("Root")
@@ -537,12 +547,7 @@ struct CrashMarkerTests {
         try withTemporaryStorePath { path in
             let configuration = ArchiveStore.Configuration(crashPolicy: .retry(attempts: 1))
             let store = try ArchiveStore(path: path, configuration: configuration)
-            try makeEngine(store).preserve([Probe("Root", value: "first")])
-            let slow = SlowScreen("Root")
-            let engine = try makeEngine(store)
-            let result = try engine.restore([slow])
-            slow.value = "saved while the page loads"
-            try engine.preserve([slow])
+            let (slow, result) = try restoreAndSaveDuringIt(store)
             slow.extensions.forEach { $0.complete() }
             #expect(result.isComplete)
             #expect(try !store.hasCrashMarker())
@@ -563,12 +568,7 @@ struct CrashMarkerTests {
     @Test func aRestorationWhoseGenerationASaveDuringItPrunedStillEnds() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path, configuration: .init(retainedGenerations: 1))
-            try makeEngine(store).preserve([Probe("Root", value: "first")])
-            let slow = SlowScreen("Root")
-            let engine = try makeEngine(store)
-            let result = try engine.restore([slow])
-            slow.value = "saved while the page loads"
-            try engine.preserve([slow])
+            let (slow, result) = try restoreAndSaveDuringIt(store)
             #expect(try store.generations().map(\.generation) == [2])
             slow.extensions.forEach { $0.complete() }
             #expect(result.isComplete)
