@@ -140,27 +140,30 @@ extension ArchiveStore {
     ) throws(ArchiveStoreError) {
         try write { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
-            // A generation no longer there (pruned by saves since the launch read it) still
-            // gets the marker, for saves during the restoration to carry on.
-            if let found = try ArchiveRows.generation(generation, of: row, in: connection),
-                found.nodeDigest != nodeDigest
-            {
-                return
+            // The attempt is counted on the generation read, found in the one read of its row;
+            // another one of its number gets no marker. A generation no longer there (pruned by
+            // saves since the launch read it) still gets the marker, for saves during the
+            // restoration to carry on.
+            var anotherGeneration = false
+            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
+                guard state.nodeDigest == nodeDigest else {
+                    anotherGeneration = true
+                    return false
+                }
+                state.restoreAttempts += 1
+                return true
             }
+            if anotherGeneration { return }
             // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
             // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
             let marker = try connection.statement(
                 "INSERT OR REPLACE INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (?, ?, ?, ?)")
+            defer { marker.reset() }
             try marker.bind(row.id, at: 1)
             try marker.bind(generation.rawValue, at: 2)
             try marker.bind(Clock.nowMilliseconds(), at: 3)
             try marker.bind(Int64(getpid()), at: 4)
             try marker.run()
-            marker.reset()
-            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
-                state.restoreAttempts += 1
-                return true
-            }
         }
     }
 
