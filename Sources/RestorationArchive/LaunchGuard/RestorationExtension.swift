@@ -115,10 +115,15 @@ final class RestorationProgress: Sendable {
         do {
             try store.finishRestoration(
                 of: archive, generation: generation, nodeDigest: nodeDigest, token: token, report: report)
+        } catch .reportNotRecorded(let reason) {
+            // The end is recorded, without the report.
+            logger?.error("The restore report of archive '\(archive)' was not recorded: \(reason)")
         } catch {
-            // The marker stays: the next launch will take this restoration for a crash.
+            // The marker stays, and the store keeps the end for the archive's next save or
+            // restoration in this process to record; a launch after this process ends takes
+            // it for a restoration that died.
             logger?.error(
-                "The end of restoring archive '\(archive)' generation \(generation) was not recorded: \(error.description)")
+                "The end of restoring archive '\(archive)' generation \(generation) was not recorded: \(error.description); the archive's next save or restoration in this process records it")
         }
     }
 }

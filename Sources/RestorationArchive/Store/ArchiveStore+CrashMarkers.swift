@@ -20,9 +20,30 @@ private struct RestorationRecord {
     /// and whose extension is released later, or one of a file since replaced by another
     /// with its inode.
     let token: UInt64
+    var state = RestorationState.running
+}
+
+/// Where one restoration in ``restorationsInProgress`` is.
+private enum RestorationState {
+    /// Its work may still run: a save carries its crash marker on.
+    case running
     /// An extension was released without being completed: the restoration can never
     /// complete, but its work is gone, so nothing of it can crash the app any more.
-    var abandoned = false
+    case abandoned
+    /// It completed, but its end could not be recorded (the store busy past its timeout, the
+    /// disk full): its marker is still there, and the archive's next save or restoration in
+    /// this process records the end instead of taking the marker for a death.
+    case ended(RestorationEnd)
+}
+
+/// What recording a restoration's end writes.
+private struct RestorationEnd {
+    let generation: Generation
+    /// Tells the restored generation from another of its number (after an erase).
+    let nodeDigest: Int64
+    let report: RestoreReport
+    /// The report as stored; `nil` when it cannot be encoded (the end is recorded without it).
+    let blob: [UInt8]?
 }
 
 private let nextRestorationToken = Atomic<UInt64>(1)
@@ -76,24 +97,29 @@ extension ArchiveStore {
         // miss a restoration that began in between, on another thread, whose marker the
         // transaction then took for one a dead process left.
         let key = progressKey(archive)
-        let inProgress = { restorationsInProgress.withLock { $0[key] != nil } }
+        let progressHere = { restorationsInProgress.withLock { $0[key]?.state } }
         let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
         // A read-only store decides on a marker a dead restoration left without writing.
         let dealing: MarkerDealing = mode == .readOnly ? .decideWithoutWriting : .deferToWriter
         if let prepared = try read({ connection in
             try Self.prepare(
-                archive, policy: policy, inProgressHere: inProgress, launch: launch, dealing: dealing, seal: seal,
+                archive, policy: policy, progressHere: progressHere, launch: launch, dealing: dealing, seal: seal,
                 connection)
         }) {
             return prepared
         }
         let path = self.path
         let prepared = try write { connection in
+            // A restoration of this process that completed without its end recorded is no
+            // restoration that died.
+            if let row = try ArchiveRows.archive(named: archive, in: connection) {
+                try recordEndLeftUnrecorded(of: row, connection)
+            }
             do {
                 guard
                     let prepared = try Self.prepare(
-                        archive, policy: policy, inProgressHere: inProgress, launch: launch, dealing: .apply, seal: seal,
+                        archive, policy: policy, progressHere: progressHere, launch: launch, dealing: .apply, seal: seal,
                         connection)
                 else {
                     throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
@@ -171,44 +197,86 @@ extension ArchiveStore {
     /// generation known good, and keeps the report, in one transaction. A generation of that
     /// number with another `nodeDigest` is another one (the store was erased and saved again
     /// since): it is left alone, and the report goes with the store it was about.
+    ///
+    /// When this throws, the end is kept in this process: the archive's next save or
+    /// restoration here records it, rather than taking the marker for a restoration that died.
+    /// A launch after this process ends does take it for one.
+    ///
+    /// - Throws: ``ArchiveStoreError/reportNotRecorded(_:)`` after recording the end without
+    ///   the report, when the report cannot be encoded.
     func finishRestoration(
         of archive: ArchiveName, generation: Generation, nodeDigest: Int64, token: UInt64, report: RestoreReport
     ) throws(ArchiveStoreError) {
-        let blob = try Self.storedBlob(of: report)
+        // A report that cannot be encoded does not stop the end from being recorded.
+        let blob: Result<[UInt8], ArchiveStoreError> = Result { () throws(ArchiveStoreError) in try Self.storedBlob(of: report) }
+        let end = RestorationEnd(generation: generation, nodeDigest: nodeDigest, report: report, blob: try? blob.get())
         let key = progressKey(archive)
-        defer { restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } } }
-        try write { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
-            // A save during the restoration carried the marker, and the attempt, on to the
-            // generation it wrote: that one's count starts again too.
-            if let marker = try Self.marker(of: row, connection), marker.processID == Int64(getpid()),
-                marker.generation != generation
-            {
-                try ArchiveRows.changeState(of: marker.generation, archive: row, in: connection) { state in
-                    state.restoreAttempts = 0
-                    return true
-                }
+        do {
+            try write { connection in
+                guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
+                try record(end, of: row, connection)
             }
-            let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
-            try marker.bind(row.id, at: 1)
-            try marker.bind(Int64(getpid()), at: 2)
-            try marker.run()
-            marker.reset()
-            // Not there any more when a save during the restoration pruned it: its report is
-            // kept all the same.
-            var anotherGeneration = false
-            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
-                guard state.nodeDigest == nodeDigest else {
-                    anotherGeneration = true
-                    return false
-                }
-                state.restoredCleanly = true
+        } catch {
+            restorationsInProgress.withLock { if $0[key]?.token == token { $0[key]?.state = .ended(end) } }
+            throw error
+        }
+        restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } }
+        _ = try blob.get()
+    }
+
+    /// Records the end of this process's restoration of `archive` that completed when its end
+    /// could not be recorded (``finishRestoration(of:generation:nodeDigest:token:report:)``
+    /// threw), in the transaction of `connection`: before the archive's save or restoration,
+    /// which would otherwise carry that marker on, or take it for a death.
+    func recordEndLeftUnrecorded(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
+        let key = progressKey(archive.name)
+        guard let listed = restorationsInProgress.withLock({ $0[key] }), case .ended(let end) = listed.state else {
+            return
+        }
+        // A restoration lists itself before it writes its marker: one of this process seen
+        // here is the one that ended, until its end is recorded.
+        guard let marker = try Self.marker(of: archive, connection), marker.processID == Int64(getpid()) else {
+            // Recorded already (a transaction that committed), or the store erased since.
+            restorationsInProgress.withLock { if $0[key]?.token == listed.token { $0[key] = nil } }
+            return
+        }
+        try record(end, of: archive, connection)
+        logger?.notice(
+            "The end of restoring archive '\(archive.name)' generation \(end.generation), which could not be recorded when it completed, is recorded with this save or restoration")
+    }
+
+    /// Writes what a restoration's end changes: this process's marker removed, the restored
+    /// generation known good, and its report kept.
+    private func record(_ end: RestorationEnd, of row: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
+        // A save during the restoration carried the marker, and the attempt, on to the
+        // generation it wrote: that one's count starts again too.
+        if let marker = try Self.marker(of: row, connection), marker.processID == Int64(getpid()),
+            marker.generation != end.generation
+        {
+            try ArchiveRows.changeState(of: marker.generation, archive: row, in: connection) { state in
                 state.restoreAttempts = 0
                 return true
             }
-            if anotherGeneration { return }
-            try keepReport(blob, of: report, archive: row, connection)
         }
+        let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
+        try marker.bind(row.id, at: 1)
+        try marker.bind(Int64(getpid()), at: 2)
+        try marker.run()
+        marker.reset()
+        // Not there any more when a save during the restoration pruned it: its report is
+        // kept all the same.
+        var anotherGeneration = false
+        try ArchiveRows.changeState(of: end.generation, archive: row, in: connection) { state in
+            guard state.nodeDigest == end.nodeDigest else {
+                anotherGeneration = true
+                return false
+            }
+            state.restoredCleanly = true
+            state.restoreAttempts = 0
+            return true
+        }
+        if anotherGeneration { return }
+        if let blob = end.blob { try keepReport(blob, of: end.report, archive: row, connection) }
     }
 
     /// Whether an archive has a crash marker: a restoration in progress, or one that died.
@@ -251,8 +319,10 @@ extension ArchiveStore {
     /// Whether this process is restoring `archive` from this store's file, with work that may
     /// still run: a save of it now carries the restoration's crash marker on
     /// (``restorationAttempts(carriedOnFrom:_:)``).
-    func isRestoringHere(_ archive: ArchiveName) -> Bool {
-        restorationsInProgress.withLock { $0[progressKey(archive)].map { !$0.abandoned } ?? false }
+    private func isRestoringHere(_ archive: ArchiveName) -> Bool {
+        restorationsInProgress.withLock { restorations in
+            if case .running = restorations[progressKey(archive)]?.state { true } else { false }
+        }
     }
 
     /// Notes that an extension of this process's restoration of `archive` (the one
@@ -262,13 +332,27 @@ extension ArchiveStore {
     func restorationAbandoned(_ archive: ArchiveName, token: UInt64) {
         let key = progressKey(archive)
         restorationsInProgress.withLock { restorations in
-            if restorations[key]?.token == token { restorations[key]?.abandoned = true }
+            if restorations[key]?.token == token, case .running = restorations[key]?.state {
+                restorations[key]?.state = .abandoned
+            }
         }
     }
 
+    /// What a save of `archive` does about this process's restoration of it, in the save's
+    /// transaction, before it prunes anything: while the restoration runs, the attempts of the
+    /// generation it restores, to carry its marker on (`nil` otherwise); once it completed
+    /// without its end recorded, it records that end.
+    ///
+    /// Looked up under the write lock: a restoration that began on another thread until then
+    /// has its marker here, and is listed.
+    func restorationAttemptsCarriedOn(by archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Int64? {
+        try recordEndLeftUnrecorded(of: archive, connection)
+        return isRestoringHere(archive.name) ? try Self.restorationAttempts(carriedOnFrom: archive, connection) : nil
+    }
+
     /// The attempts of the generation this process's restoration of `archive` is restoring,
-    /// for a save during it, read before the save prunes anything; `nil` when the archive has
-    /// no marker of this process (the store was erased since, or the archive discarded).
+    /// for a save during it; `nil` when the archive has no marker of this process (the store
+    /// was erased since, or the archive discarded).
     ///
     /// A generation saved while a restoration is in progress holds the state whose
     /// restoration has not completed (a page still loading): if the app dies before it does,
@@ -304,7 +388,7 @@ extension ArchiveStore {
         RestorationInProgress(file: file, archive: archive)
     }
 
-    /// How ``prepare(_:policy:inProgressHere:launch:dealing:seal:_:)`` deals with a marker
+    /// How ``prepare(_:policy:progressHere:launch:dealing:seal:_:)`` deals with a marker
     /// that a restoration which died left.
     private enum MarkerDealing {
         /// It does not: it returns `nil`, for a write transaction to deal with the marker.
@@ -318,7 +402,7 @@ extension ArchiveStore {
 
     /// `nil` when a marker must be dealt with and `dealing` defers that to a write transaction.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, inProgressHere: () -> Bool, launch: Int64?,
+        _ archive: ArchiveName, policy: CrashPolicy, progressHere: () -> RestorationState?, launch: Int64?,
         dealing: MarkerDealing, seal: StateSeal?, _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
@@ -326,9 +410,17 @@ extension ArchiveStore {
         else { return PreparedRestoration(snapshot: nil, refusal: nil, invalidated: []) }
         var invalidated: [Generation] = []
         if let marker = try marker(of: row, connection) {
-            if marker.processID == Int64(getpid()), inProgressHere() {
-                return PreparedRestoration(
-                    snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
+            if marker.processID == Int64(getpid()), let progress = progressHere() {
+                switch progress {
+                case .running, .abandoned:
+                    return PreparedRestoration(
+                        snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
+                case .ended:
+                    // It completed: a writer records its end first (`recordEndLeftUnrecorded`),
+                    // a read-only store restores as after any completed restoration.
+                    if dealing == .deferToWriter { return nil }
+                    return try choose(row, policy: policy, invalidated: [], seal: seal, connection)
+                }
             }
             if marker.processID != Int64(getpid()),
                 ProcessIdentity.isRunning(marker.processID, recordedAt: marker.startedAt)

@@ -42,10 +42,7 @@ extension ArchiveStore {
             }
             let row = try found?.row ?? ArchiveRows.createArchive(named: archive, in: connection)
             let generation = row.generation.next
-            // Looked up under the write lock: a restoration that began on another thread
-            // until then has its marker here, and is listed.
-            let carriedAttempts =
-                isRestoringHere(archive) ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
+            let carriedAttempts = try restorationAttemptsCarriedOn(by: row, connection)
             // The previous generation's rows stay as they are, in its epoch (the prune deletes
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
@@ -131,8 +128,7 @@ extension ArchiveStore {
                 throw ArchiveStoreError.generationConflict(archive, expected: base, found: row.generation)
             }
             let generation = base.next
-            let carriedAttempts =
-                isRestoringHere(archive) ? try Self.restorationAttempts(carriedOnFrom: row, connection) : nil
+            let carriedAttempts = try restorationAttemptsCarriedOn(by: row, connection)
             // The changes are rows of the base's epoch: unchanged rows carry on from it.
             let epoch = previous.epoch
             let pruned = try Self.prune(
