@@ -249,6 +249,62 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A screen that keeps its restoration context, to extend restoration later.
+    final class ContextKeepingScreen: Probe {
+        override class var restorationClassName: String { "Probe" }
+        var context: RestorationContext?
+
+        override func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+            try super.decodeRestorableState(with: coder, context: context)
+            self.context = context
+        }
+    }
+
+    /// A context kept past its object's decoding extends restoration while another extension
+    /// is pending: that extension holds restoration back too. Once restoration has completed,
+    /// an extension holds nothing back: a programming error, logged, and neither completing
+    /// nor releasing it changes anything. It was silently accepted, and its release logged
+    /// that restoration "can never complete".
+    @Test func R10_anExtensionMadeAfterRestorationCompletedHoldsNothingBackAndIsLogged() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
+            let sink = LogSink()
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
+            let keeper = ContextKeepingScreen("A")
+            let slow = SlowScreen("Root", [keeper])
+            let result = try engine.restore([slow])
+            let context = try #require(keeper.context)
+            // While the slow screen's extension is pending, a later one holds restoration too.
+            let pending = context.extendRestoration()
+            #expect(slow.extensions.count == 1 && slow.extensions[0].complete())
+            #expect(!result.isComplete)
+            #expect(try store.hasCrashMarker())
+            #expect(pending.complete())
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(!sink.messages.contains { $0.contains("after it had completed") })
+
+            let message =
+                "'Root/A' extended the restoration of archive 'main' generation 1 after it had completed: "
+                + "the extension holds nothing back"
+            do {
+                let late = context.extendRestoration()
+                #expect(sink.messages.filter { $0.contains(message) }.count == 1, "\(sink.messages)")
+                #expect(late.complete())
+                #expect(!late.complete())
+                _ = context.extendRestoration()  // released at once, never completed
+            }
+            #expect(sink.messages.filter { $0.contains(message) }.count == 2)
+            #expect(!sink.messages.contains { $0.contains("was released without being completed") }, "\(sink.messages)")
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(try store.restoreReports().count == 1)
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome == .restored)
+        }
+    }
+
     /// A store whose generation 1 this process is restoring (a slow screen's extension keeps
     /// the restoration in progress), its crash marker then rewritten to name `other`, a
     /// process that runs and began before the restoration did.

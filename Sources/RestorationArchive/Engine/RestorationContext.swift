@@ -29,7 +29,9 @@ public struct RestorationContext {
     /// completed: if the app dies first, that counts as a crash during restoration (and a
     /// generation saved meanwhile is the one the crash policy judges: it holds the state
     /// still being restored). Keep the extension until the work ends: one released without
-    /// being completed never ends the restoration (the error is logged).
+    /// being completed never ends the restoration (the error is logged). Extend while the
+    /// object decodes, or while an earlier extension is still pending: once restoration has
+    /// completed, an extension holds nothing back (the error is logged).
     ///
     /// ```swift
     /// let pending = context.extendRestoration()

@@ -13,10 +13,14 @@ public final class RestorationExtension: Sendable {
     /// The object that extended restoration: what the log names.
     private let path: RestorationPath
     private let completed = Atomic<Bool>(false)
+    /// Made once its restoration had completed: it holds nothing back, and completing or
+    /// releasing it changes nothing.
+    private let late: Bool
 
-    init(progress: RestorationProgress, path: RestorationPath) {
+    init(progress: RestorationProgress, path: RestorationPath, late: Bool) {
         self.progress = progress
         self.path = path
+        self.late = late
     }
 
     /// Released without being completed: a programming error, which nothing can mend now (its
@@ -25,7 +29,7 @@ public final class RestorationExtension: Sendable {
     /// launch. Its work is gone with it, though: saves from now on are not taken for state
     /// whose restoration is still running.
     deinit {
-        guard !completed.load(ordering: .acquiring) else { return }
+        guard !late, !completed.load(ordering: .acquiring) else { return }
         progress.logger?.error(
             "The restoration extension of '\(path)' was released without being completed: restoring archive '\(progress.archive)' generation \(progress.generation) can never complete")
         if let token = progress.token { progress.store.restorationAbandoned(progress.archive, token: token) }
@@ -44,7 +48,7 @@ public final class RestorationExtension: Sendable {
                 "The restoration extension of '\(path)' in archive '\(progress.archive)' was completed twice")
             return false
         }
-        progress.completeOne()
+        if !late { progress.completeOne() }
         return true
     }
 }
@@ -83,10 +87,19 @@ final class RestorationProgress: Sendable {
 
     var isComplete: Bool { state.withLock { $0.finished } }
 
-    /// An extension by the object at `path`.
+    /// An extension by the object at `path`. Once the restoration has completed (a context
+    /// kept past its object's decoding), it holds nothing back: a programming error, logged.
     func extend(by path: RestorationPath) -> RestorationExtension {
-        state.withLock { $0.pending += 1 }
-        return RestorationExtension(progress: self, path: path)
+        let late = state.withLock { state in
+            if state.finished { return true }
+            state.pending += 1
+            return false
+        }
+        if late {
+            logger?.error(
+                "'\(path)' extended the restoration of archive '\(archive)' generation \(generation) after it had completed: the extension holds nothing back")
+        }
+        return RestorationExtension(progress: self, path: path, late: late)
     }
 
     func completeOne() {
