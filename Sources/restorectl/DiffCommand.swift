@@ -34,7 +34,7 @@ struct DiffCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let archive = options.archiveOrMain
+        let archive = options.selectedArchive(in: store)
         let old: ArchiveSnapshot
         let new: ArchiveSnapshot
         do {

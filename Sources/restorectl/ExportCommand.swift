@@ -27,7 +27,7 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let archive = options.archiveOrMain
+        let archive = options.selectedArchive(in: store)
         // A damaged node is exported as `show` shows it: marked, without its state, which is
         // not what was saved. The rest is written, then the damage is named (status 1).
         let snapshot = options.snapshot(in: store, keepingDamagedNodes: true)

@@ -32,7 +32,7 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openReadOnly()
-        let archive = options.archiveOrMain
+        let archive = options.selectedArchive(in: store)
         let nodePath = try RestorationPath(parsing: path)
         let (node, damage) = read(nodePath, in: archive, from: store)
         let values: Result<[String: StateValue], StateCodingError>?
@@ -76,13 +76,16 @@ extension ShowCommand {
             if let found = try store.node(at: path, in: archive, generation: generation.map { Generation(rawValue: $0) }) {
                 return (found, nil)
             }
+        } catch .generationNotFound where generation == nil {
+            StoreOptions.failRetainingNothing(archive, in: store)
         } catch {
             guard case .damagedNode = error else { Diagnostics.fail(error, exitCode: 1) }
             let snapshot = options.snapshot(in: store, generation: generation, keepingDamagedNodes: true)
             guard let found = snapshot.nodes.first(where: { $0.path == path }) else { Diagnostics.fail(error, exitCode: 1) }
             return (found, error)
         }
-        Diagnostics.printError("archive '\(archive)' has no node at '\(path)'")
+        let generation = generation.map { " generation \($0)" } ?? ""
+        Diagnostics.printError("Archive '\(archive)'\(generation) has no node at '\(path)'.")
         RestoreCtl.exit(withError: ExitCode(1))
     }
 }

@@ -46,29 +46,46 @@ struct StoreOptions: ParsableArguments {
         return [name]
     }
 
-    /// The archive named by --archive, or `main`.
-    var archiveOrMain: ArchiveName { archiveName ?? .main }
+    /// The archive named by --archive, or `main`; exits with status 1 when the store has no
+    /// archive of that name (read without checking the archives, as ``selectedArchiveNames(in:)``),
+    /// or cannot say.
+    func selectedArchive(in store: ArchiveStore) -> ArchiveName {
+        let name = archiveName ?? .main
+        do {
+            guard try store.archiveNames().contains(name) else { throw ArchiveStoreError.archiveNotFound(name) }
+        } catch {
+            Diagnostics.fail(error, exitCode: 1)
+        }
+        return name
+    }
 
     /// A generation of the selected archive (`main` by default), the newest when `generation`
     /// is `nil`; exits with status 1 and a one-line explanation when there is none. With
     /// `keepingDamagedNodes`, a node whose checksum does not match is kept and named in
     /// `damagedPaths` (`ArchiveStore.inspectionSnapshot`) instead of failing the read.
     func snapshot(in store: ArchiveStore, generation: Int64? = nil, keepingDamagedNodes: Bool = false) -> ArchiveSnapshot {
-        let archive = archiveOrMain
         let generation = generation.map { Generation(rawValue: $0) }
         do {
+            let archive = selectedArchive(in: store)
             let read =
                 keepingDamagedNodes
                 ? try store.inspectionSnapshot(of: archive, generation: generation)
                 : try store.snapshot(of: archive, generation: generation)
-            guard let found = read else {
-                Diagnostics.printError("archive '\(archive)' has no saved generation")
-                RestoreCtl.exit(withError: ExitCode(1))
-            }
+            guard let found = read else { Self.failRetainingNothing(archive, in: store) }
             return found
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
+    }
+
+    /// Exits with status 1 saying why `archive`, which the store has, retains no generation.
+    static func failRetainingNothing(_ archive: ArchiveName, in store: ArchiveStore) -> Never {
+        if case .discarded(let reason, _)? = try? store.summary(of: archive)?.state {
+            Diagnostics.printError("Archive '\(archive)' was discarded (\(reason)): it retains no generation.")
+        } else {
+            Diagnostics.printError("Archive '\(archive)' has no saved generation.")
+        }
+        RestoreCtl.exit(withError: ExitCode(1))
     }
 
     /// Opens the store read-only, or exits with status 2 and a one-line explanation.

@@ -255,6 +255,39 @@ struct CommandLineTests {
         }
     }
 
+    /// Every command that reads one archive says the same of one the store does not have, of
+    /// one discarded, and of a path not in it. `tree` and `export` said "archive 'scene-9' has
+    /// no saved generation", `diff` "Archive 'scene-9' does not retain generation 1", `show`
+    /// "archive 'scene-9' has no node at 'Root'".
+    @Test func commandsReadingOneArchiveExplainWhyItHasNothingToShow() throws {
+        try withTemporaryStorePath { path in
+            #expect(try runProcess(restorectl, ["demo", "--db", path]).status == 0)
+            let unknown = [
+                ["tree", path], ["show", path, "Root"], ["diff", path, "--from", "1", "--to", "2"],
+                ["export", path, "--output", "-"], ["info", path], ["report", path], ["events", path],
+            ]
+            for arguments in unknown {
+                let outcome = try runProcess(restorectl, arguments + ["--archive", "scene-9"])
+                #expect(outcome.status == 1, "\(arguments)")
+                #expect(outcome.standardOutput.isEmpty, "\(arguments)")
+                #expect(outcome.standardError == "restorectl: error: No archive named 'scene-9'.\n", "\(arguments)")
+            }
+            let noNode = try runProcess(restorectl, ["show", path, "Root/Nowhere"])
+            #expect(noNode.status == 1)
+            #expect(noNode.standardError == "restorectl: error: Archive 'main' has no node at 'Root/Nowhere'.\n")
+
+            try ArchiveStore(path: path).discard(reason: "the user closed the window")
+            for arguments in [["tree", path], ["show", path, "Root"], ["export", path, "--output", "-"]] {
+                let outcome = try runProcess(restorectl, arguments)
+                #expect(outcome.status == 1, "\(arguments)")
+                #expect(
+                    outcome.standardError
+                        == "restorectl: error: Archive 'main' was discarded (the user closed the window): it retains no generation.\n",
+                    "\(arguments)")
+            }
+        }
+    }
+
     @Test func showReportsAnUndecodableBlobWithoutCrashing() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
