@@ -10,8 +10,9 @@ struct ExportCommand: ParsableCommand {
             Exports the newest generation of --archive (main by default). A damaged node is \
             exported marked, without its state, and named afterwards (exit status 1). The file \
             is created owner-only (0600), as the store is, since it holds the same state; an \
-            existing file is refused unless --force, and a symbolic link at the output path \
-            always is, as are the store and its write-ahead log files. With --output -, the \
+            existing file is refused unless --force; a symbolic link, a device, a pipe or a \
+            folder at the output path always is, as are the store and its write-ahead log \
+            files. With --output -, the \
             document goes to standard output, and nothing else does. Opens the store \
             read-only; safe while the app is running.
             """
@@ -63,16 +64,25 @@ struct ExportCommand: ParsableCommand {
     }
 
     /// Writes `text` to a file created 0600, never through a symbolic link; an existing file
-    /// is an error unless `replacing`. Never the store at `storePath` or its write-ahead log
-    /// files, whatever path names them: `--force` would have replaced the app's saved state.
+    /// is an error unless `replacing`, and must be a regular file (a device or a pipe would
+    /// have been truncated and had its mode changed: `/dev/null` made 0600 for everyone).
+    /// Never the store at `storePath` or its write-ahead log files, whatever path names them:
+    /// `--force` would have replaced the app's saved state.
     static func write(_ text: String, to path: String, replacing: Bool, sparing storePath: String) throws {
-        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
+        let notAFile = ExportError("it is not a regular file (use --output - for standard output)")
+        // Not even opened: opening a device can act on it, opening a pipe waits for a reader.
+        var existing = stat()
+        if lstat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG, existing.st_mode & S_IFMT != S_IFLNK {
+            throw notAFile
+        }
+        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
         if !replacing { flags |= O_EXCL }
         let descriptor = open(path, flags, 0o600)
         guard descriptor >= 0 else {
             switch errno {
             case ELOOP: throw ExportError("it is a symbolic link")
             case EEXIST: throw ExportError("the file exists (use --force to replace it)")
+            case ENXIO, EISDIR: throw notAFile
             case let code: throw ExportError(String(cString: strerror(code)))
             }
         }
@@ -80,6 +90,8 @@ struct ExportCommand: ParsableCommand {
         // Opened without truncating, so that a file of the store is left as it was.
         var opened = stat()
         guard fstat(descriptor, &opened) == 0 else { throw ExportError(String(cString: strerror(errno))) }
+        // What the path named when it was opened, whatever it named before.
+        guard opened.st_mode & S_IFMT == S_IFREG else { throw notAFile }
         let storeFiles = [
             ("", "the store being exported"), ("-wal", "the store's write-ahead log"),
             ("-shm", "the store's write-ahead log index"),

@@ -311,6 +311,32 @@ struct InspectionCommandTests {
         }
     }
 
+    /// The output must be a regular file. A pipe without a reader made the export wait
+    /// forever (opening it for writing blocks), and `--force` truncated what it opened and
+    /// changed its mode: a device failed with "Invalid argument", after opening it.
+    @Test func exportWritesOnlyARegularFile() throws {
+        try withDemoStore { path in
+            let pipe = path + ".fifo"
+            #expect(mkfifo(pipe, 0o600) == 0)
+            let folder = path + ".folder"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            let nullMode = try #require(try FileManager.default.attributesOfItem(atPath: "/dev/null")[.posixPermissions] as? Int)
+            for output in [pipe, "/dev/null", folder] {
+                for force in [false, true] {
+                    let outcome = try runProcess(
+                        restorectl, ["export", path, "--output", output] + (force ? ["--force"] : []), timeout: 20)
+                    #expect(outcome.status == 1 && !outcome.wasSignalled, "\(output): \(outcome.standardError)")
+                    #expect(
+                        outcome.standardError
+                            == "restorectl: error: cannot write '\(output)': it is not a regular file (use --output - for standard output)\n")
+                }
+            }
+            #expect(try FileManager.default.attributesOfItem(atPath: "/dev/null")[.posixPermissions] as? Int == nullMode)
+            var info = stat()
+            #expect(lstat(pipe, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        }
+    }
+
     /// `--force` replaced whatever the output path named: the store itself, the app's saved
     /// state, became the JSON document. Whatever path names the store or its write-ahead log
     /// files, the export refuses it and leaves the file as it was.
