@@ -349,18 +349,23 @@ public final class ArchiveStore: Sendable {
     ///
     /// A read-only store that reads the file as immutable first opens it again if an app
     /// wrote it since (see ``AccessMode/readOnly``), and runs `body` again, once, on a
-    /// connection opened again when `body` failed while an app wrote the file.
+    /// connection opened again when an app wrote the file while `body` ran: whether `body`
+    /// failed (pages of two states met) or not (its result may mix them, unnoticed).
     func withConnection<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
         let path = self.path
         return try connection.withLock { (open: inout OpenConnection) throws(ArchiveStoreError) -> Result in
             try Self.translatingErrors(path: path) {
                 if open.isStale(path: path) { open = try reopened() }
+                let result: Result
                 do {
-                    return try body(open.connection)
+                    result = try body(open.connection)
                 } catch where open.isStale(path: path) {
                     open = try reopened()
                     return try body(open.connection)
                 }
+                guard open.isStale(path: path) else { return result }
+                open = try reopened()
+                return try body(open.connection)
             }
         }
     }
