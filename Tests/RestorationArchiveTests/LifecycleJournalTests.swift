@@ -165,6 +165,49 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A read-only store cannot record the verdict on a launch that died in the foreground,
+    /// but it decides as the app's next read-write launch will, writing nothing: it restored
+    /// the state that launch left, which the policy discards (and which may kill whatever
+    /// restores it the same way).
+    @Test func aReadOnlyStoreJudgesALaunchThatDiedInTheForegroundWithoutWriting() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+            let before = fileBytes(path)
+            let reader = try ArchiveStore(path: path, mode: .readOnly, configuration: policy)
+            let root = Probe("Root")
+            let result = try makeEngine(reader).restore([root])
+            #expect(
+                result.report.outcome
+                    == .refused(
+                        reason:
+                            "the app died in the foreground (its last event was didBecomeActive): a read-write launch invalidates generation 1"
+                    ))
+            #expect(root.decodeCount == 0)
+            #expect(fileBytes(path) == before)
+            // Another policy restores it, read-only or not.
+            let other = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path, mode: .readOnly)).restore([other]).report.outcome == .restored)
+            #expect(other.value == "saved")
+            // The app's launch records the verdict; the reader then says what it recorded.
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let reason = "the app died in the foreground (its last event was didBecomeActive)"
+            guard case .invalidated(let recorded, _)? = try store.header()?.state else {
+                Issue.record("the launch must invalidate generation 1")
+                return
+            }
+            #expect(recorded == reason)
+            #expect(
+                try makeEngine(reader).restore([Probe("Root")]).report.outcome
+                    == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            // While that launch runs on screen, the reader judges nothing more: what it saves
+            // is restored.
+            try makeEngine(store).preserve([Probe("Root", value: "fresh")])
+            let fresh = Probe("Root")
+            #expect(try makeEngine(reader).restore([fresh]).report.outcome == .restored)
+            #expect(fresh.value == "fresh")
+        }
+    }
+
     /// Another instance of the app, on screen in another process now, has not died: a launch
     /// while it runs invalidates nothing of what it saved.
     @Test func aLaunchOfAnotherProcessStillOnScreenIsNotADeath() throws {

@@ -12,8 +12,9 @@ public import Foundation
 /// generation that crashed is never restored again once its allowance is spent, and no
 /// policy can loop: each attempt is counted in the store before it begins. A restoration on
 /// a read-only store counts nothing and changes nothing: it restores what applying the policy
-/// to a marker would leave, and leaves the marker to the next launch (it does not judge the
-/// previous launch, as ``discardAfterForegroundDeath`` does).
+/// would leave (to a marker, and under ``discardAfterForegroundDeath`` to a previous launch
+/// that died in the foreground), and leaves the marker and the verdict to the app's next
+/// read-write launch.
 public enum CrashPolicy: Hashable, Sendable {
     /// The generation is invalidated and nothing is restored: UIKit's rule. The default.
     case discard

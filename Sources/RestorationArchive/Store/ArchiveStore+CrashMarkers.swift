@@ -100,16 +100,20 @@ extension ArchiveStore {
         let progressHere = { restorationsInProgress.withLock { $0[key]?.state } }
         let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
-        // A read-only store decides on a marker a dead restoration left without writing.
+        // A read-only store decides on a marker a dead restoration left without writing, and
+        // judges the previous launch as the app's next read-write launch will.
         let dealing: MarkerDealing = mode == .readOnly ? .decideWithoutWriting : .deferToWriter
+        let (path, file) = (self.path, self.file)
         if let prepared = try read({ connection in
-            try Self.prepare(
-                archive, policy: policy, progressHere: progressHere, launch: launch, dealing: dealing, seal: seal,
-                connection)
+            let foregroundDeath =
+                dealing == .decideWithoutWriting && policy == .discardAfterForegroundDeath
+                ? try Self.previousLaunchDiedInForeground(connection, path: path, file: file, ownLaunch: nil) : nil
+            return try Self.prepare(
+                archive, policy: policy, progressHere: progressHere, launch: launch, dealing: dealing,
+                foregroundDeath: foregroundDeath, seal: seal, connection)
         }) {
             return prepared
         }
-        let path = self.path
         let prepared = try write { connection in
             // A restoration of this process that completed without its end recorded is no
             // restoration that died.
@@ -119,8 +123,8 @@ extension ArchiveStore {
             do {
                 guard
                     let prepared = try Self.prepare(
-                        archive, policy: policy, progressHere: progressHere, launch: launch, dealing: .apply, seal: seal,
-                        connection)
+                        archive, policy: policy, progressHere: progressHere, launch: launch, dealing: .apply,
+                        foregroundDeath: nil, seal: seal, connection)
                 else {
                     throw ArchiveStoreError.damagedStore("a crash marker could not be dealt with")
                 }
@@ -388,7 +392,7 @@ extension ArchiveStore {
         RestorationInProgress(file: file, archive: archive)
     }
 
-    /// How ``prepare(_:policy:progressHere:launch:dealing:seal:_:)`` deals with a marker
+    /// How ``prepare(_:policy:progressHere:launch:dealing:foregroundDeath:seal:_:)`` deals with a marker
     /// that a restoration which died left.
     private enum MarkerDealing {
         /// It does not: it returns `nil`, for a write transaction to deal with the marker.
@@ -401,13 +405,22 @@ extension ArchiveStore {
     }
 
     /// `nil` when a marker must be dealt with and `dealing` defers that to a write transaction.
+    ///
+    /// `foregroundDeath` is why the previous launch died in the foreground, for a read-only
+    /// store under ``CrashPolicy/discardAfterForegroundDeath``: the app's next read-write
+    /// launch invalidates the newest generation of every archive.
     private static func prepare(
         _ archive: ArchiveName, policy: CrashPolicy, progressHere: () -> RestorationState?, launch: Int64?,
-        dealing: MarkerDealing, seal: StateSeal?, _ connection: Connection
+        dealing: MarkerDealing, foregroundDeath: String?, seal: StateSeal?, _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
             row.generation.rawValue > 0
         else { return PreparedRestoration(snapshot: nil, refusal: nil, invalidated: []) }
+        if let foregroundDeath {
+            let refusal = "\(foregroundDeath): a read-write launch invalidates generation \(row.generation)"
+            return try choose(
+                row, policy: policy, invalidated: [], unrecorded: (row.generation, refusal), seal: seal, connection)
+        }
         var invalidated: [Generation] = []
         if let marker = try marker(of: row, connection) {
             if marker.processID == Int64(getpid()), let progress = progressHere() {
@@ -445,9 +458,13 @@ extension ArchiveStore {
                 case .retry(let allowed): attempts >= Int64(allowed)
                 }
             if dealing == .decideWithoutWriting {
-                return try choose(
-                    row, policy: policy, invalidated: [], diedUnrecorded: spent && died != nil ? marker.generation : nil,
-                    seal: seal, connection)
+                let unrecorded =
+                    spent && died != nil
+                    ? (
+                        marker.generation,
+                        "the app died while restoring generation \(marker.generation), which a read-write launch invalidates"
+                    ) : nil
+                return try choose(row, policy: policy, invalidated: [], unrecorded: unrecorded, seal: seal, connection)
             }
             if spent, died != nil {
                 let reason =
@@ -479,18 +496,18 @@ extension ArchiveStore {
     /// The generation to restore, read: the newest, unless it was invalidated (then the newest
     /// known good one under `fallBackToKnownGood`, or none).
     ///
-    /// `diedUnrecorded` is a generation the crash policy invalidates, which a read-only store
-    /// cannot record: it is chosen as an invalidated one would be.
+    /// `unrecorded` is a generation the crash policy invalidates, which a read-only store
+    /// cannot record, and the refusal that says so: it is chosen as an invalidated one would be.
     private static func choose(
         _ row: ArchiveRows.ArchiveRow, policy: CrashPolicy, invalidated: [Generation],
-        diedUnrecorded: Generation? = nil, seal: StateSeal?, _ connection: Connection
+        unrecorded: (generation: Generation, refusal: String)? = nil, seal: StateSeal?, _ connection: Connection
     ) throws -> PreparedRestoration {
         let generations = try ArchiveRows.generations(of: row, in: connection, forRestoring: true)
         guard let newest = generations.first(where: { $0.generation == row.generation }) else {
             throw ArchiveStoreError.damagedArchive(row.name, row.generation, ArchiveRows.newestHeaderMissing)
         }
         func isRefused(_ generation: ArchiveRows.GenerationRow) -> Bool {
-            generation.invalidatedReason != nil || generation.generation == diedUnrecorded
+            generation.invalidatedReason != nil || generation.generation == unrecorded?.generation
         }
         if !isRefused(newest) {
             return PreparedRestoration(
@@ -508,7 +525,7 @@ extension ArchiveStore {
             if let reason = newest.invalidatedReason {
                 "generation \(newest.generation) was invalidated: \(reason)"
             } else {
-                "the app died while restoring generation \(newest.generation), which a read-write launch invalidates"
+                unrecorded?.refusal ?? "generation \(newest.generation) is refused"
             }
         return PreparedRestoration(snapshot: nil, refusal: refusal, invalidated: invalidated)
     }

@@ -147,7 +147,7 @@ extension ArchiveStore {
     /// app from being restored. The damaged entry is not read again once newer launches
     /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
     /// this launch from recording anything, and every launch after it.
-    private static func previousLaunchDiedInForeground(
+    static func previousLaunchDiedInForeground(
         _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: Int64?
     ) throws -> String? {
         let previous: LaunchSummary?
