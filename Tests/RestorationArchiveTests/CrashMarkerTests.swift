@@ -596,6 +596,41 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A restoration of this process still in progress when the store is erased, and then
+    /// another restoration of the archive saved since: the first one completing is not the
+    /// second one's end. It removed the marker, which this process's marker was, and the
+    /// second restoration ran unguarded: a death then went unnoticed (R11).
+    @Test func aRestorationThatEndsAfterAnEraseLeavesTheNextRestorationsMarker() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "before the erase")])
+            let first = SlowScreen("Root")
+            let firstResult = try makeEngine(store).restore([first])
+            #expect(!firstResult.isComplete)
+
+            try ArchiveStore.erase(at: path)
+            try makeEngine(store).preserve([Probe("Root", value: "after the erase")])
+            let second = SlowScreen("Root")
+            let secondResult = try makeEngine(store).restore([second])
+            #expect(secondResult.report.outcome == .restored && !secondResult.isComplete)
+            #expect(second.value == "after the erase")
+
+            first.extensions.forEach { $0.complete() }
+            #expect(firstResult.isComplete)
+            #expect(try store.crashMarkers().map(\.generation) == [1])
+            #expect(try store.generations().map(\.restoredCleanly) == [false])
+            #expect(try store.restoreReports().isEmpty, "the first report is about a store erased since")
+            // The second restoration is still in progress, then ends as any other.
+            #expect(
+                try makeEngine(store).restore([Probe("Root")]).report.outcome
+                    == .refused(reason: "its restoration in this process is still in progress"))
+            second.extensions.forEach { $0.complete() }
+            #expect(secondResult.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(try store.generations().map(\.restoredCleanly) == [true])
+        }
+    }
+
     /// A restoration that completes after the app saved during it ends as any other: its
     /// marker goes, the generation it restored is known good, and the generation saved
     /// meanwhile is restored at the next launch.

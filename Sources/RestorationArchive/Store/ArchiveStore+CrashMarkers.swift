@@ -218,7 +218,10 @@ extension ArchiveStore {
         do {
             try write { connection in
                 guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
-                try record(end, of: row, connection)
+                // Under the write lock: a restoration that began since lists itself before it
+                // writes its marker.
+                let replaced = restorationsInProgress.withLock { $0[key].map { $0.token != token } ?? false }
+                try record(end, of: row, markerIsAnother: replaced, connection)
             }
         } catch {
             restorationsInProgress.withLock { if $0[key]?.token == token { $0[key]?.state = .ended(end) } }
@@ -244,29 +247,35 @@ extension ArchiveStore {
             restorationsInProgress.withLock { if $0[key]?.token == listed.token { $0[key] = nil } }
             return
         }
-        try record(end, of: archive, connection)
+        try record(end, of: archive, markerIsAnother: false, connection)
         logger?.notice(
             "The end of restoring archive '\(archive.name)' generation \(end.generation), which could not be recorded when it completed, is recorded with this save or restoration")
     }
 
     /// Writes what a restoration's end changes: this process's marker removed, the restored
-    /// generation known good, and its report kept.
-    private func record(_ end: RestorationEnd, of row: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
-        // A save during the restoration carried the marker, and the attempt, on to the
-        // generation it wrote: that one's count starts again too.
-        if let marker = try Self.marker(of: row, connection), marker.processID == Int64(getpid()),
-            marker.generation != end.generation
-        {
-            try ArchiveRows.changeState(of: marker.generation, archive: row, in: connection) { state in
-                state.restoreAttempts = 0
-                return true
+    /// generation known good, and its report kept. With `markerIsAnother`, a later
+    /// restoration of the archive in this process (begun after an erase) has replaced this
+    /// one: the marker, if any, is that one's, and stays.
+    private func record(
+        _ end: RestorationEnd, of row: ArchiveRows.ArchiveRow, markerIsAnother: Bool, _ connection: Connection
+    ) throws {
+        if !markerIsAnother {
+            // A save during the restoration carried the marker, and the attempt, on to the
+            // generation it wrote: that one's count starts again too.
+            if let marker = try Self.marker(of: row, connection), marker.processID == Int64(getpid()),
+                marker.generation != end.generation
+            {
+                try ArchiveRows.changeState(of: marker.generation, archive: row, in: connection) { state in
+                    state.restoreAttempts = 0
+                    return true
+                }
             }
+            let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
+            try marker.bind(row.id, at: 1)
+            try marker.bind(Int64(getpid()), at: 2)
+            try marker.run()
+            marker.reset()
         }
-        let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
-        try marker.bind(row.id, at: 1)
-        try marker.bind(Int64(getpid()), at: 2)
-        try marker.run()
-        marker.reset()
         // Not there any more when a save during the restoration pruned it: its report is
         // kept all the same.
         var anotherGeneration = false
