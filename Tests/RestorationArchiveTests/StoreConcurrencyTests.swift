@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Synchronization
 import Testing
@@ -152,6 +153,78 @@ extension StoreConcurrencyTests {
 }
 
 /// A value handed to another thread that is its only user meanwhile.
+/// Two restorations of one archive prepared at once in this process (two threads, each with
+/// its own store): both found no marker. Here the second is prepared, then the first begins
+/// while the second's restore gate decides.
+@Suite("Two restorations of one archive prepared at once")
+struct SimultaneousRestorationTests {
+    /// The second to begin is refused, as any restoration while another of its archive runs
+    /// in this process. Both ran: the second replaced the first in the process's list.
+    @Test func theSecondToBeginIsRefused() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let first = SlowScreen("Root")
+            var firstResult: RestorationResult?
+            let engine = try makeEngine(try ArchiveStore(path: path))
+            engine.restoreGate = { header, app in
+                firstResult = try? makeEngine(store).restore([first])
+                return .standard(for: header, app: app)
+            }
+            let second = Probe("Root")
+            #expect(try engine.restore([second]).report.outcome == .refused(reason: "its restoration in this process is still in progress"))
+            #expect(second.decodeCount == 0)
+            let result = try #require(firstResult)
+            #expect(result.report.outcome == .restored && !result.isComplete)
+            #expect(try store.generations().map(\.restoreAttempts) == [1])
+            first.extensions.forEach { $0.complete() }
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome == .restored)
+        }
+    }
+
+    /// The second one cannot write its marker (the store busy past its timeout). Its failure
+    /// removed the list's entry, the first one's by then: the first restoration's marker was
+    /// taken for a death at the next restoration, and the generation it was restoring was
+    /// invalidated. Now the first one is still in progress.
+    @Test func theSecondsFailureToBeginLeavesTheFirstInProgress() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(busyTimeout: .milliseconds(50))
+            let store = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let holder = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            let first = SlowScreen("Root")
+            var firstResult: RestorationResult?
+            let engine = try makeEngine(try ArchiveStore(path: path, configuration: configuration))
+            engine.restoreGate = { header, app in
+                firstResult = try? makeEngine(store).restore([first])
+                // Then another connection (an extension's save) holds the write lock.
+                #expect(throws: Never.self) { try holder.execute("BEGIN IMMEDIATE") }
+                return .standard(for: header, app: app)
+            }
+            let error = try #require(throws: RestorationError.self) { try engine.restore([Probe("Root")]) }
+            guard case .store(.database(let database)) = error, database.resultCode == .busy else {
+                Issue.record("expected busy, got \(error)")
+                return
+            }
+            try holder.execute("COMMIT")
+            let result = try #require(firstResult)
+            #expect(result.report.outcome == .restored && !result.isComplete)
+
+            #expect(
+                try makeEngine(store).restore([Probe("Root")]).report.outcome == .refused(reason: "its restoration in this process is still in progress"))
+            #expect(try store.header()?.state == .valid)
+            first.extensions.forEach { $0.complete() }
+            #expect(result.isComplete)
+            #expect(try !store.hasCrashMarker())
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
+            #expect(root.value == "saved")
+        }
+    }
+}
+
 final class UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

@@ -96,6 +96,12 @@ extension RestorationEngine {
             } catch {
                 throw .store(error)
             }
+            // Another thread began restoring the archive since it was prepared.
+            guard token != nil else {
+                let refusal = ArchiveStore.inProgressHere
+                logger?.notice("Archive '\(archive)' not restored: \(refusal)")
+                return ended(.refused(reason: refusal), generation: nil)
+            }
         }
         let progress = RestorationProgress(
             store: store, archive: archive, generation: header.generation, nodeDigest: snapshot.nodeDigest,

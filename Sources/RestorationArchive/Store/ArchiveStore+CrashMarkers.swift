@@ -149,52 +149,82 @@ extension ArchiveStore {
     /// read it): it gets no marker, which would have it judged for a restoration of state it
     /// does not hold.
     ///
-    /// - Returns: the restoration's token, for ``restorationAbandoned(_:token:)``.
+    /// - Returns: the restoration's token, for ``restorationAbandoned(_:token:)``; `nil`,
+    ///   writing nothing, when another restoration of the archive in this process began
+    ///   since this one was prepared, and is still in progress.
     func beginRestoration(
         of archive: ArchiveName, generation: Generation, nodeDigest: Int64
-    ) throws(ArchiveStoreError) -> UInt64 {
+    ) throws(ArchiveStoreError) -> UInt64? {
         let key = progressKey(archive)
         let token = nextRestorationToken.wrappingAdd(1, ordering: .relaxed).oldValue
-        restorationsInProgress.withLock { $0[key] = RestorationRecord(token: token) }
+        // What the list held for the archive before this restoration took its place: put back
+        // if the transaction does not commit.
+        var replaced: RestorationRecord? = nil
         do {
-            try writeMarker(of: archive, generation: generation, nodeDigest: nodeDigest)
+            let began = try write { connection in
+                try writeMarker(
+                    of: archive, generation: generation, nodeDigest: nodeDigest, token: token, replacing: &replaced,
+                    connection)
+            }
+            return began ? token : nil
         } catch {
-            restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } }
+            restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = replaced } }
             throw error
         }
-        return token
     }
 
+    /// Lists the restoration and writes its marker, in the transaction of `connection`.
+    /// Returns `false`, changing nothing, when another restoration of the archive in this
+    /// process is in progress: two restorations prepared at once on two threads both found no
+    /// marker. Listed under the write lock, after the marker is looked at: the second one
+    /// listed replaced the first in the list, and a failure to write its marker then removed
+    /// both, leaving the first's marker to be taken for a death.
     private func writeMarker(
-        of archive: ArchiveName, generation: Generation, nodeDigest: Int64
-    ) throws(ArchiveStoreError) {
-        try write { connection in
-            guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return }
-            // The attempt is counted on the generation read, found in the one read of its row;
-            // another one of its number gets no marker. A generation no longer there (pruned by
-            // saves since the launch read it) still gets the marker, for saves during the
-            // restoration to carry on.
-            var anotherGeneration = false
-            try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
-                guard state.nodeDigest == nodeDigest else {
-                    anotherGeneration = true
-                    return false
-                }
-                state.restoreAttempts += 1
-                return true
-            }
-            if anotherGeneration { return }
-            // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
-            // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
-            let marker = try connection.statement(
-                "INSERT OR REPLACE INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (?, ?, ?, ?)")
-            defer { marker.reset() }
-            try marker.bind(row.id, at: 1)
-            try marker.bind(generation.rawValue, at: 2)
-            try marker.bind(Clock.nowMilliseconds(), at: 3)
-            try marker.bind(Int64(getpid()), at: 4)
-            try marker.run()
+        of archive: ArchiveName, generation: Generation, nodeDigest: Int64, token: UInt64,
+        replacing replaced: inout RestorationRecord?, _ connection: Connection
+    ) throws -> Bool {
+        let key = progressKey(archive)
+        let row = try ArchiveRows.archive(named: archive, in: connection)
+        if let row {
+            // One that completed without its end recorded is not in progress any more.
+            try recordEndLeftUnrecorded(of: row, connection)
         }
+        let markedHere = try row.flatMap { try Self.marker(of: $0, connection) }?.processID == Int64(getpid())
+        let listed = restorationsInProgress.withLock { restorations in
+            let previous = restorations[key]
+            // A marker of this process that the list names is a restoration in progress here.
+            if markedHere, previous != nil { return false }
+            replaced = previous
+            restorations[key] = RestorationRecord(token: token)
+            return true
+        }
+        guard listed else { return false }
+        guard let row else { return true }
+        // The attempt is counted on the generation read, found in the one read of its row;
+        // another one of its number gets no marker. A generation no longer there (pruned by
+        // saves since the launch read it) still gets the marker, for saves during the
+        // restoration to carry on.
+        var anotherGeneration = false
+        try ArchiveRows.changeState(of: generation, archive: row, in: connection) { state in
+            guard state.nodeDigest == nodeDigest else {
+                anotherGeneration = true
+                return false
+            }
+            state.restoreAttempts += 1
+            return true
+        }
+        if anotherGeneration { return true }
+        // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
+        // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
+        let marker = try connection.statement(
+            "INSERT OR REPLACE INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (?, ?, ?, ?)")
+        defer { marker.reset() }
+        try marker.bind(row.id, at: 1)
+        try marker.bind(generation.rawValue, at: 2)
+        try marker.bind(Clock.nowMilliseconds(), at: 3)
+        try marker.bind(Int64(getpid()), at: 4)
+        try marker.run()
+        return true
     }
 
     /// Removes this process's crash marker once a restoration has completed, marks the
@@ -397,6 +427,9 @@ extension ArchiveStore {
 
     // MARK: Internals
 
+    /// Why a restoration is refused while another one of its archive runs in this process.
+    static let inProgressHere = "its restoration in this process is still in progress"
+
     private func progressKey(_ archive: ArchiveName) -> RestorationInProgress {
         RestorationInProgress(file: file, archive: archive)
     }
@@ -435,8 +468,7 @@ extension ArchiveStore {
             if marker.processID == Int64(getpid()), let progress = progressHere() {
                 switch progress {
                 case .running, .abandoned:
-                    return PreparedRestoration(
-                        snapshot: nil, refusal: "its restoration in this process is still in progress", invalidated: [])
+                    return PreparedRestoration(snapshot: nil, refusal: inProgressHere, invalidated: [])
                 case .ended:
                     // It completed: a writer records its end first (`recordEndLeftUnrecorded`),
                     // a read-only store restores as after any completed restoration.
