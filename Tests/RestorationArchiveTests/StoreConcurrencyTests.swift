@@ -225,6 +225,95 @@ struct SimultaneousRestorationTests {
     }
 }
 
+/// A read-only store of the process the app restores in: what it reads in one transaction is
+/// the store as it was when the transaction began, and what it then looks up in the process's
+/// lists of restorations and launches in progress is how they are now.
+@Suite("A read-only store beside the app's restorations")
+struct ReadOnlyBesideRestorationsTests {
+    /// A restoration of the app that ended after the read-only store's transaction began (its
+    /// marker still read, the list no longer naming it) was taken for a restoration that died:
+    /// 594 refusals in 10,761 read-only restorations here. The decision that a restoration
+    /// of this process died now stands only once a second read confirms it.
+    @Test func aRestorationThatEndsAsItIsReadIsNoDeath() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            let stop = Atomic<Bool>(false)
+            let restorations = Atomic<Int>(0)
+            let app = Thread {
+                while !stop.load(ordering: .relaxed) {
+                    let screen = SlowScreen("Root")
+                    guard let engine = try? makeEngine(store), (try? engine.restore([screen])) != nil else { continue }
+                    screen.extensions.forEach { $0.complete() }
+                    restorations.add(1, ordering: .relaxed)
+                }
+            }
+            app.start()
+            defer {
+                stop.store(true, ordering: .relaxed)
+                while !app.isFinished { usleep(1000) }
+            }
+            var deaths: [String] = []
+            var restored = 0
+            let deadline = ContinuousClock.now + .seconds(3)
+            while ContinuousClock.now < deadline {
+                let root = Probe("Root")
+                switch try makeEngine(reader).restore([root]).report.outcome {
+                case .refused(let reason) where reason.contains("died"): deaths.append(reason)
+                case .restored:
+                    restored += 1
+                    #expect(root.value == "saved")
+                default: break
+                }
+            }
+            #expect(deaths.isEmpty, "\(deaths.count) of \(restored + deaths.count): \(deaths.prefix(3))")
+            #expect(restored > 0 && restorations.load(ordering: .relaxed) > 0)
+        }
+    }
+
+    /// The same under ``CrashPolicy/discardAfterForegroundDeath``: a launch of the app that
+    /// went to the background and ended after the read-only store's transaction began (its
+    /// last event still read on screen, the list no longer naming it) was taken for a death
+    /// in the foreground.
+    @Test func aLaunchThatEndsInTheBackgroundAsItIsReadIsNoDeath() throws {
+        try withTemporaryStorePath { path in
+            let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+            try makeEngine(try ArchiveStore(path: path, configuration: policy)).preserve([Probe("Root", value: "saved")])
+            let reader = try ArchiveStore(path: path, mode: .readOnly, configuration: policy)
+            let stop = Atomic<Bool>(false)
+            let launches = Atomic<Int>(0)
+            let app = Thread {
+                while !stop.load(ordering: .relaxed) {
+                    // One launch: on screen, then in the background, then its store released.
+                    guard let store = try? ArchiveStore(path: path, configuration: policy),
+                        (try? store.record(.willFinishLaunching)) != nil, (try? store.record(.didBecomeActive)) != nil,
+                        (try? store.record(.didEnterBackground)) != nil
+                    else { continue }
+                    launches.add(1, ordering: .relaxed)
+                }
+            }
+            app.start()
+            defer {
+                stop.store(true, ordering: .relaxed)
+                while !app.isFinished { usleep(1000) }
+            }
+            var deaths: [String] = []
+            var restored = 0
+            let deadline = ContinuousClock.now + .seconds(3)
+            while ContinuousClock.now < deadline {
+                switch try makeEngine(reader).restore([Probe("Root")]).report.outcome {
+                case .refused(let reason) where reason.contains("died"): deaths.append(reason)
+                case .restored: restored += 1
+                default: break
+                }
+            }
+            #expect(deaths.isEmpty, "\(deaths.count) of \(restored + deaths.count): \(deaths.prefix(3))")
+            #expect(restored > 0 && launches.load(ordering: .relaxed) > 0)
+        }
+    }
+}
+
 final class UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

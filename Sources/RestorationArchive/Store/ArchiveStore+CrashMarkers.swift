@@ -12,7 +12,24 @@ import Synchronization
 /// marker with this process's id is a restoration still running only if it is listed here
 /// (otherwise it was left by an earlier process that had the same id, as in a container where
 /// the app is always process 1).
-private let restorationsInProgress = Locked<[RestorationInProgress: RestorationRecord]>([:])
+private let restorationsInProgress = Locked(RestorationList())
+
+/// The restorations in progress in this process, and how many times the list changed.
+private struct RestorationList {
+    private var records: [RestorationInProgress: RestorationRecord] = [:]
+    /// Counts every change. A read transaction begun before a change may read the marker of
+    /// a restoration that the list, looked at after the change, no longer names: one that
+    /// ended after the transaction began.
+    private(set) var changes: UInt64 = 0
+
+    subscript(key: RestorationInProgress) -> RestorationRecord? {
+        get { records[key] }
+        set {
+            records[key] = newValue
+            changes &+= 1
+        }
+    }
+}
 
 /// One restoration in ``restorationsInProgress``.
 private struct RestorationRecord {
@@ -34,6 +51,10 @@ private enum RestorationState {
     /// disk full): its marker is still there, and the archive's next save or restoration in
     /// this process records the end instead of taking the marker for a death.
     case ended(RestorationEnd)
+    /// Not listed, for a read transaction that began before the list last changed: the
+    /// marker it reads may be that of a restoration that ended since, unseen. It is taken as
+    /// in progress, as it was when the transaction began, never for a death.
+    case endedUnseen
 }
 
 /// What recording a restoration's end writes.
@@ -97,17 +118,29 @@ extension ArchiveStore {
         // miss a restoration that began in between, on another thread, whose marker the
         // transaction then took for one a dead process left.
         let key = progressKey(archive)
-        let progressHere = { restorationsInProgress.withLock { $0[key]?.state } }
         let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
         // A read-only store decides on a marker a dead restoration left without writing, and
         // judges the previous launch as the app's next read-write launch will.
         let dealing: MarkerDealing = mode == .readOnly ? .decideWithoutWriting : .deferToWriter
         let (path, file) = (self.path, self.file)
+        // Its read transaction may read a marker whose restoration ended after the transaction
+        // began: the list not naming it then tells nothing, unless the list has not changed
+        // since before the transaction began. (A writer's transaction sees every commit.)
+        let changesBefore = restorationsInProgress.withLock { $0.changes }
+        let launchesBefore = dealing == .decideWithoutWriting ? Self.launchListChanges() : nil
+        let progressHere = {
+            restorationsInProgress.withLock { list -> RestorationState? in
+                let state = list[key]?.state
+                if state == nil, dealing == .decideWithoutWriting, list.changes != changesBefore { return .endedUnseen }
+                return state
+            }
+        }
         if let prepared = try read({ connection in
             let foregroundDeath =
                 dealing == .decideWithoutWriting && policy == .discardAfterForegroundDeath
-                ? try Self.previousLaunchDiedInForeground(connection, path: path, file: file, ownLaunch: nil) : nil
+                ? try Self.previousLaunchDiedInForeground(
+                    connection, path: path, file: file, ownLaunch: nil, listChangesBefore: launchesBefore) : nil
             return try Self.prepare(
                 archive, policy: policy, progressHere: progressHere, launch: launch, dealing: dealing,
                 foregroundDeath: foregroundDeath, seal: seal, connection)
@@ -467,7 +500,7 @@ extension ArchiveStore {
         if let marker = try marker(of: row, connection) {
             if marker.processID == Int64(getpid()), let progress = progressHere() {
                 switch progress {
-                case .running, .abandoned:
+                case .running, .abandoned, .endedUnseen:
                     return PreparedRestoration(snapshot: nil, refusal: inProgressHere, invalidated: [])
                 case .ended:
                     // It completed: a writer records its end first (`recordEndLeftUnrecorded`),

@@ -13,7 +13,28 @@ import Logging
 /// launches in one process, or left by an earlier process that had the same id). A launch is
 /// listed before the transaction that starts it commits, so that no other store can judge it
 /// in between.
-private let launchesInProgress = Locked<Set<LaunchInProgress>>([])
+private let launchesInProgress = Locked(LaunchList())
+
+/// The launches in progress in this process, and how many times the list changed.
+private struct LaunchList {
+    private var launches: Set<LaunchInProgress> = []
+    /// Counts every change. A read transaction begun before a change may read a launch that
+    /// the list, looked at after the change, no longer names without seeing its last events:
+    /// one that went to the background and ended after the transaction began.
+    private(set) var changes: UInt64 = 0
+
+    func contains(_ launch: LaunchInProgress) -> Bool { launches.contains(launch) }
+
+    mutating func insert(_ launch: LaunchInProgress) {
+        launches.insert(launch)
+        changes &+= 1
+    }
+
+    mutating func remove(_ launch: LaunchInProgress) {
+        launches.remove(launch)
+        changes &+= 1
+    }
+}
 
 /// A launch, as ``launchesInProgress`` lists it.
 private struct LaunchInProgress: Hashable {
@@ -68,7 +89,7 @@ extension ArchiveStore {
                         .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
                     if let started = entry.launch, started != launch {
                         let key = LaunchInProgress(file: file, launch: started)
-                        launchesInProgress.withLock { _ = $0.insert(key) }
+                        launchesInProgress.withLock { $0.insert(key) }
                         listed = key
                     }
                     var invalidated: [JournalEntry] = []
@@ -78,7 +99,7 @@ extension ArchiveStore {
                     return (entry, invalidated)
                 }
             } catch {
-                if let listed { launchesInProgress.withLock { _ = $0.remove(listed) } }
+                if let listed { launchesInProgress.withLock { $0.remove(listed) } }
                 throw error
             }
             // Set once the launch's first entry is committed, with the connection still held
@@ -132,10 +153,13 @@ extension ArchiveStore {
 
     // MARK: Internals
 
+    /// How many times this process's list of launches in progress changed.
+    static func launchListChanges() -> UInt64 { launchesInProgress.withLock { $0.changes } }
+
     /// Ends the launch this store records events in, when it is released: a launch of this
     /// process whose store is gone counts as ended.
     static func launchEnded(_ launch: Int64, of file: StoreFileIdentity) {
-        launchesInProgress.withLock { _ = $0.remove(LaunchInProgress(file: file, launch: launch)) }
+        launchesInProgress.withLock { $0.remove(LaunchInProgress(file: file, launch: launch)) }
     }
 
     /// Why the newest launch in the journal counts as a death in the foreground, or `nil`
@@ -147,8 +171,14 @@ extension ArchiveStore {
     /// app from being restored. The damaged entry is not read again once newer launches
     /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
     /// this launch from recording anything, and every launch after it.
+    ///
+    /// `listChangesBefore`, for a read transaction, is ``launchListChanges()`` before it
+    /// began: a launch of this process that the list no longer names is taken as still
+    /// running when the list changed since (it may have ended in the background after the
+    /// transaction began, its last events unseen).
     static func previousLaunchDiedInForeground(
-        _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: Int64?
+        _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: Int64?,
+        listChangesBefore: UInt64? = nil
     ) throws -> String? {
         let previous: LaunchSummary?
         do {
@@ -164,9 +194,13 @@ extension ArchiveStore {
             // on screen now.
             if previous.processIsRunning { return nil }
         } else if previous.launch != ownLaunch,
-            launchesInProgress.withLock({ $0.contains(LaunchInProgress(file: file, launch: previous.launch)) })
+            launchesInProgress.withLock({ list in
+                list.contains(LaunchInProgress(file: file, launch: previous.launch))
+                    || listChangesBefore.map { $0 != list.changes } ?? false
+            })
         {
-            // Another `ArchiveStore` of this process, still open, records it.
+            // Another `ArchiveStore` of this process, still open, records it (or may have, until
+            // after the transaction began).
             return nil
         }
         return "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))"
