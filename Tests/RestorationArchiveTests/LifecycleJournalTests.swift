@@ -208,6 +208,37 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// Launch numbers start again after an erase. A store of this process whose launch began
+    /// before the erase kept appending to "its" number, by then another launch's (here the
+    /// one of a store opened after the erase, which ended in the background and was
+    /// released): that launch then read as one that died on screen, unlisted, and the next
+    /// launch invalidated what it saved. A launch now knows the store it began in.
+    @Test func aLaunchBegunBeforeAnEraseDoesNotContinueAnotherLaunchOfItsNumber() throws {
+        try withTemporaryStorePath { path in
+            let app = try launch(path, started, configuration: policy)
+            let before = try #require(try app.journal().last?.launch)
+            try ArchiveStore.erase(at: path)
+            do {
+                // Another part of the app, opened after the erase: a launch of its own, which
+                // saves, goes to the background and ends.
+                let other = try launch(path, [.willFinishLaunching], configuration: policy)
+                #expect(try other.journal().last?.launch == before, "numbers start again")
+                try makeEngine(other).preserve([Probe("Root", value: "saved after the erase")])
+                try other.record(.didEnterBackground)
+            }
+            let entry = try app.record(.willResignActive)
+            #expect(entry.launch != before)
+            #expect(try app.launches().count == 2)
+
+            let next = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            #expect(try makeEngine(next).restore([root]).report.outcome == .restored)
+            #expect(root.value == "saved after the erase")
+            #expect(try next.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+            withExtendedLifetime(app) {}
+        }
+    }
+
     /// Another instance of the app, on screen in another process now, has not died: a launch
     /// while it runs invalidates nothing of what it saved.
     @Test func aLaunchOfAnotherProcessStillOnScreenIsNotADeath() throws {

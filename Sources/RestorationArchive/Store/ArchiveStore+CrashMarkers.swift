@@ -485,7 +485,7 @@ extension ArchiveStore {
     /// store under ``CrashPolicy/discardAfterForegroundDeath``: the app's next read-write
     /// launch invalidates the newest generation of every archive.
     private static func prepare(
-        _ archive: ArchiveName, policy: CrashPolicy, progressHere: () -> RestorationState?, launch: Int64?,
+        _ archive: ArchiveName, policy: CrashPolicy, progressHere: () -> RestorationState?, launch: StoreLaunch?,
         dealing: MarkerDealing, foregroundDeath: String?, seal: StateSeal?, _ connection: Connection
     ) throws -> PreparedRestoration? {
         guard let row = try ArchiveRows.archive(named: archive, in: connection), row.discardedAt == nil,
@@ -607,7 +607,7 @@ extension ArchiveStore {
     /// Invalidates a generation that is not invalidated yet and says so in the journal.
     /// Returns the journal's entry, or `nil` when the generation was invalidated already.
     static func invalidate(
-        _ generation: Generation, of archive: ArchiveRows.ArchiveRow, reason: String, launch: Int64?,
+        _ generation: Generation, of archive: ArchiveRows.ArchiveRow, reason: String, launch: StoreLaunch?,
         _ connection: Connection
     ) throws -> JournalEntry? {
         let changed = try ArchiveRows.changeState(of: generation, archive: archive, in: connection) { state in
@@ -622,7 +622,7 @@ extension ArchiveStore {
 
     /// Invalidates the newest generation of every archive (those not invalidated yet), as
     /// ``CrashPolicy/discardAfterForegroundDeath`` does after a death in the foreground.
-    static func invalidateAll(reason: String, launch: Int64?, _ connection: Connection) throws -> [JournalEntry] {
+    static func invalidateAll(reason: String, launch: StoreLaunch?, _ connection: Connection) throws -> [JournalEntry] {
         // An archive whose row is damaged is not restored anyway, and its next full save
         // replaces it: it does not stop the others' invalidation.
         try ArchiveRows.allStoredArchives(in: connection)

@@ -64,7 +64,8 @@ extension ArchiveStore {
                 try connection.setBusyTimeout(milliseconds: milliseconds(busyTimeout))
                 try refuseAnotherProgramsDatabase(connection, path: path)
                 do {
-                    try connection.replaceContents(with: emptyStore(path: path))
+                    let replaced = try? incarnation(connection)
+                    try connection.replaceContents(with: emptyStore(path: path, replacing: replaced))
                     reset = false
                 } catch let error as DatabaseError where error.resultCode != .busy {
                     // The first page is damaged: SQLite's reset empties any file.
@@ -82,10 +83,16 @@ extension ArchiveStore {
         logger?.warning("Erased the archive store at '\(path)'")
     }
 
-    /// A new store in memory, its schema migrated: what an erase leaves in the file.
-    private static func emptyStore(path: String) throws -> Connection {
+    /// A new store in memory, its schema migrated: what an erase leaves in the file. Its
+    /// incarnation is never `replaced`, the one of the store it replaces (an erase in the
+    /// millisecond the store was created): a launch begun before the erase must not take
+    /// the store after it for its own.
+    private static func emptyStore(path: String, replacing replaced: Int64?) throws -> Connection {
         let store = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
         try SchemaMigrator().migrate(store, path: path)
+        if let replaced, try incarnation(store) == replaced {
+            try store.execute("UPDATE schema_migration SET applied_at = applied_at + 1")
+        }
         return store
     }
 

@@ -39,7 +39,17 @@ private struct LaunchList {
 /// A launch, as ``launchesInProgress`` lists it.
 private struct LaunchInProgress: Hashable {
     let file: StoreFileIdentity
-    let launch: Int64
+    let launch: StoreLaunch
+}
+
+/// A launch as a store of this process knows it: its number (the journal id of its first
+/// entry), and the store it began in. Journal ids, and so launch numbers, start again after
+/// ``ArchiveStore/erase(at:busyTimeout:logger:)``: a launch begun before an erase is not the
+/// launch of its number after it.
+struct StoreLaunch: Hashable, Sendable {
+    let number: Int64
+    /// The store's incarnation when the launch began (``ArchiveStore/incarnation(_:)``).
+    let incarnation: Int64
 }
 
 /// The lifecycle journal (R15): the app's lifecycle events and the store's own events
@@ -76,9 +86,9 @@ extension ArchiveStore {
             let launch = currentLaunch.withLock { $0 }
             let startsLaunch = launch == nil || event == .willFinishLaunching
             var listed: LaunchInProgress? = nil
-            let written: (JournalEntry, [JournalEntry])
+            let written: (JournalEntry, [JournalEntry], StoreLaunch?)
             do {
-                written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry]) in
+                written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry], StoreLaunch?) in
                     // Only that policy judges the previous launch: no other pays for reading it.
                     let judging = startsLaunch && policy == .discardAfterForegroundDeath
                     let verdict =
@@ -87,16 +97,18 @@ extension ArchiveStore {
                         : nil
                     let entry = try Self.append(
                         .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
-                    if let started = entry.launch, started != launch {
+                    let incarnation = try Self.incarnation(connection)
+                    let entryLaunch = entry.launch.map { StoreLaunch(number: $0, incarnation: incarnation) }
+                    if let started = entryLaunch, started != launch {
                         let key = LaunchInProgress(file: file, launch: started)
                         launchesInProgress.withLock { $0.insert(key) }
                         listed = key
                     }
                     var invalidated: [JournalEntry] = []
                     if let verdict {
-                        invalidated = try Self.invalidateAll(reason: verdict, launch: entry.launch, connection)
+                        invalidated = try Self.invalidateAll(reason: verdict, launch: entryLaunch, connection)
                     }
-                    return (entry, invalidated)
+                    return (entry, invalidated, entryLaunch)
                 }
             } catch {
                 if let listed { launchesInProgress.withLock { $0.remove(listed) } }
@@ -105,11 +117,11 @@ extension ArchiveStore {
             // Set once the launch's first entry is committed, with the connection still held
             // (again when the entry had to start a launch anew: see `append`). The launch this
             // store recorded before has ended.
-            if written.0.launch != launch {
-                currentLaunch.withLock { $0 = written.0.launch }
+            if written.2 != launch {
+                currentLaunch.withLock { $0 = written.2 }
                 if let launch { Self.launchEnded(launch, of: file) }
             }
-            return written
+            return (written.0, written.1)
         }
         for entry in invalidated {
             if case .invalidated(let archive, let generation, let reason) = entry.kind {
@@ -147,7 +159,10 @@ extension ArchiveStore {
     public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
         let current = currentLaunch.withLock { $0 }
         return try read { connection in
-            try Self.launches(connection, newest: 2).last { $0.launch != current }
+            let incarnation = try Self.incarnation(connection)
+            return try Self.launches(connection, newest: 2).last {
+                StoreLaunch(number: $0.launch, incarnation: incarnation) != current
+            }
         }
     }
 
@@ -158,7 +173,7 @@ extension ArchiveStore {
 
     /// Ends the launch this store records events in, when it is released: a launch of this
     /// process whose store is gone counts as ended.
-    static func launchEnded(_ launch: Int64, of file: StoreFileIdentity) {
+    static func launchEnded(_ launch: StoreLaunch, of file: StoreFileIdentity) {
         launchesInProgress.withLock { $0.remove(LaunchInProgress(file: file, launch: launch)) }
     }
 
@@ -177,7 +192,7 @@ extension ArchiveStore {
     /// running when the list changed since (it may have ended in the background after the
     /// transaction began, its last events unseen).
     static func previousLaunchDiedInForeground(
-        _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: Int64?,
+        _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: StoreLaunch?,
         listChangesBefore: UInt64? = nil
     ) throws -> String? {
         let previous: LaunchSummary?
@@ -189,13 +204,14 @@ extension ArchiveStore {
             return "the journal's record of the previous launch is damaged, so it may have died in the foreground"
         }
         guard let previous, previous.ending == .inForeground else { return nil }
+        let launch = StoreLaunch(number: previous.launch, incarnation: try incarnation(connection))
         if previous.processID != Int64(getpid()) {
             // Another process that runs it still has not died: another instance of the app,
             // on screen now.
             if previous.processIsRunning { return nil }
-        } else if previous.launch != ownLaunch,
+        } else if launch != ownLaunch,
             launchesInProgress.withLock({ list in
-                list.contains(LaunchInProgress(file: file, launch: previous.launch))
+                list.contains(LaunchInProgress(file: file, launch: launch))
                     || listChangesBefore.map { $0 != list.changes } ?? false
             })
         {
@@ -213,19 +229,23 @@ extension ArchiveStore {
     }
 
     /// Appends an entry, then deletes the ones too old to keep. `launch` `nil` with a
-    /// lifecycle event starts a new launch.
-    ///
-    /// So does a launch newer than the entry: the store was erased
-    /// (``ArchiveStore/erase(at:busyTimeout:logger:)``) since the launch began, and the
-    /// journal's numbering started again. The schema's `CHECK (launch <= id)` refuses such an
-    /// entry, and SQLite undoes the refused statement alone: the entry is then written again
-    /// as a launch's first. Asking first would cost every entry a query.
-    static func append(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {
+    /// lifecycle event starts a new launch; so does a launch of the store before an erase
+    /// (its number may be another launch's now).
+    static func append(_ kind: JournalEntry.Kind, launch: StoreLaunch?, _ connection: Connection) throws -> JournalEntry {
+        let number = try launch.flatMap { try $0.incarnation == incarnation(connection) ? $0.number : nil }
         do {
-            return try insert(kind, launch: launch, connection)
-        } catch let error as DatabaseError where launch != nil && error.extendedResultCode == .constraintCheck {
+            return try insert(kind, launch: number, connection)
+        } catch let error as DatabaseError where number != nil && error.extendedResultCode == .constraintCheck {
+            // A number past the journal's ids (`CHECK (launch <= id)`, which SQLite enforces by
+            // undoing the statement alone) is of a store before an erase all the same.
             return try insert(kind, launch: nil, connection)
         }
+    }
+
+    /// The store's incarnation: when its first migration was applied, in milliseconds since
+    /// 1970. An erase gives the store a new one (``ArchiveStore/erase(at:busyTimeout:logger:)``).
+    static func incarnation(_ connection: Connection) throws -> Int64 {
+        try connection.pragmaInteger("SELECT applied_at FROM schema_migration ORDER BY sequence LIMIT 1") ?? 0
     }
 
     private static func insert(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {

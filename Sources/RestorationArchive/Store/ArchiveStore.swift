@@ -114,9 +114,9 @@ public final class ArchiveStore: Sendable {
     let seal: StateSeal?
     // The connection is not thread-safe; the mutex gives one caller at a time exclusive use.
     private let connection: Locked<OpenConnection>
-    /// The launch this store's lifecycle events belong to (the journal id of its first
-    /// entry); `nil` until it records one. Changed only while the connection is held.
-    let currentLaunch = Locked<Int64?>(nil)
+    /// The launch this store's lifecycle events belong to; `nil` until it records one.
+    /// Changed only while the connection is held.
+    let currentLaunch = Locked<StoreLaunch?>(nil)
     /// The store file as this process's registries of restorations and launches in progress
     /// know it, from the `stat` taken when the store was opened.
     let file: StoreFileIdentity
