@@ -631,6 +631,36 @@ struct CrashMarkerTests {
         }
     }
 
+    /// Another process (another instance of the app) began restoring the archive while this
+    /// one's restore gate decided: both had found no marker. This one's start replaced the
+    /// other's marker, and the other ran unguarded (its death would have gone unnoticed).
+    /// Now it is refused, writing nothing.
+    @Test func aRestorationThatAnotherProcessBeganFirstIsRefused() throws {
+        try withTemporaryStorePath { path in
+            try withRunningProcess { other in
+                let store = try ArchiveStore(path: path)
+                try makeEngine(store).preserve([Probe("Root", value: "saved")])
+                let engine = try makeEngine(store)
+                let processID = Int64(other.processIdentifier)
+                engine.restoreGate = { header, app in
+                    let now = Int64(Date().timeIntervalSince1970 * 1000)
+                    #expect(throws: Never.self) {
+                        try tamper(
+                            with: path,
+                            "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) SELECT id, 1, \(now), \(processID) FROM archive"
+                        )
+                    }
+                    return .standard(for: header, app: app)
+                }
+                let root = Probe("Root")
+                #expect(try engine.restore([root]).report.outcome == .refused(reason: "another process (\(processID)) is restoring it"))
+                #expect(root.decodeCount == 0)
+                #expect(try store.crashMarkers().map(\.processID) == [processID])
+                #expect(try store.generations().map(\.restoreAttempts) == [0])
+            }
+        }
+    }
+
     /// A restoration that completes after the app saved during it ends as any other: its
     /// marker goes, the generation it restored is known good, and the generation saved
     /// meanwhile is restored at the next launch.

@@ -90,15 +90,18 @@ extension RestorationEngine {
         // The crash marker is committed before the first node is decoded (R11).
         var token: UInt64?
         if store.mode == .readWrite {
+            let start: ArchiveStore.RestorationStart
             do {
-                token = try store.beginRestoration(
+                start = try store.beginRestoration(
                     of: archive, generation: header.generation, nodeDigest: snapshot.nodeDigest)
             } catch {
                 throw .store(error)
             }
-            // Another thread began restoring the archive since it was prepared.
-            guard token != nil else {
-                let refusal = ArchiveStore.inProgressHere
+            switch start {
+            case .began(let began):
+                token = began
+            case .refused(let refusal):
+                // Another thread or process began restoring the archive since it was prepared.
                 logger?.notice("Archive '\(archive)' not restored: \(refusal)")
                 return ended(.refused(reason: refusal), generation: nil)
             }

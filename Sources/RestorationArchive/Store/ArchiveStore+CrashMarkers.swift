@@ -182,24 +182,24 @@ extension ArchiveStore {
     /// read it): it gets no marker, which would have it judged for a restoration of state it
     /// does not hold.
     ///
-    /// - Returns: the restoration's token, for ``restorationAbandoned(_:token:)``; `nil`,
-    ///   writing nothing, when another restoration of the archive in this process began
-    ///   since this one was prepared, and is still in progress.
+    /// - Returns: the restoration's token, for ``restorationAbandoned(_:token:)``, or why it
+    ///   is refused, writing nothing: another restoration of the archive, in this process or
+    ///   another, began since this one was prepared.
     func beginRestoration(
         of archive: ArchiveName, generation: Generation, nodeDigest: Int64
-    ) throws(ArchiveStoreError) -> UInt64? {
+    ) throws(ArchiveStoreError) -> RestorationStart {
         let key = progressKey(archive)
         let token = nextRestorationToken.wrappingAdd(1, ordering: .relaxed).oldValue
         // What the list held for the archive before this restoration took its place: put back
         // if the transaction does not commit.
         var replaced: RestorationRecord? = nil
         do {
-            let began = try write { connection in
+            let refusal = try write { connection in
                 try writeMarker(
                     of: archive, generation: generation, nodeDigest: nodeDigest, token: token, replacing: &replaced,
                     connection)
             }
-            return began ? token : nil
+            return refusal.map { .refused(reason: $0) } ?? .began(token: token)
         } catch {
             restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = replaced } }
             throw error
@@ -207,32 +207,41 @@ extension ArchiveStore {
     }
 
     /// Lists the restoration and writes its marker, in the transaction of `connection`.
-    /// Returns `false`, changing nothing, when another restoration of the archive in this
-    /// process is in progress: two restorations prepared at once on two threads both found no
-    /// marker. Listed under the write lock, after the marker is looked at: the second one
-    /// listed replaced the first in the list, and a failure to write its marker then removed
-    /// both, leaving the first's marker to be taken for a death.
+    /// Returns why it is refused, changing nothing, when another restoration of the archive
+    /// is in progress: two restorations prepared at once (two threads, two processes) both
+    /// found no marker.
+    ///
+    /// The second one to begin replaced the first one's marker (and, in this process, its
+    /// entry in the list, which a failure to write the marker then removed): the first ran
+    /// unguarded, or its marker was taken for a death. So the marker is looked at, and the
+    /// restoration listed, under the write lock.
     private func writeMarker(
         of archive: ArchiveName, generation: Generation, nodeDigest: Int64, token: UInt64,
         replacing replaced: inout RestorationRecord?, _ connection: Connection
-    ) throws -> Bool {
+    ) throws -> String? {
         let key = progressKey(archive)
         let row = try ArchiveRows.archive(named: archive, in: connection)
         if let row {
             // One that completed without its end recorded is not in progress any more.
             try recordEndLeftUnrecorded(of: row, connection)
         }
-        let markedHere = try row.flatMap { try Self.marker(of: $0, connection) }?.processID == Int64(getpid())
+        let found = try row.flatMap { try Self.marker(of: $0, connection) }
+        if let found, found.processID != Int64(getpid()) {
+            // The next restoration deals with one whose process died since.
+            return ProcessIdentity.isRunning(found.processID, recordedAt: found.startedAt)
+                ? "another process (\(found.processID)) is restoring it"
+                : "a restoration of another process (\(found.processID)) died as this one began"
+        }
         let listed = restorationsInProgress.withLock { restorations in
             let previous = restorations[key]
             // A marker of this process that the list names is a restoration in progress here.
-            if markedHere, previous != nil { return false }
+            if found != nil, previous != nil { return false }
             replaced = previous
             restorations[key] = RestorationRecord(token: token)
             return true
         }
-        guard listed else { return false }
-        guard let row else { return true }
+        guard listed else { return Self.inProgressHere }
+        guard let row else { return nil }
         // The attempt is counted on the generation read, found in the one read of its row;
         // another one of its number gets no marker. A generation no longer there (pruned by
         // saves since the launch read it) still gets the marker, for saves during the
@@ -246,7 +255,7 @@ extension ArchiveStore {
             state.restoreAttempts += 1
             return true
         }
-        if anotherGeneration { return true }
+        if anotherGeneration { return nil }
         // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
         // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
         let marker = try connection.statement(
@@ -257,7 +266,15 @@ extension ArchiveStore {
         try marker.bind(Clock.nowMilliseconds(), at: 3)
         try marker.bind(Int64(getpid()), at: 4)
         try marker.run()
-        return true
+        return nil
+    }
+
+    /// How a restoration's start went (``beginRestoration(of:generation:nodeDigest:)``).
+    enum RestorationStart {
+        /// Its marker is committed; the token is what the store knows it by.
+        case began(token: UInt64)
+        /// Another restoration of the archive began first.
+        case refused(reason: String)
     }
 
     /// Removes this process's crash marker once a restoration has completed, marks the
