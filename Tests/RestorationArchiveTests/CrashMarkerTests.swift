@@ -305,6 +305,28 @@ struct CrashMarkerTests {
         }
     }
 
+    /// An object that keeps its context (to extend restoration later) held, through it, every
+    /// object restored with it, itself included, and the store: none was ever released.
+    @Test func aContextItsObjectKeepsDoesNotKeepTheRestoredObjectsAlive() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
+            weak var keeper: ContextKeepingScreen?
+            weak var root: Probe?
+            do {
+                let kept = ContextKeepingScreen("A")
+                let parent = Probe("Root", [kept])
+                let result = try makeEngine(store).restore([parent])
+                let (rootPath, keptPath) = (try RestorationPath(parsing: "Root"), try RestorationPath(parsing: "Root/A"))
+                #expect(result.isComplete)
+                #expect(result.object(at: keptPath) === kept)
+                #expect(kept.context?.object(at: rootPath) == nil)
+                (keeper, root) = (kept, parent)
+            }
+            #expect(keeper == nil)
+            #expect(root == nil)
+        }
+    }
+
     /// A store whose generation 1 this process is restoring (a slow screen's extension keeps
     /// the restoration in progress), its crash marker then rewritten to name `other`, a
     /// process that runs and began before the restoration did.

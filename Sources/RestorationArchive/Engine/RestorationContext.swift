@@ -45,7 +45,9 @@ public struct RestorationContext {
     }
 
     /// The object being restored at `path`, for a reference read with
-    /// ``StateDecoder/decodeReference(forKey:)``; `nil` when no object is restored there.
+    /// ``StateDecoder/decodeReference(forKey:)``; `nil` when no object is restored there,
+    /// and once every node has been decoded and told restoration finished (then ask
+    /// ``RestorationResult/object(at:)``).
     public func object(at path: RestorationPath) -> (any Restorable)? {
         shared.objects[path]
     }

@@ -132,7 +132,12 @@ extension RestorationEngine {
             // checksum at every launch. The next save is a full one, which replaces it.
             lastKnown[archive] = nil
         }
-        return RestorationResult(report: report, objects: walk.shared.objects, progress: progress)
+        // The result holds the objects from now on: a context its object keeps (to extend
+        // restoration later) would otherwise hold every restored object, that one included,
+        // and the store, for as long as the process runs.
+        let objects = walk.shared.objects
+        walk.shared.objects = [:]
+        return RestorationResult(report: report, objects: objects, progress: progress)
     }
 
     /// Keeps the report in the store; a failure to do so never fails the restoration.
