@@ -89,15 +89,18 @@ extension ArchiveStore {
             let written: (JournalEntry, [JournalEntry], StoreLaunch?)
             do {
                 written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry], StoreLaunch?) in
+                    // Read once for the verdict, the entry and the launch it starts.
+                    let incarnation = try Self.incarnation(connection)
                     // Only that policy judges the previous launch: no other pays for reading it.
                     let judging = startsLaunch && policy == .discardAfterForegroundDeath
                     let verdict =
                         judging
-                        ? try Self.previousLaunchDiedInForeground(connection, path: path, file: file, ownLaunch: launch)
+                        ? try Self.previousLaunchDiedInForeground(
+                            connection, path: path, file: file, ownLaunch: launch, incarnation: incarnation)
                         : nil
                     let entry = try Self.append(
-                        .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch, connection)
-                    let incarnation = try Self.incarnation(connection)
+                        .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch,
+                        incarnation: incarnation, connection)
                     let entryLaunch = entry.launch.map { StoreLaunch(number: $0, incarnation: incarnation) }
                     if let started = entryLaunch, started != launch {
                         let key = LaunchInProgress(file: file, launch: started)
@@ -190,10 +193,11 @@ extension ArchiveStore {
     /// `listChangesBefore`, for a read transaction, is ``launchListChanges()`` before it
     /// began: a launch of this process that the list no longer names is taken as still
     /// running when the list changed since (it may have ended in the background after the
-    /// transaction began, its last events unseen).
+    /// transaction began, its last events unseen). `incarnation` is the store's, when the
+    /// caller has read it already.
     static func previousLaunchDiedInForeground(
         _ connection: Connection, path: String, file: StoreFileIdentity, ownLaunch: StoreLaunch?,
-        listChangesBefore: UInt64? = nil
+        listChangesBefore: UInt64? = nil, incarnation: Int64? = nil
     ) throws -> String? {
         let previous: LaunchSummary?
         do {
@@ -204,20 +208,21 @@ extension ArchiveStore {
             return "the journal's record of the previous launch is damaged, so it may have died in the foreground"
         }
         guard let previous, previous.ending == .inForeground else { return nil }
-        let launch = StoreLaunch(number: previous.launch, incarnation: try incarnation(connection))
         if previous.processID != Int64(getpid()) {
             // Another process that runs it still has not died: another instance of the app,
             // on screen now.
             if previous.processIsRunning { return nil }
-        } else if launch != ownLaunch,
-            launchesInProgress.withLock({ list in
-                list.contains(LaunchInProgress(file: file, launch: launch))
-                    || listChangesBefore.map { $0 != list.changes } ?? false
-            })
-        {
+        } else {
+            let launch = StoreLaunch(number: previous.launch, incarnation: try incarnation ?? Self.incarnation(connection))
+            let recordedElsewhere =
+                launch != ownLaunch
+                && launchesInProgress.withLock { list in
+                    list.contains(LaunchInProgress(file: file, launch: launch))
+                        || listChangesBefore.map { $0 != list.changes } ?? false
+                }
             // Another `ArchiveStore` of this process, still open, records it (or may have, until
             // after the transaction began).
-            return nil
+            if recordedElsewhere { return nil }
         }
         return "the app died in the foreground (its last event was \(previous.lastEvent.rawValue))"
     }
@@ -231,8 +236,13 @@ extension ArchiveStore {
     /// Appends an entry, then deletes the ones too old to keep. `launch` `nil` with a
     /// lifecycle event starts a new launch; so does a launch of the store before an erase
     /// (its number may be another launch's now).
-    static func append(_ kind: JournalEntry.Kind, launch: StoreLaunch?, _ connection: Connection) throws -> JournalEntry {
-        let number = try launch.flatMap { try $0.incarnation == incarnation(connection) ? $0.number : nil }
+    /// `incarnation` is the store's, when the caller has read it already.
+    static func append(
+        _ kind: JournalEntry.Kind, launch: StoreLaunch?, incarnation: Int64? = nil, _ connection: Connection
+    ) throws -> JournalEntry {
+        let number = try launch.flatMap { launch in
+            try launch.incarnation == (incarnation ?? Self.incarnation(connection)) ? launch.number : nil
+        }
         do {
             return try insert(kind, launch: number, connection)
         } catch let error as DatabaseError where number != nil && error.extendedResultCode == .constraintCheck {
