@@ -660,27 +660,52 @@ struct CrashMarkerTests {
     @Test func aRestorationThatAnotherProcessBeganFirstIsRefused() throws {
         try withTemporaryStorePath { path in
             try withRunningProcess { other in
-                let store = try ArchiveStore(path: path)
-                try makeEngine(store).preserve([Probe("Root", value: "saved")])
-                let engine = try makeEngine(store)
                 let processID = Int64(other.processIdentifier)
-                engine.restoreGate = { header, app in
-                    let now = Int64(Date().timeIntervalSince1970 * 1000)
-                    #expect(throws: Never.self) {
-                        try tamper(
-                            with: path,
-                            "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) SELECT id, 1, \(now), \(processID) FROM archive"
-                        )
-                    }
-                    return .standard(for: header, app: app)
-                }
-                let root = Probe("Root")
-                #expect(try engine.restore([root]).report.outcome == .refused(reason: "another process (\(processID)) is restoring it"))
-                #expect(root.decodeCount == 0)
-                #expect(try store.crashMarkers().map(\.processID) == [processID])
-                #expect(try store.generations().map(\.restoreAttempts) == [0])
+                try expectRefusedAtItsStart(
+                    path, besideAMarkerOf: processID, saying: "another process (\(processID)) is restoring it")
             }
         }
+    }
+
+    /// The same when that process has died by then: the start is refused all the same, and
+    /// the next restoration applies the crash policy to the marker.
+    @Test func aRestorationThatAProcessNowDeadBeganFirstIsRefusedThenJudged() throws {
+        try withTemporaryStorePath { path in
+            let processID = Int64(try deadProcessID())
+            try expectRefusedAtItsStart(
+                path, besideAMarkerOf: processID,
+                saying: "a restoration of another process (\(processID)) died as this one began")
+            #expect(
+                try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")]).report.outcome
+                    == .refused(reason: "generation 1 was invalidated: the app died while restoring it"))
+        }
+    }
+
+    /// Restores generation 1, saved at `path`, while, as its restore gate decides, another
+    /// process's marker (`processID`'s) appears: the start must be refused with `reason`,
+    /// writing nothing.
+    private func expectRefusedAtItsStart(
+        _ path: String, besideAMarkerOf processID: Int64, saying reason: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let store = try ArchiveStore(path: path)
+        try makeEngine(store).preserve([Probe("Root", value: "saved")])
+        let engine = try makeEngine(store)
+        engine.restoreGate = { header, app in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            #expect(throws: Never.self, sourceLocation: sourceLocation) {
+                try tamper(
+                    with: path,
+                    "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) SELECT id, 1, \(now), \(processID) FROM archive"
+                )
+            }
+            return .standard(for: header, app: app)
+        }
+        let root = Probe("Root")
+        #expect(try engine.restore([root]).report.outcome == .refused(reason: reason), sourceLocation: sourceLocation)
+        #expect(root.decodeCount == 0, sourceLocation: sourceLocation)
+        #expect(try store.crashMarkers().map(\.processID) == [processID], sourceLocation: sourceLocation)
+        #expect(try store.generations().map(\.restoreAttempts) == [0], sourceLocation: sourceLocation)
     }
 
     /// A restoration that completes after the app saved during it ends as any other: its
