@@ -356,14 +356,12 @@ public final class ArchiveStore: Sendable {
         return try connection.withLock { (open: inout OpenConnection) throws(ArchiveStoreError) -> Result in
             try Self.translatingErrors(path: path) {
                 if open.isStale(path: path) { open = try reopened() }
-                let result: Result
                 do {
-                    result = try body(open.connection)
+                    let result = try body(open.connection)
+                    guard open.isStale(path: path) else { return result }
                 } catch where open.isStale(path: path) {
-                    open = try reopened()
-                    return try body(open.connection)
+                    // Pages of two states met; a result that did not fail may mix them too.
                 }
-                guard open.isStale(path: path) else { return result }
                 open = try reopened()
                 return try body(open.connection)
             }
