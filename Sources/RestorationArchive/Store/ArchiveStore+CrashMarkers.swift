@@ -17,16 +17,19 @@ private let restorationsInProgress = Locked(RestorationList())
 /// The restorations in progress in this process, and how many times the list changed.
 private struct RestorationList {
     private var records: [RestorationInProgress: RestorationRecord] = [:]
-    /// Counts every change. A read transaction begun before a change may read the marker of
-    /// a restoration that the list, looked at after the change, no longer names: one that
-    /// ended after the transaction began.
-    private(set) var changes: UInt64 = 0
+    /// Counts every change, per store file. A read transaction begun before a change may
+    /// read the marker of a restoration that the list, looked at after the change, no longer
+    /// names: one that ended after the transaction began. (Per file: the restorations of
+    /// other stores' files tell nothing.)
+    private var changes: [StoreFileIdentity: UInt64] = [:]
+
+    func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] ?? 0 }
 
     subscript(key: RestorationInProgress) -> RestorationRecord? {
         get { records[key] }
         set {
             records[key] = newValue
-            changes &+= 1
+            changes[key.file, default: 0] &+= 1
         }
     }
 }
@@ -127,12 +130,12 @@ extension ArchiveStore {
         // Its read transaction may read a marker whose restoration ended after the transaction
         // began: the list not naming it then tells nothing, unless the list has not changed
         // since before the transaction began. (A writer's transaction sees every commit.)
-        let changesBefore = restorationsInProgress.withLock { $0.changes }
-        let launchesBefore = dealing == .decideWithoutWriting ? Self.launchListChanges() : nil
+        let changesBefore = restorationsInProgress.withLock { $0.changes(of: file) }
+        let launchesBefore = dealing == .decideWithoutWriting ? Self.launchListChanges(of: file) : nil
         let progressHere = {
             restorationsInProgress.withLock { list -> RestorationState? in
                 let state = list[key]?.state
-                if state == nil, dealing == .decideWithoutWriting, list.changes != changesBefore { return .endedUnseen }
+                if state == nil, dealing == .decideWithoutWriting, list.changes(of: file) != changesBefore { return .endedUnseen }
                 return state
             }
         }

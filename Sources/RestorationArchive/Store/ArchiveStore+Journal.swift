@@ -18,21 +18,24 @@ private let launchesInProgress = Locked(LaunchList())
 /// The launches in progress in this process, and how many times the list changed.
 private struct LaunchList {
     private var launches: Set<LaunchInProgress> = []
-    /// Counts every change. A read transaction begun before a change may read a launch that
-    /// the list, looked at after the change, no longer names without seeing its last events:
-    /// one that went to the background and ended after the transaction began.
-    private(set) var changes: UInt64 = 0
+    /// Counts every change, per store file. A read transaction begun before a change may
+    /// read a launch that the list, looked at after the change, no longer names without
+    /// seeing its last events: one that went to the background and ended after the
+    /// transaction began. (Per file: the launches of other stores' files tell nothing.)
+    private var changes: [StoreFileIdentity: UInt64] = [:]
 
     func contains(_ launch: LaunchInProgress) -> Bool { launches.contains(launch) }
 
+    func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] ?? 0 }
+
     mutating func insert(_ launch: LaunchInProgress) {
         launches.insert(launch)
-        changes &+= 1
+        changes[launch.file, default: 0] &+= 1
     }
 
     mutating func remove(_ launch: LaunchInProgress) {
         launches.remove(launch)
-        changes &+= 1
+        changes[launch.file, default: 0] &+= 1
     }
 }
 
@@ -172,7 +175,9 @@ extension ArchiveStore {
     // MARK: Internals
 
     /// How many times this process's list of launches in progress changed.
-    static func launchListChanges() -> UInt64 { launchesInProgress.withLock { $0.changes } }
+    static func launchListChanges(of file: StoreFileIdentity) -> UInt64 {
+        launchesInProgress.withLock { $0.changes(of: file) }
+    }
 
     /// Ends the launch this store records events in, when it is released: a launch of this
     /// process whose store is gone counts as ended.
@@ -190,7 +195,7 @@ extension ArchiveStore {
     /// follow it, and the journal's pruning deletes it in time; throwing instead would stop
     /// this launch from recording anything, and every launch after it.
     ///
-    /// `listChangesBefore`, for a read transaction, is ``launchListChanges()`` before it
+    /// `listChangesBefore`, for a read transaction, is ``launchListChanges(of:)`` before it
     /// began: a launch of this process that the list no longer names is taken as still
     /// running when the list changed since (it may have ended in the background after the
     /// transaction began, its last events unseen). `incarnation` is the store's, when the
@@ -218,7 +223,7 @@ extension ArchiveStore {
                 launch != ownLaunch
                 && launchesInProgress.withLock { list in
                     list.contains(LaunchInProgress(file: file, launch: launch))
-                        || listChangesBefore.map { $0 != list.changes } ?? false
+                        || listChangesBefore.map { $0 != list.changes(of: file) } ?? false
                 }
             // Another `ArchiveStore` of this process, still open, records it (or may have, until
             // after the transaction began).
