@@ -234,7 +234,8 @@ struct ReadOnlyBesideRestorationsTests {
     /// thread (returning whether it did its work), and returns the refusals that took
     /// something of the app for a death, and how many restorations there were.
     private func restore(
-        with reader: ArchiveStore, whileApp app: @escaping @Sendable () -> Bool
+        with reader: ArchiveStore, counting outcomes: (RestoreReport.Outcome) -> Void = { _ in },
+        whileApp app: @escaping @Sendable () -> Bool
     ) -> (deaths: [String], restorations: Int, appRuns: Int) {
         let stop = Atomic<Bool>(false)
         let runs = Atomic<Int>(0)
@@ -255,6 +256,7 @@ struct ReadOnlyBesideRestorationsTests {
             let root = Probe("Root")
             guard let result = try? makeEngine(reader).restore([root]) else { continue }
             restorations += 1
+            outcomes(result.report.outcome)
             switch result.report.outcome {
             case .refused(let reason) where reason.contains("died"): deaths.append(reason)
             case .restored: #expect(root.value == "saved")
@@ -299,6 +301,34 @@ struct ReadOnlyBesideRestorationsTests {
             }
             #expect(read.deaths.isEmpty, "\(read.deaths.count) of \(read.restorations): \(read.deaths.prefix(3))")
             #expect(read.restorations > 0 && read.appRuns > 0)
+        }
+    }
+
+    /// A launch that did die on screen is judged so however busy the launches of another
+    /// store file of the process are: the lists counted their changes for every file, and a
+    /// store of another file relaunching kept the read-only store from ever judging a death
+    /// (a parallel test run made this suite's read-only judgement restore, once).
+    @Test func launchesOfAnotherStoreFileDoNotHideADeath() throws {
+        try withTemporaryStorePath { path in
+            try withTemporaryStorePath { otherPath in
+                let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+                do {
+                    let died = try ArchiveStore(path: path, configuration: policy)
+                    try makeEngine(died).preserve([Probe("Root", value: "saved")])
+                    try died.record(.didBecomeActive)
+                }  // released on screen: a death in the foreground
+                let reader = try ArchiveStore(path: path, mode: .readOnly, configuration: policy)
+                var restored = 0
+                var refused = 0
+                let read = restore(with: reader, counting: { outcome in
+                    if case .refused = outcome { refused += 1 } else { restored += 1 }
+                }) {
+                    guard let store = try? ArchiveStore(path: otherPath, configuration: policy) else { return false }
+                    return (try? store.record(.willFinishLaunching)) != nil && (try? store.record(.didEnterBackground)) != nil
+                }
+                #expect(restored == 0, "\(restored) of \(read.restorations) restored")
+                #expect(refused > 0 && read.appRuns > 0)
+            }
         }
     }
 }
