@@ -19,7 +19,7 @@ struct DemoCommand: ParsableCommand {
             invalidating that generation, an explicit quit discarding the state, and a last \
             session that leaves a saved archive. Each launch is a new process or a fresh start-up.
 
-            With --step, it runs one launch's worth against --db, recording the app's lifecycle \
+            With --step, it runs one launch's worth against the store, recording the app's lifecycle \
             events in the store's journal as it goes: 'save' launches (restoring if it can), \
             navigates, and saves when it moves to the background; 'background-kill' does the \
             same and is then killed there by SIGKILL, as the system does; 'restore' launches, \
@@ -36,8 +36,23 @@ struct DemoCommand: ParsableCommand {
         case loadCrash = "load-crash", foregroundCrash = "foreground-crash", quit
     }
 
-    @Option(name: .long, help: "The store to write; by default the per-user state directory of the app 'restorectl-demo'.")
+    @Argument(
+        help: ArgumentHelp(
+            """
+            The path of the store to write; by default the per-user state directory of the app \
+            'restorectl-demo'.
+            """,
+            valueName: "db"))
+    var store: String?
+
+    @Option(name: .long, help: "The same as <db> (either one, not both).")
     var db: String?
+
+    func validate() throws {
+        if store != nil && db != nil {
+            throw ValidationError("give the store once: as <db> or with --db, not both")
+        }
+    }
 
     @Option(
         name: .long,
@@ -59,7 +74,7 @@ struct DemoCommand: ParsableCommand {
     func run() throws {
         let path: String
         do {
-            path = try db ?? ArchiveStore.defaultPath(appIdentifier: "restorectl-demo")
+            path = try store ?? db ?? ArchiveStore.defaultPath(appIdentifier: "restorectl-demo")
         } catch {
             Diagnostics.fail(error, exitCode: 2)
         }
@@ -151,7 +166,7 @@ struct DemoCommand: ParsableCommand {
     /// short, saved by a newer version of the library), at opening or at any later call, the
     /// app erases it and the launch starts again afresh.
     ///
-    /// A file that is not an archive store at all is never erased: `--db` may name a file of
+    /// A file that is not an archive store at all is never erased: the path given may name a file of
     /// the user's by mistake (the library's erase refuses only another program's SQLite
     /// database). `restorectl erase` erases one on purpose.
     static func run(_ step: Step, path: String, policy: CrashPolicy) throws {
@@ -172,7 +187,7 @@ struct DemoCommand: ParsableCommand {
         init(_ error: ArchiveStoreError) {
             description =
                 error.description + " The demo never erases a file that is not an archive store: "
-                + "give --db another path (or, if it is a store of yours damaged past recognition, "
+                + "give the demo another path (or, if it is a store of yours damaged past recognition, "
                 + "erase it with 'restorectl erase')."
         }
     }
@@ -290,7 +305,7 @@ struct DemoCommand: ParsableCommand {
     private func child(_ step: Step, path: String) throws {
         let child = Process()
         child.executableURL = URL(filePath: "/proc/self/exe")
-        child.arguments = ["demo", "--step", step.rawValue, "--db", path]
+        child.arguments = ["demo", "--step", step.rawValue, "--", path]  // a path may start with "-"
         child.standardOutput = FileHandle.standardOutput
         child.standardError = FileHandle.standardError
         fflush(nil)  // our lines first, then the child's

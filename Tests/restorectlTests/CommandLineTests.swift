@@ -95,6 +95,22 @@ struct CommandLineTests {
         }
     }
 
+    /// The demo takes its store as every other command does, as an argument, or with `--db`
+    /// as before; not both.
+    @Test func theDemoTakesItsStoreAsAnArgument() throws {
+        try withTemporaryStorePath { path in
+            let saved = try runProcess(restorectl, ["demo", "--step", "save", path])
+            #expect(saved.status == 0, "\(saved.standardError)")
+            let restored = try runProcess(restorectl, ["demo", path, "--step", "restore"])
+            #expect(restored.status == 0, "\(restored.standardError)")
+            #expect(restored.standardOutput.contains("restored 12 of 12 screens from generation 1"), "\(restored.standardOutput)")
+            let both = try runProcess(restorectl, ["demo", path, "--db", path + "-other"])
+            #expect(both.status == 64)
+            #expect(both.standardError.contains("give the store once: as <db> or with --db, not both"))
+            #expect(!FileManager.default.fileExists(atPath: path + "-other"))
+        }
+    }
+
     /// A launch that fails in its child process (here: the store's folder cannot be made)
     /// ends the story there, with its error once: the story used to go on and meet it again.
     @Test func theDemoStopsAtAChildLaunchThatFails() throws {
@@ -143,7 +159,7 @@ struct CommandLineTests {
             let refused = try runProcess(restorectl, ["demo", "--step", "save", "--db", path])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("another program"), "\(refused.standardError)")
-            #expect(refused.standardError.contains("give --db another path"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("give the demo another path"), "\(refused.standardError)")
             #expect(fileBytes(path) == before)
         }
     }

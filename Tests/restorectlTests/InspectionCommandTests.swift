@@ -40,7 +40,7 @@ struct InspectionCommandTests {
             (ExportCommand.self, ["<db>", "--archive", "--output", "--force", "0600"]),
             (DiscardCommand.self, ["<db>", "--archive", "--reason"]),
             (EraseCommand.self, ["<db>", "--yes"]),
-            (DemoCommand.self, ["--db", "--step", "--crash-policy", "background-kill", "foreground-crash"]),
+            (DemoCommand.self, ["<db>", "--db", "--step", "--crash-policy", "background-kill", "foreground-crash"]),
         ]
         for (command, texts) in commands {
             let name = command.configuration.commandName ?? ""
