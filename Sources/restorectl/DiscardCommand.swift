@@ -25,6 +25,9 @@ struct DiscardCommand: ParsableCommand {
     var reason: String
 
     func validate() throws {
+        guard !reason.allSatisfy(\.isWhitespace) else {
+            throw ValidationError("--reason must say why the archive is discarded, in words for a person")
+        }
         do {
             _ = try ArchiveName(archive)
         } catch {

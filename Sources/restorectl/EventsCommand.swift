@@ -115,7 +115,7 @@ struct EventsCommand: ParsableCommand {
                 out += "  \(Timestamp.text(event.date))  \(event.kind)"
                 if let archive = event.archive { out += "  archive \(TerminalText.escaped(archive))" }
                 if let generation = event.generation { out += " generation \(generation)" }
-                out += ": \(TerminalText.escaped(event.detail))\n"
+                out += ": \(TerminalText.escapedReason(event.detail))\n"  // only a reason given can be blank
             }
             print(out, terminator: "")
         case .json:

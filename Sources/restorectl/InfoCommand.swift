@@ -225,7 +225,7 @@ struct InfoCommand: ParsableCommand {
         switch state {
         case .valid: "valid"
         case .invalidated(let reason, let at): "invalidated at \(Timestamp.text(at)): \(TerminalText.escaped(reason))"
-        case .discarded(let reason, let at): "discarded at \(Timestamp.text(at)): \(TerminalText.escaped(reason))"
+        case .discarded(let reason, let at): "discarded at \(Timestamp.text(at)): \(TerminalText.escapedReason(reason))"
         }
     }
 

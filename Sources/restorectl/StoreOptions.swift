@@ -81,7 +81,8 @@ struct StoreOptions: ParsableArguments {
     /// Exits with status 1 saying why `archive`, which the store has, retains no generation.
     static func failRetainingNothing(_ archive: ArchiveName, in store: ArchiveStore) -> Never {
         if case .discarded(let reason, _)? = try? store.summary(of: archive)?.state {
-            Diagnostics.printError("Archive '\(archive)' was discarded (\(reason)): it retains no generation.")
+            Diagnostics.printError(
+                "Archive '\(archive)' was discarded (\(TerminalText.escapedReason(reason))): it retains no generation.")
         } else {
             Diagnostics.printError("Archive '\(archive)' has no saved generation.")
         }

@@ -23,6 +23,12 @@ enum TerminalText {
         return result
     }
 
+    /// A reason an app or a person gave (for a discard, an invalidation, a refusal), escaped;
+    /// one that is blank says so rather than printing nothing after a colon.
+    static func escapedReason(_ reason: String) -> String {
+        reason.allSatisfy(\.isWhitespace) ? "no reason given" : escaped(reason)
+    }
+
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x5C: return true  // backslash, so escapes stay unambiguous

@@ -387,6 +387,19 @@ struct InspectionCommandTests {
             #expect(try run(["discard", path, "--archive", "scene-9", "--reason", "x"]).status == 1)
             #expect(try run(["discard", path, "--archive", "main"]).status != 0, "a reason is required")
         }
+        // A blank reason: refused by the command; given through the library, it says so
+        // rather than printing nothing after a colon.
+        try withDemoStore { path in
+            let blank = try run(["discard", path, "--archive", "main", "--reason", " "])
+            #expect(blank.status == 64)
+            #expect(blank.standardError.contains("--reason must say why"), "\(blank.standardError)")
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot() != nil)
+            _ = try ArchiveStore(path: path).discard(.main, reason: "")
+            #expect(try run(["info", path]).standardOutput.contains(": no reason given\n"))
+            #expect(try run(["events", path]).standardOutput.contains("discarded  archive main: no reason given\n"))
+            let tree = try run(["tree", path])
+            #expect(tree.standardError == "restorectl: error: Archive 'main' was discarded (no reason given): it retains no generation.\n")
+        }
         try withTemporaryDirectory { directory in
             let missing = directory + "/none.sqlite"
             let outcome = try run(["discard", missing, "--archive", "main", "--reason", "x"])
