@@ -239,6 +239,26 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A summary's dates are `var`s an app may set to any value: asking whether its process
+    /// runs answers, for a date too far out to count in milliseconds too (it trapped).
+    @Test func aLaunchSummaryOfAnyDateTellsWhetherItsProcessRuns() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+            var summary = try #require(try ArchiveStore(path: path).previousLaunch())
+            #expect(summary.processIsRunning, "this process recorded it")
+            // Started before any of these moments: still this process.
+            for seconds in [Double.infinity, 1e300, 9.3e15] {
+                summary.startedAt = Date(timeIntervalSince1970: seconds)
+                #expect(summary.processIsRunning, "\(seconds)")
+            }
+            // This process started after any of these: not the one that recorded them.
+            for seconds in [-Double.infinity, -1e300, Double.nan, 0] {
+                summary.startedAt = Date(timeIntervalSince1970: seconds)
+                #expect(!summary.processIsRunning, "\(seconds)")
+            }
+        }
+    }
+
     /// Another instance of the app, on screen in another process now, has not died: a launch
     /// while it runs invalidates nothing of what it saved.
     @Test func aLaunchOfAnotherProcessStillOnScreenIsNotADeath() throws {

@@ -10,8 +10,14 @@ enum Clock {
         milliseconds(Date())
     }
 
+    /// `date` in milliseconds; one past what `Int64` counts saturates, and one that is not a
+    /// number is 0. The store's own dates are the clock's, but a date of a public value
+    /// (``LaunchSummary/startedAt`` is a `var`) may be any `Double`: converting one out of
+    /// range trapped.
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        if milliseconds.isNaN { return 0 }
+        return Int64(exactly: milliseconds) ?? (milliseconds < 0 ? .min : .max)
     }
 
     static func date(milliseconds: Int64) -> Date {
