@@ -194,12 +194,17 @@ struct RestoreReportStorageTests {
     /// A damaged report row made keeping the next report fail, and with it the end of every
     /// restoration: the marker stayed, and the next launch took each restoration for a crash
     /// and invalidated the generation it restored. The damaged reports are replaced instead.
-    @Test func aDamagedReportDoesNotTurnARestorationIntoACrash() throws {
+    /// A sequence at the highest integer (which the schema's `CHECK (sequence > 0)` lets
+    /// through) made the next one overflow: the process trapped at the end of every
+    /// restoration, at every launch. One below zero broke that `CHECK` at every insertion.
+    @Test(arguments: ["'x'", "9223372036854775807", "-5"])
+    func aDamagedReportDoesNotTurnARestorationIntoACrash(sequence: String) throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "saved")])
             #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
-            try tamperBypassingStrict(with: path, table: "restore_report", "UPDATE restore_report SET sequence = 'x'")
+            try tamperBypassingStrict(with: path, table: "restore_report",
+                "PRAGMA ignore_check_constraints = ON; UPDATE restore_report SET sequence = \(sequence)")
             let restored = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
             #expect(restored.isComplete && restored.report.outcome == .restored)
             #expect(try !store.hasCrashMarker())

@@ -81,9 +81,14 @@ extension ArchiveStore {
         try newest.bind(row.id, at: 1)
         // An aggregate always returns its row: NULL when the archive has no report yet.
         guard try newest.step() else { throw ArchiveStoreError.damagedStore("the newest restore report has no row") }
-        let newestSequence = try newest.optionalInt64(0)
+        let newestSequence = try newest.optionalInt64(0) ?? 0
         newest.reset()
-        let sequence = (newestSequence ?? 0) + 1
+        // The schema's `CHECK (sequence > 0)` lets the highest integer through, after which no
+        // sequence comes; damage may leave any number.
+        guard (0..<Int64.max).contains(newestSequence) else {
+            throw ArchiveStoreError.damagedStore("the newest restore report's sequence is \(newestSequence)")
+        }
+        let sequence = newestSequence + 1
         let insert = try connection.statement(
             """
             INSERT INTO restore_report (archive_id, sequence, generation, reported_at, outcome, report) \
