@@ -355,6 +355,29 @@ struct ForegroundDeathPolicyTests {
     /// A damaged record of the previous launch must not stop the launches after it (each
     /// judged it again, threw, and recorded nothing): under this policy it counts as a death
     /// in the foreground, since it may have been one, and the launch goes on.
+    /// Damage that leaves the journal's ids and its `AUTOINCREMENT` counter at the lowest
+    /// integers, from which SQLite numbers the next entry: pruning the entries before the new
+    /// one's id overflowed, and a discard trapped.
+    @Test func aJournalWhoseIdsAreTheLowestIntegersTakesADiscard() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            try tamper(
+                with: path,
+                """
+                PRAGMA ignore_check_constraints = ON;
+                UPDATE journal SET id = id - 9223372036854775800, launch = NULL;
+                UPDATE sqlite_sequence SET seq = seq - 9223372036854775800 WHERE name = 'journal'
+                """)
+            let store = try ArchiveStore(path: path)
+            let before = try store.journal()
+            #expect(!before.isEmpty && before.allSatisfy { $0.sequence < -9_223_372_036_854_775_000 })
+            _ = try store.discard(.main, reason: "the user quit")
+            let after = try store.journal()
+            #expect(after.dropLast() == before[...], "nothing pruned")
+            #expect(after.last?.kind == .discarded(.main, reason: "the user quit"))
+        }
+    }
+
     @Test func aDamagedRecordOfThePreviousLaunchCountsAsADeathInTheForeground() throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved")

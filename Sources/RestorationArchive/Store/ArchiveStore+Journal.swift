@@ -308,7 +308,10 @@ extension ArchiveStore {
         }
         let prune = try connection.statement("DELETE FROM journal WHERE id <= ?")
         defer { prune.reset() }
-        try prune.bind(id - Int64(retainedJournalEntries), at: 1)
+        // Damage may have left ids down to the lowest integer (SQLite numbers an entry from the
+        // highest id there): the subtraction saturates, and deletes nothing, rather than trap.
+        let (oldestDeleted, overflow) = id.subtractingReportingOverflow(Int64(retainedJournalEntries))
+        try prune.bind(overflow ? .min : oldestDeleted, at: 1)
         try prune.run()
         return JournalEntry(
             sequence: id, launch: entryLaunch, date: Clock.date(milliseconds: now), processID: processID, kind: kind)
