@@ -433,6 +433,37 @@ struct StoreDamageTests {
         }
     }
 
+    /// A row without a checksum (as written before v0005) is taken at its word, up to one
+    /// below the highest generation: a save then writes the highest, and pruning what it
+    /// retired, up to one past it, overflowed (one generation retained). Reads then find
+    /// the row damaged, as for any row at the highest generation: none can follow it.
+    @Test(arguments: [false, true])
+    func aSaveOfTheHighestGenerationPrunesWithoutOverflowing(incrementally: Bool) throws {
+        try withSavedStore { path, nodes in
+            try tamper(with: path, "UPDATE archive SET generation = 9223372036854775805, checksum = NULL")
+            let store = try ArchiveStore(path: path, configuration: .init(retainedGenerations: 1))
+            var saved = nodes
+            saved[0].state = [7]
+            #expect(try store.save(saved, header: SampleArchives.header).generation == Generation(.max - 1))
+            saved[1].state = [8]
+            let highest =
+                incrementally
+                ? try store.saveChanges([saved[1]], basedOn: Generation(.max - 1), header: SampleArchives.header)
+                : try store.save(saved, header: SampleArchives.header)
+            #expect(highest.generation == Generation(.max))
+            // Pruned: the generation before it, and the rows it retired.
+            let rows = try store.withConnection { connection in
+                try connection.pragmaInteger("SELECT count(*) FROM node") ?? -1
+            }
+            let generations = try store.withConnection { connection in
+                try connection.pragmaInteger("SELECT count(*) FROM generation") ?? -1
+            }
+            #expect(rows == Int64(nodes.count) && generations == 1)
+            let error = #expect(throws: ArchiveStoreError.self) { () throws -> Void in _ = try store.snapshot() }
+            #expect(error?.isDamage == true, "no generation can follow it")
+        }
+    }
+
     /// Damage elsewhere in the row leaves its generation as good a guess as any: when it is
     /// higher than every one the store names (numbers of discarded generations are named by
     /// nothing but it), the next save comes after it.

@@ -243,7 +243,7 @@ extension ArchiveStore {
             // Retaining one generation, the prune above took the base: the rows this save
             // retired were the base's alone.
             if retained == 1 {
-                try Self.deleteRows(Self.deleteRetiredRows, of: row, below: generation.rawValue + 1, connection)
+                try Self.deleteRows(Self.deleteRetiredRows, of: row, bound: generation.rawValue, connection)
             }
             logger?.debug(
                 "Saved archive '\(archive)' generation \(generation) incrementally: \(changed.count) written, \(removedCount) removed")
@@ -337,7 +337,8 @@ extension ArchiveStore {
 
     /// The rows of an archive retired by a generation older than the given one (found by
     /// `node_retired`).
-    private static let deleteRetiredRows = "DELETE FROM node WHERE archive_id = ? AND died IS NOT NULL AND died < ?"
+    /// `<=`, not `< bound + 1`: a bound of the highest generation there can be does not overflow.
+    private static let deleteRetiredRows = "DELETE FROM node WHERE archive_id = ? AND died IS NOT NULL AND died <= ?"
 
     /// The current row of a path: when it was born, its checksum and its state's size.
     private static let currentRow = """
@@ -461,15 +462,16 @@ extension ArchiveStore {
         // about as much as a one-row `SELECT`.
         guard !pruned.isEmpty else { return pruned }
         if oldestPrunedEpoch < oldestEpoch {
-            try deleteRows(Self.deleteEarlierEpochs, of: archive, below: oldestEpoch, connection)
+            try deleteRows(Self.deleteEarlierEpochs, of: archive, bound: oldestEpoch, connection)
         }
-        try deleteRows(Self.deleteRetiredRows, of: archive, below: oldestKept + 1, connection)
+        try deleteRows(Self.deleteRetiredRows, of: archive, bound: oldestKept, connection)
         return pruned
     }
 
-    /// Runs ``deleteEarlierEpochs`` or ``deleteRetiredRows`` for an archive.
+    /// Runs ``deleteEarlierEpochs`` (epochs below `bound`) or ``deleteRetiredRows`` (rows
+    /// retired at or below `bound`) for an archive.
     private static func deleteRows(
-        _ sql: String, of archive: ArchiveRows.ArchiveRow, below limit: Int64, _ connection: Connection
+        _ sql: String, of archive: ArchiveRows.ArchiveRow, bound limit: Int64, _ connection: Connection
     ) throws {
         let delete = try connection.statement(sql)
         defer { delete.reset() }
