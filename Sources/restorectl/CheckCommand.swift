@@ -7,7 +7,8 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Check a store: SQLite integrity, node checksums, decodable state, orphans, duplicate paths.",
         discussion: """
-            Checks every retained generation of every archive. Exit status: 0 when the store is \
+            Checks every retained generation of every archive, and that crash markers, restore \
+            reports and the lifecycle journal can be read. Exit status: 0 when the store is \
             healthy, 1 when problems were found (each listed with its archive, generation and \
             path), 2 when the store cannot be opened. Opens the store read-only; safe while the \
             app is running.

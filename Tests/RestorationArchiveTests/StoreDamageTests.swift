@@ -214,6 +214,54 @@ struct StoreDamageTests {
 
     /// A row retired by the oldest retained generation was last part of the one before it,
     /// which the prune deleted: no retained generation reads it.
+    /// `check()` names what the store's other reads would fail on: an entry of the journal
+    /// (`journal()`, `launches()`), a restore report (`restoreReports(of:)`), a crash marker
+    /// (a launch's restoration). It found only damage to generations and nodes ("healthy"
+    /// while `restorectl events` failed).
+    @Test func checkFindsADamagedJournalEntryRestoreReportAndCrashMarker() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.record(.didFinishLaunching)
+            try store.record(.didBecomeActive)
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root", value: "saved")])
+            #expect(try engine.restore([Probe("Root")]).isComplete)
+            #expect(try !makeEngine(store).restore([SlowScreen("Root")]).isComplete)
+            #expect(try store.check() == [])
+
+            // Damage that SQLite's integrity check passes: text that is not UTF-8 and a blob
+            // are nothing to it.
+            try tamper(
+                with: path,
+                """
+                UPDATE journal SET event = 'discarded', app_state = NULL, archive = CAST(x'ff' AS TEXT), detail = 'x' \
+                WHERE id = 1;
+                UPDATE restore_report SET report = x'01020304' WHERE sequence = 1
+                """)
+            #expect(
+                try store.check().map(\.description) == [
+                    "archive 'main': restore report 1 cannot be read",
+                    "journal entry 1: The store is damaged: a journal entry names an invalid archive.",
+                ])
+            // What the other reads say.
+            #expect(throws: ArchiveStoreError.damagedStore("a journal entry names an invalid archive")) {
+                try store.journal()
+            }
+            #expect(throws: ArchiveStoreError.self) { try store.restoreReports() }
+            // A marker's damage, which SQLite's check names too (a STRICT column's type).
+            try tamperBypassingStrict(with: path, table: "crash_marker", "UPDATE crash_marker SET started_at = 'x'")
+            let problems = try store.check().map(\.description)
+            #expect(
+                problems.contains(
+                    "archive 'main': its crash marker: The store is damaged: column 'started_at' holds a value that is not integer."),
+                "\(problems)")
+            // An unknown event is named as such, although its row names no archive (a lifecycle
+            // event's row names none): it was "names an invalid archive".
+            try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE journal SET event = 'bogus' WHERE id = 2")
+            #expect(throws: ArchiveStoreError.damagedStore("a journal entry has an unknown event")) { try store.journal() }
+        }
+    }
+
     @Test func checkFindsARowThatNoRetainedGenerationReads() throws {
         try withTwoGenerations { path, store, nodes in
             var changed = nodes[5]

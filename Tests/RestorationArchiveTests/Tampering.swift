@@ -49,7 +49,10 @@ func tamperBypassingStrict(with path: String, table: String, _ sql: String) thro
             PRAGMA writable_schema = OFF;
             """)
     }
-    try setSchema(") STRICT, WITHOUT ROWID", ") WITHOUT ROWID")
+    // Tables with and without rowids; the comment says which form to put back.
+    try setSchema(") STRICT, WITHOUT ROWID", ") WITHOUT ROWID /*STRICT*/")
+    try setSchema(") STRICT", ") /*STRICT*/")
     try execute(sql)  // a new connection: it reads the schema without STRICT
-    try setSchema(") WITHOUT ROWID", ") STRICT, WITHOUT ROWID")
+    try setSchema(") WITHOUT ROWID /*STRICT*/", ") STRICT, WITHOUT ROWID")
+    try setSchema(") /*STRICT*/", ") STRICT")
 }

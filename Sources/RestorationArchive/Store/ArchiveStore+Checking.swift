@@ -27,7 +27,9 @@ extension ArchiveStore {
     /// (a damaged archive row does not stop it) — its header's checksum, each node's checksum,
     /// that each node's state can be decoded, that each node's parent is in the generation
     /// (no orphans), that no path is there twice, and that the nodes match the header's count
-    /// and digest — and finally node rows that belong to no retained generation.
+    /// and digest — then node rows that belong to no retained generation, and finally that
+    /// each archive's crash marker and restore reports, and each entry of the lifecycle
+    /// journal, can be read.
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
     /// without it checks them by their checksums only.
@@ -68,9 +70,59 @@ extension ArchiveStore {
                 }
                 problems += try Self.check(
                     archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
+                problems += try Self.checkRecords(of: archive.row, path: path, connection)
             }
+            problems += try Self.checkJournal(path: path, connection)
             return problems
         }
+    }
+
+    /// The problems of an archive's crash marker and restore reports: what
+    /// ``crashMarkers()`` and ``restoreReports(of:)`` would fail to read.
+    private static func checkRecords(of archive: ArchiveRows.ArchiveRow, path: String, _ connection: Connection) throws
+        -> [StoreProblem]
+    {
+        var problems: [StoreProblem] = []
+        do {
+            try readMarker(of: archive, connection)
+        } catch {
+            problems.append(StoreProblem(archive: archive.name, problem: "its crash marker: \(try damage(error, path: path))"))
+        }
+        do {
+            let reports = try connection.statement("SELECT sequence, report FROM restore_report WHERE archive_id = ? ORDER BY sequence")
+            defer { reports.reset() }
+            try reports.bind(archive.id, at: 1)
+            while try reports.step() {
+                // Damage may have left anything in the sequence too.
+                let sequence = (try? reports.int64(0)).map { "restore report \($0)" } ?? "a restore report"
+                if (try? reports.bytes(1)).flatMap(RestoreReport.init(storedBlob:)) == nil {
+                    problems.append(StoreProblem(archive: archive.name, problem: "\(sequence) cannot be read"))
+                }
+            }
+        } catch {
+            problems.append(StoreProblem(archive: archive.name, problem: "its restore reports: \(try damage(error, path: path))"))
+        }
+        return problems
+    }
+
+    /// The entries of the lifecycle journal that ``journal(limit:)`` would fail to read.
+    private static func checkJournal(path: String, _ connection: Connection) throws -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        do {
+            let entries = try connection.statement("SELECT \(entryColumns) FROM journal ORDER BY id")
+            defer { entries.reset() }
+            while try entries.step() {
+                do {
+                    _ = try entry(entries)
+                } catch {
+                    problems.append(
+                        StoreProblem(problem: "journal entry \((try? entries.int64(0)) ?? 0): \(try damage(error, path: path))"))
+                }
+            }
+        } catch {
+            problems.append(StoreProblem(problem: "the lifecycle journal: \(try damage(error, path: path))"))
+        }
+        return problems
     }
 
     /// The words for damage that `error` stands for, to report as a problem; `error` itself,

@@ -652,6 +652,12 @@ extension ArchiveStore {
             }
     }
 
+    /// Reads the archive's crash marker as a launch does, for ``check()``: throws what that
+    /// read would.
+    static func readMarker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
+        _ = try marker(of: archive, connection)
+    }
+
     /// The archive's crash marker, by the archive's id: the join on its name that this replaced
     /// cost 63,000 instructions to prepare at every launch, this about 27,000.
     private static func marker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Marker? {

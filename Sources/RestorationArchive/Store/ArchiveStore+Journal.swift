@@ -317,9 +317,10 @@ extension ArchiveStore {
             sequence: id, launch: entryLaunch, date: Clock.date(milliseconds: now), processID: processID, kind: kind)
     }
 
-    private static let entryColumns = "id, launch, at, process_id, event, app_state, archive, generation, detail"
+    static let entryColumns = "id, launch, at, process_id, event, app_state, archive, generation, detail"
 
-    private static func entry(_ statement: Statement) throws -> JournalEntry {
+    /// The entry a row of ``entryColumns`` holds.
+    static func entry(_ statement: Statement) throws -> JournalEntry {
         let event = try statement.string(4)
         let kind: JournalEntry.Kind
         if let lifecycle = LifecycleEvent(rawValue: event) {
@@ -328,18 +329,19 @@ extension ArchiveStore {
             }
             kind = .lifecycle(lifecycle, state)
         } else {
+            // The event first: an unknown one is named as such, whatever else its row holds.
+            let isInvalidation = event == "invalidated"
+            guard isInvalidation || event == "discarded" else {
+                throw ArchiveStoreError.damagedStore("a journal entry has an unknown event")
+            }
             guard let archive = try? ArchiveName(try statement.string(6)) else {
                 throw ArchiveStoreError.damagedStore("a journal entry names an invalid archive")
             }
             let reason = try statement.optionalString(8) ?? ""
-            switch event {
-            case "invalidated":
-                kind = .invalidated(archive, Generation(try statement.int64(7)), reason: reason)
-            case "discarded":
-                kind = .discarded(archive, reason: reason)
-            default:
-                throw ArchiveStoreError.damagedStore("a journal entry has an unknown event")
-            }
+            kind =
+                isInvalidation
+                ? .invalidated(archive, Generation(try statement.int64(7)), reason: reason)
+                : .discarded(archive, reason: reason)
         }
         return JournalEntry(
             sequence: try statement.int64(0), launch: try statement.optionalInt64(1),
