@@ -271,7 +271,17 @@ struct DemoCommand: ParsableCommand {
     private func story(path: String) throws {
         print("Store: \(TerminalText.escaped(path))")
         print("")
-        print("1. First launch: the user navigates, the app goes to the background and saves, and the system kills it there (a child process, killed with SIGKILL):")
+        // A store an earlier story left (the default path's, run again): its state would be
+        // restored at the "first" launch, and every step would tell another story.
+        let holdsState = (try? ArchiveStore(path: path, mode: .readOnly).archives())?.contains { !$0.generations.isEmpty }
+        if holdsState == true {
+            print("0. The store holds the state of an earlier session: the user quits the app explicitly, which discards it, so that the story starts afresh:")
+            try Self.run(.quit, path: path, policy: .discard)
+            print("")
+            print("1. Launch with nothing to restore: the user navigates, the app goes to the background and saves, and the system kills it there (a child process, killed with SIGKILL):")
+        } else {
+            print("1. First launch: the user navigates, the app goes to the background and saves, and the system kills it there (a child process, killed with SIGKILL):")
+        }
         try child(.backgroundKill, path: path)
         print("")
         print("2. Next launch: the journal shows the app was killed in the background, which is normal, so its state is restored:")

@@ -95,6 +95,22 @@ struct CommandLineTests {
         }
     }
 
+    /// The story run again on its store (as on the default path) starts afresh: its first
+    /// launch restored what the last run left, under "1. First launch".
+    @Test func theStoryRunAgainStartsAfresh() throws {
+        try withTemporaryStorePath { path in
+            #expect(try runProcess(restorectl, ["demo", path]).status == 0)
+            let again = try runProcess(restorectl, ["demo", path])
+            #expect(again.status == 0, "\(again.standardError)")
+            let lines = again.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let first = try #require(lines.firstIndex { $0.hasPrefix("1. ") })
+            #expect(lines[2].hasPrefix("0. The store holds the state of an earlier session"), "\(lines)")
+            #expect(lines[first].hasPrefix("1. Launch with nothing to restore"))
+            #expect(lines[first + 1] == "Launch (the previous launch terminated normally): nothing to restore.")
+            #expect(lines[first + 3] == "The app moves to the background: full save, 12 of 12 nodes written → generation 4.")
+        }
+    }
+
     /// The demo takes its store as every other command does, as an argument, or with `--db`
     /// as before; not both.
     @Test func theDemoTakesItsStoreAsAnArgument() throws {
