@@ -68,46 +68,70 @@ struct ExportCommand: ParsableCommand {
     /// have been truncated and had its mode changed: `/dev/null` made 0600 for everyone).
     /// Never the store at `storePath` or its write-ahead log files, whatever path names them:
     /// `--force` would have replaced the app's saved state.
+    ///
+    /// The document is written whole to a new file beside `path`, then put in its place: a
+    /// write that fails part-way (a full disk) leaves no partial document there, and a
+    /// replaced file as it was.
     static func write(_ text: String, to path: String, replacing: Bool, sparing storePath: String) throws {
-        let notAFile = ExportError("it is not a regular file (use --output - for standard output)")
-        // Not even opened: opening a device can act on it, opening a pipe waits for a reader.
+        // What the path names now; a device or a pipe is not even opened (opening one can act
+        // on it, or wait for a reader).
         var existing = stat()
-        if lstat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG, existing.st_mode & S_IFMT != S_IFLNK {
-            throw notAFile
-        }
-        var flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
-        if !replacing { flags |= O_EXCL }
-        let descriptor = open(path, flags, 0o600)
-        guard descriptor >= 0 else {
-            switch errno {
-            case ELOOP: throw ExportError("it is a symbolic link")
-            case EEXIST: throw ExportError("the file exists (use --force to replace it)")
-            case ENXIO, EISDIR: throw notAFile
-            case let code: throw ExportError(String(cString: strerror(code)))
+        if lstat(path, &existing) == 0 {
+            switch existing.st_mode & S_IFMT {
+            case S_IFLNK: throw ExportError("it is a symbolic link")
+            case S_IFREG: break
+            default: throw ExportError("it is not a regular file (use --output - for standard output)")
+            }
+            guard replacing else { throw ExportError("the file exists (use --force to replace it)") }
+            let storeFiles = [
+                ("", "the store being exported"), ("-wal", "the store's write-ahead log"),
+                ("-shm", "the store's write-ahead log index"),
+            ]
+            for (suffix, what) in storeFiles {
+                var info = stat()
+                if stat(storePath + suffix, &info) == 0, info.st_dev == existing.st_dev, info.st_ino == existing.st_ino {
+                    throw ExportError("it is \(what)")
+                }
             }
         }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        // Opened without truncating, so that a file of the store is left as it was.
-        var opened = stat()
-        guard fstat(descriptor, &opened) == 0 else { throw ExportError(String(cString: strerror(errno))) }
-        // What the path named when it was opened, whatever it named before.
-        guard opened.st_mode & S_IFMT == S_IFREG else { throw notAFile }
-        let storeFiles = [
-            ("", "the store being exported"), ("-wal", "the store's write-ahead log"),
-            ("-shm", "the store's write-ahead log index"),
-        ]
-        for (suffix, what) in storeFiles {
-            var info = stat()
-            if stat(storePath + suffix, &info) == 0, info.st_dev == opened.st_dev, info.st_ino == opened.st_ino {
-                throw ExportError("it is \(what)")
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        var template = Array((folder + ".restorectl-export-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // 0600
+        guard descriptor >= 0 else { throw ExportError(String(cString: strerror(errno))) }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var placed = false
+        defer { if !placed { unlink(temporary) } }  // on failure, and after a link
+        do {
+            defer { close(descriptor) }
+            if let failure = writeAll(Array(text.utf8), to: descriptor) { throw ExportError(String(cString: strerror(failure))) }
+            guard fsync(descriptor) == 0 else { throw ExportError(String(cString: strerror(errno))) }
+        }
+        if replacing {
+            // Replaces the entry itself, whatever it is by now: a symbolic link put there since
+            // is replaced, not followed.
+            guard rename(temporary, path) == 0 else { throw ExportError(String(cString: strerror(errno))) }
+        } else {
+            // Fails if a file appeared there since, rather than replacing it.
+            guard link(temporary, path) == 0 else {
+                throw ExportError(errno == EEXIST ? "the file exists (use --force to replace it)" : String(cString: strerror(errno)))
             }
         }
-        guard ftruncate(descriptor, 0) == 0 else { throw ExportError(String(cString: strerror(errno))) }
-        // A replaced file keeps its old mode otherwise.
-        guard fchmod(descriptor, 0o600) == 0 else { throw ExportError(String(cString: strerror(errno))) }
-        try handle.write(contentsOf: Data(text.utf8))
-        try handle.synchronize()
+        // Renamed, the temporary name is gone; linked, it is removed (above).
+        placed = replacing
     }
+}
+
+/// Writes all of `bytes`; the `errno` of a write that failed, or `nil`.
+private func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+    var written = 0
+    while written < bytes.count {
+        let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { return count < 0 ? errno : EIO }
+        written += count
+    }
+    return nil
 }
 
 /// Why the export file could not be written.

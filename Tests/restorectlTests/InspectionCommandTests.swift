@@ -337,6 +337,34 @@ struct InspectionCommandTests {
         }
     }
 
+    /// An export that runs out of space part-way (here the file size limit, `ulimit -f`)
+    /// left its first 4 KiB at the output path, which the next export then refused to
+    /// replace, and `--force` had truncated the file it replaced: now the path holds the
+    /// whole document or what it held before, and nothing is left beside it.
+    @Test func anExportThatFailsPartWayLeavesThePathAsItWas() throws {
+        try withDemoStore { path in
+            let folder = (path as NSString).deletingLastPathComponent
+            let output = path + ".json"
+            func exportWithLittleSpace(_ arguments: [String]) throws -> ProcessOutcome {
+                // SIGXFSZ ignored: the write past the limit fails with EFBIG instead of killing.
+                try runProcess(
+                    "/bin/bash",
+                    ["-c", "trap '' XFSZ; ulimit -f 4; exec \"$@\"", "bash", restorectl, "export", path, "--output", output]
+                        + arguments)
+            }
+            let failed = try exportWithLittleSpace([])
+            #expect(failed.status == 1)
+            #expect(failed.standardError == "restorectl: error: cannot write '\(output)': File too large\n")
+            #expect(!fileExists(output))
+            #expect(try run(["export", path, "--output", output]).status == 0)
+            let whole = try Data(contentsOf: URL(filePath: output))
+            #expect(whole.count > 4096)
+            #expect(try exportWithLittleSpace(["--force"]).status == 1)
+            #expect(try Data(contentsOf: URL(filePath: output)) == whole)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains("restorectl-export") })
+        }
+    }
+
     /// `--force` replaced whatever the output path named: the store itself, the app's saved
     /// state, became the JSON document. Whatever path names the store or its write-ahead log
     /// files, the export refuses it and leaves the file as it was.
