@@ -352,9 +352,6 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
-    /// A damaged record of the previous launch must not stop the launches after it (each
-    /// judged it again, threw, and recorded nothing): under this policy it counts as a death
-    /// in the foreground, since it may have been one, and the launch goes on.
     /// Damage that leaves the journal's ids and its `AUTOINCREMENT` counter at the lowest
     /// integers, from which SQLite numbers the next entry: pruning the entries before the new
     /// one's id overflowed, and a discard trapped.
@@ -378,6 +375,9 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A damaged record of the previous launch must not stop the launches after it (each
+    /// judged it again, threw, and recorded nothing): under this policy it counts as a death
+    /// in the foreground, since it may have been one, and the launch goes on.
     @Test func aDamagedRecordOfThePreviousLaunchCountsAsADeathInTheForeground() throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved")
