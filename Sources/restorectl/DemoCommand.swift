@@ -273,8 +273,8 @@ struct DemoCommand: ParsableCommand {
         print("")
         // A store an earlier story left (the default path's, run again): its state would be
         // restored at the "first" launch, and every step would tell another story.
-        let holdsState = (try? ArchiveStore(path: path, mode: .readOnly).archives())?.contains { !$0.generations.isEmpty }
-        if holdsState == true {
+        let archives = try? ArchiveStore(path: path, mode: .readOnly).archives()
+        if archives?.contains(where: { !$0.generations.isEmpty }) == true {
             print("0. The store holds the state of an earlier session: the user quits the app explicitly, which discards it, so that the story starts afresh:")
             try Self.run(.quit, path: path, policy: .discard)
             print("")

@@ -104,7 +104,9 @@ struct ExportCommand: ParsableCommand {
         defer { if !placed { unlink(temporary) } }  // on failure, and after a link
         do {
             defer { close(descriptor) }
-            if let failure = writeAll(Array(text.utf8), to: descriptor) { throw ExportError(String(cString: strerror(failure))) }
+            if let failure = writeAll(Array(text.utf8), to: descriptor) {
+                throw ExportError(String(cString: strerror(failure)))
+            }
             guard fsync(descriptor) == 0 else { throw ExportError(String(cString: strerror(errno))) }
         }
         if replacing {
@@ -114,7 +116,9 @@ struct ExportCommand: ParsableCommand {
         } else {
             // Fails if a file appeared there since, rather than replacing it.
             guard link(temporary, path) == 0 else {
-                throw ExportError(errno == EEXIST ? "the file exists (use --force to replace it)" : String(cString: strerror(errno)))
+                let failure = errno
+                throw ExportError(
+                    failure == EEXIST ? "the file exists (use --force to replace it)" : String(cString: strerror(failure)))
             }
         }
         // Renamed, the temporary name is gone; linked, it is removed (above).

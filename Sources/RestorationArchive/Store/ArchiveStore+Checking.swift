@@ -86,10 +86,12 @@ extension ArchiveStore {
         do {
             try readMarker(of: archive, connection)
         } catch {
-            problems.append(StoreProblem(archive: archive.name, problem: "its crash marker: \(try damage(error, path: path))"))
+            let found = try damage(error, path: path)
+            problems.append(StoreProblem(archive: archive.name, problem: "its crash marker: \(found)"))
         }
         do {
-            let reports = try connection.statement("SELECT sequence, report FROM restore_report WHERE archive_id = ? ORDER BY sequence")
+            let reports = try connection.statement(
+                "SELECT sequence, report FROM restore_report WHERE archive_id = ? ORDER BY sequence")
             defer { reports.reset() }
             try reports.bind(archive.id, at: 1)
             while try reports.step() {
@@ -100,7 +102,8 @@ extension ArchiveStore {
                 }
             }
         } catch {
-            problems.append(StoreProblem(archive: archive.name, problem: "its restore reports: \(try damage(error, path: path))"))
+            let found = try damage(error, path: path)
+            problems.append(StoreProblem(archive: archive.name, problem: "its restore reports: \(found)"))
         }
         return problems
     }
@@ -115,8 +118,8 @@ extension ArchiveStore {
                 do {
                     _ = try entry(entries)
                 } catch {
-                    problems.append(
-                        StoreProblem(problem: "journal entry \((try? entries.int64(0)) ?? 0): \(try damage(error, path: path))"))
+                    let found = try damage(error, path: path)
+                    problems.append(StoreProblem(problem: "journal entry \((try? entries.int64(0)) ?? 0): \(found)"))
                 }
             }
         } catch {

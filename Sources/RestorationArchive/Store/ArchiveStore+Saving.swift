@@ -335,9 +335,9 @@ extension ArchiveStore {
     /// The rows of an archive's epochs older than the oldest one a retained generation reads.
     private static let deleteEarlierEpochs = "DELETE FROM node WHERE archive_id = ? AND epoch < ?"
 
-    /// The rows of an archive retired by a generation older than the given one (found by
-    /// `node_retired`).
-    /// `<=`, not `< bound + 1`: a bound of the highest generation there can be does not overflow.
+    /// The rows of an archive retired by the given generation or an older one (found by
+    /// `node_retired`). `<=`, not `< bound + 1`: a bound of the highest generation there can be
+    /// does not overflow.
     private static let deleteRetiredRows = "DELETE FROM node WHERE archive_id = ? AND died IS NOT NULL AND died <= ?"
 
     /// The current row of a path: when it was born, its checksum and its state's size.
