@@ -101,7 +101,7 @@ struct ExportCommand: ParsableCommand {
         guard descriptor >= 0 else { throw ExportError(String(cString: strerror(errno))) }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         var placed = false
-        defer { if !placed { unlink(temporary) } }  // on failure, and after a link
+        defer { if !placed { unlink(temporary) } }
         do {
             defer { close(descriptor) }
             if let failure = writeAll(Array(text.utf8), to: descriptor) {
@@ -109,20 +109,26 @@ struct ExportCommand: ParsableCommand {
             }
             guard fsync(descriptor) == 0 else { throw ExportError(String(cString: strerror(errno))) }
         }
-        if replacing {
-            // Replaces the entry itself, whatever it is by now: a symbolic link put there since
-            // is replaced, not followed.
-            guard rename(temporary, path) == 0 else { throw ExportError(String(cString: strerror(errno))) }
-        } else {
-            // Fails if a file appeared there since, rather than replacing it.
-            guard link(temporary, path) == 0 else {
+        if !replacing {
+            // The name taken first, failing if a file appeared there since, rather than
+            // replacing it (a hard link would do it in one step, but some file systems, FAT
+            // among them, have none); the document then takes the empty file's place.
+            let reserved = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard reserved >= 0 else {
                 let failure = errno
                 throw ExportError(
                     failure == EEXIST ? "the file exists (use --force to replace it)" : String(cString: strerror(failure)))
             }
+            close(reserved)
         }
-        // Renamed, the temporary name is gone; linked, it is removed (above).
-        placed = replacing
+        // Replaces the entry itself, whatever it is by now: a symbolic link put there since
+        // is replaced, not followed.
+        guard rename(temporary, path) == 0 else {
+            let failure = errno
+            if !replacing { unlink(path) }  // the empty file reserved above
+            throw ExportError(String(cString: strerror(failure)))
+        }
+        placed = true
     }
 }
 
