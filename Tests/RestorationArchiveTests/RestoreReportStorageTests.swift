@@ -203,7 +203,8 @@ struct RestoreReportStorageTests {
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "saved")])
             #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
-            try tamperBypassingStrict(with: path, table: "restore_report",
+            try tamperBypassingStrict(
+                with: path, table: "restore_report",
                 "PRAGMA ignore_check_constraints = ON; UPDATE restore_report SET sequence = \(sequence)")
             let restored = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
             #expect(restored.isComplete && restored.report.outcome == .restored)

@@ -212,8 +212,6 @@ struct StoreDamageTests {
         }
     }
 
-    /// A row retired by the oldest retained generation was last part of the one before it,
-    /// which the prune deleted: no retained generation reads it.
     /// `check()` names what the store's other reads would fail on: an entry of the journal
     /// (`journal()`, `launches()`), a restore report (`restoreReports(of:)`), a crash marker
     /// (a launch's restoration). It found only damage to generations and nodes ("healthy"
@@ -262,6 +260,8 @@ struct StoreDamageTests {
         }
     }
 
+    /// A row retired by the oldest retained generation was last part of the one before it,
+    /// which the prune deleted: no retained generation reads it.
     @Test func checkFindsARowThatNoRetainedGenerationReads() throws {
         try withTwoGenerations { path, store, nodes in
             var changed = nodes[5]
