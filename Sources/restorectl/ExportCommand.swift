@@ -94,6 +94,9 @@ struct ExportCommand: ParsableCommand {
                 }
             }
         }
+        // By name too: a log file the app has not made yet would be taken by SQLite for the
+        // store's, and the store read as one needing recovery until the app opens it.
+        if let what = storeFileNamed(path, store: storePath) { throw ExportError("it is \(what)") }
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[...$0]) } ?? ""
         var template = Array((folder + ".restorectl-export-XXXXXX").utf8CString)
@@ -130,6 +133,24 @@ struct ExportCommand: ParsableCommand {
         }
         placed = true
     }
+}
+
+/// What `path` names among the store's own files by name, whether they exist or not: its
+/// write-ahead log, the log's index, its rollback journal. The folders are compared resolved.
+private func storeFileNamed(_ path: String, store: String) -> String? {
+    func place(_ path: String) -> (folder: String, name: String)? {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        guard let resolved = realpath(folder.isEmpty ? "/" : folder, nil) else { return nil }
+        defer { free(resolved) }
+        return (String(cString: resolved), slash.map { String(path[path.index(after: $0)...]) } ?? path)
+    }
+    guard let output = place(path), let store = place(store), output.folder == store.folder else { return nil }
+    let files = [
+        ("-wal", "the store's write-ahead log"), ("-shm", "the store's write-ahead log index"),
+        ("-journal", "the store's rollback journal"),
+    ]
+    return files.first { output.name == store.name + $0.0 }?.1
 }
 
 /// Writes all of `bytes`; the `errno` of a write that failed, or `nil`.

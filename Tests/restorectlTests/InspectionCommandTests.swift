@@ -402,6 +402,23 @@ struct InspectionCommandTests {
             #expect(try app.snapshot()?.nodes.count == 12)
             #expect(try run(["export", path, "--output", path + ".json", "--force"]).status == 0)
         }
+        // With the app closed, no log is there: a document by its name was taken by SQLite
+        // for the log, and the store read as one needing recovery until the app opened it.
+        try withDemoStore { path in
+            let url = URL(filePath: path)
+            let sameFolder = url.deletingLastPathComponent().path + "/./" + url.lastPathComponent
+            for (output, what) in [
+                (path + "-wal", "the store's write-ahead log"), (sameFolder + "-shm", "the store's write-ahead log index"),
+                (path + "-journal", "the store's rollback journal"),
+            ] {
+                #expect(!fileExists(output))
+                let outcome = try run(["export", path, "--output", output])
+                #expect(outcome.status == 1)
+                #expect(outcome.standardError == "restorectl: error: cannot write '\(output)': it is \(what)\n")
+                #expect(!fileExists(output))
+            }
+            #expect(try run(["info", path]).status == 0)
+        }
     }
 
     /// A file's size and the time its content last changed, in nanoseconds.
