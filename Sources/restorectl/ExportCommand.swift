@@ -83,11 +83,7 @@ struct ExportCommand: ParsableCommand {
             default: throw ExportError("it is not a regular file (use --output - for standard output)")
             }
             guard replacing else { throw ExportError("the file exists (use --force to replace it)") }
-            let storeFiles = [
-                ("", "the store being exported"), ("-wal", "the store's write-ahead log"),
-                ("-shm", "the store's write-ahead log index"),
-            ]
-            for (suffix, what) in storeFiles {
+            for (suffix, what) in [("", "the store being exported")] + storeLogFiles {
                 var info = stat()
                 if stat(storePath + suffix, &info) == 0, info.st_dev == existing.st_dev, info.st_ino == existing.st_ino {
                     throw ExportError("it is \(what)")
@@ -135,8 +131,14 @@ struct ExportCommand: ParsableCommand {
     }
 }
 
-/// What `path` names among the store's own files by name, whether they exist or not: its
-/// write-ahead log, the log's index, its rollback journal. The folders are compared resolved.
+/// The files SQLite keeps beside a store, by the suffix of their names, and what they are.
+private let storeLogFiles = [
+    ("-wal", "the store's write-ahead log"), ("-shm", "the store's write-ahead log index"),
+    ("-journal", "the store's rollback journal"),
+]
+
+/// What `path` names among ``storeLogFiles`` by name, whether they exist or not. The folders
+/// are compared resolved.
 private func storeFileNamed(_ path: String, store: String) -> String? {
     func place(_ path: String) -> (folder: String, name: String)? {
         let slash = path.lastIndex(of: "/")
@@ -146,11 +148,7 @@ private func storeFileNamed(_ path: String, store: String) -> String? {
         return (String(cString: resolved), slash.map { String(path[path.index(after: $0)...]) } ?? path)
     }
     guard let output = place(path), let store = place(store), output.folder == store.folder else { return nil }
-    let files = [
-        ("-wal", "the store's write-ahead log"), ("-shm", "the store's write-ahead log index"),
-        ("-journal", "the store's rollback journal"),
-    ]
-    return files.first { output.name == store.name + $0.0 }?.1
+    return storeLogFiles.first { output.name == store.name + $0.0 }?.1
 }
 
 /// Writes all of `bytes`; the `errno` of a write that failed, or `nil`.
