@@ -253,6 +253,10 @@ struct StoreDamageTests {
                 problems.contains(
                     "archive 'main': its crash marker: The store is damaged: column 'started_at' holds a value that is not integer."),
                 "\(problems)")
+            // A report whose sequence is damaged too is named without one.
+            try tamperBypassingStrict(
+                with: path, table: "restore_report", "UPDATE restore_report SET sequence = 'x', report = x'00'")
+            #expect(try store.check().map(\.description).contains("archive 'main': a restore report cannot be read"))
             // An unknown event is named as such, although its row names no archive (a lifecycle
             // event's row names none): it was "names an invalid archive".
             try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE journal SET event = 'bogus' WHERE id = 2")
