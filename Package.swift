@@ -46,6 +46,7 @@ let package = Package(
                 .embedInCode("v0007_full_save_epochs.sql"),
                 .embedInCode("v0008_node_rows_without_foreign_key.sql"),
                 .embedInCode("v0009_node_rows_without_parent_path.sql"),
+                .embedInCode("v0010_process_start.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

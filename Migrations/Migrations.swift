@@ -30,5 +30,6 @@ package enum StoreMigrations {
             "v0008_node_rows_without_foreign_key", PackageResources.v0008_node_rows_without_foreign_key_sql),
         StoreMigration(
             "v0009_node_rows_without_parent_path", PackageResources.v0009_node_rows_without_parent_path_sql),
+        StoreMigration("v0010_process_start", PackageResources.v0010_process_start_sql),
     ]
 }

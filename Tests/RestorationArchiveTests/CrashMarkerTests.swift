@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import RestorationArchive
+@testable import RestorationArchive
 import Synchronization
 import Testing
 import TestSupport
@@ -340,7 +340,7 @@ struct CrashMarkerTests {
                 try makeEngine(store).preserve([Probe("Root")])
                 let slow = SlowScreen("Root")
                 let result = try makeEngine(store).restore([slow])
-                try tamper(with: path, "UPDATE crash_marker SET process_id = \(other.processIdentifier)")
+                try tamper(with: path, "UPDATE crash_marker SET \(try writer(other))")
                 try body(path, store, slow, result, other)
             }
         }
@@ -354,22 +354,59 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A restoration in progress in another process stays so when the wall clock was
+    /// stepped forward since it began (NTP, a user setting the time): its marker's time then
+    /// lies before the process seems to have started, which the comparison by wall-clock time
+    /// (before schema v0010) took for another process given the id, and a launch then
+    /// invalidated the generation being restored.
+    @Test func markerOfAProcessStillRestoringIsLeftAloneAfterTheClockWasSteppedForward() throws {
+        try withRestorationMarkedAsAnotherProcess { path, store, _, _, sleeper in
+            try tamper(with: path, "UPDATE crash_marker SET started_at = started_at - 3600000")
+            #expect(try store.crashMarkers().map(\.processIsRunning) == [true])
+            let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            let reason = "another process (\(sleeper.processIdentifier)) is restoring it"
+            #expect(other.report.outcome == .refused(reason: reason))
+            #expect(try store.header()?.state == .valid)
+        }
+    }
+
     /// The id of a process that died restoring may be given to another process, started
     /// later, that runs for hours: that one is no restoration in progress, or no launch would
-    /// restore (nor apply the crash policy) until it exits.
-    @Test func markerWhoseProcessIDWasGivenToALaterProcessIsARestorationThatDied() throws {
+    /// restore (nor apply the crash policy) until it exits. Told by the start the marker
+    /// records, whatever the clock did (here: the marker's time an hour after the process
+    /// started, as after a clock stepped back); a marker written before schema v0010 records
+    /// none, and is told by its time (a minute before the process started).
+    @Test(arguments: [
+        "started_at = started_at + 3600000",
+        "started_at = started_at - 60000, process_boot = NULL, process_start = NULL",
+    ])
+    func markerWhoseProcessIDWasGivenToALaterProcessIsARestorationThatDied(_ assignments: String) throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
             try restoreAndDie(path)
             try withRunningProcess { sleeper in
-                // The restoration began a minute before that process started.
                 try tamper(
-                    with: path,
-                    "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), started_at = started_at - 60000")
+                    with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), \(assignments)")
                 #expect(try store.crashMarkers().map(\.processIsRunning) == [false])
                 try expectNextLaunchInvalidatesGeneration1(path)
             }
+        }
+    }
+
+    /// A marker records the start of the process that wrote it, as the system counts it.
+    @Test func aMarkerRecordsItsProcesssStart() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root")])
+            let slow = SlowScreen("Root")
+            _ = try makeEngine(store).restore([slow])
+            let connection = try Connection(filename: path, flags: 1 /* SQLITE_OPEN_READONLY */)
+            let boot = try connection.pragmaText("SELECT process_boot FROM crash_marker")
+            let ticks = try connection.pragmaInteger("SELECT process_start FROM crash_marker")
+            #expect(ProcessStart(boot: boot, ticks: ticks) == ProcessIdentity.start(of: getpid()))
+            #expect(ProcessStart.current != nil)
+            withExtendedLifetime(slow) {}
         }
     }
 

@@ -242,31 +242,41 @@ struct ForegroundDeathPolicyTests {
     /// A summary's dates are `var`s an app may set to any value: asking whether its process
     /// runs answers, for a date too far out to count in milliseconds too (it trapped).
     @Test func aLaunchSummaryOfAnyDateTellsWhetherItsProcessRuns() throws {
+        let farOut = [Double.infinity, 1e300, 9.3e15, -Double.infinity, -1e300, Double.nan, 0]
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
             var summary = try #require(try ArchiveStore(path: path).previousLaunch())
             #expect(summary.processIsRunning, "this process recorded it")
-            // Started before any of these moments: still this process.
-            for seconds in [Double.infinity, 1e300, 9.3e15] {
+            // Its entries record this process's start, which no date changes.
+            for seconds in farOut {
                 summary.startedAt = Date(timeIntervalSince1970: seconds)
                 #expect(summary.processIsRunning, "\(seconds)")
             }
-            // This process started after any of these: not the one that recorded them.
-            for seconds in [-Double.infinity, -1e300, Double.nan, 0] {
+            // Entries written before schema v0010 record no start: the date tells.
+            try tamper(with: path, "UPDATE journal SET process_boot = NULL, process_start = NULL")
+            summary = try #require(try ArchiveStore(path: path).previousLaunch())
+            #expect(summary.processIsRunning, "this process recorded it")
+            for seconds in farOut {
                 summary.startedAt = Date(timeIntervalSince1970: seconds)
-                #expect(!summary.processIsRunning, "\(seconds)")
+                // This process started after the moments of the last four: not the one that
+                // recorded them.
+                #expect(summary.processIsRunning == (seconds > 0), "\(seconds)")
             }
         }
     }
 
     /// Another instance of the app, on screen in another process now, has not died: a launch
-    /// while it runs invalidates nothing of what it saved.
-    @Test func aLaunchOfAnotherProcessStillOnScreenIsNotADeath() throws {
+    /// while it runs invalidates nothing of what it saved. Nor after the wall clock was
+    /// stepped forward an hour since its launch began (its entries' times then lie before its
+    /// process seems to have started): the journal records the process's start as the system
+    /// counts it (schema v0010).
+    @Test(arguments: ["", ", at = at - 3600000"])
+    func aLaunchOfAnotherProcessStillOnScreenIsNotADeath(_ clockStep: String) throws {
         try withTemporaryStorePath { path in
             // The process taken for the other instance runs from before its launch began.
             try withRunningProcess { sleeper in
                 try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
-                try tamper(with: path, "UPDATE journal SET process_id = \(sleeper.processIdentifier)")
+                try tamper(with: path, "UPDATE journal SET \(try writer(sleeper))\(clockStep)")
                 #expect(try ArchiveStore(path: path).previousLaunch()?.processIsRunning == true)
 
                 let store = try launch(path, [.willFinishLaunching], configuration: policy)

@@ -15,12 +15,43 @@ struct ProcessIdentityTests {
             // The start is read to the kernel's clock tick (10 ms), rounded down.
             #expect(started >= before - 20 && started <= after, "started \(started), spawned in \(before)...\(after)")
             let processID = Int64(sleeper.processIdentifier)
-            #expect(ProcessIdentity.isRunning(processID, recordedAt: after))
+            #expect(ProcessIdentity.isRunning(processID, recordedAt: after, start: nil))
             // A marker written a minute before this process started was written by another one.
-            #expect(!ProcessIdentity.isRunning(processID, recordedAt: before - 60_000))
+            #expect(!ProcessIdentity.isRunning(processID, recordedAt: before - 60_000, start: nil))
             // Within the clock's allowance, it is given the benefit of the doubt.
-            #expect(ProcessIdentity.isRunning(processID, recordedAt: before - 1_000))
-            #expect(ProcessIdentity.isRunning(processID, recordedAt: .max))
+            #expect(ProcessIdentity.isRunning(processID, recordedAt: before - 1_000, start: nil))
+            #expect(ProcessIdentity.isRunning(processID, recordedAt: .max, start: nil))
+        }
+    }
+
+    /// A row that records its writer's start names that process whatever the wall clock did
+    /// since: stepped forward an hour (the row's moment then lies an hour before the process
+    /// seems to have started, which the wall-clock test took for another process), or back
+    /// (a later process with the id then seems to have started before the row's moment).
+    @Test func aProcessIsTheOneThatRecordedItsStartWhateverTheClockDid() throws {
+        try withRunningProcess { sleeper in
+            let now = Clock.nowMilliseconds()
+            let processID = Int64(sleeper.processIdentifier)
+            let start = try #require(ProcessIdentity.start(of: sleeper.processIdentifier))
+            // As the system tells, read here apart from the library.
+            let stat = try String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8)
+            let fields = try #require(stat.split(separator: ")").last).split(separator: " ")
+            let boot = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+            #expect(start == ProcessStart(boot: boot.trimmingCharacters(in: .newlines), ticks: Int64(fields[19])))
+            #expect(ProcessStart.current == ProcessIdentity.start(of: getpid()))
+            #expect(ProcessStart.current != start)
+
+            #expect(ProcessIdentity.isRunning(processID, recordedAt: now - 3_600_000, start: start))
+            #expect(ProcessIdentity.isRunning(processID, recordedAt: now, start: start))
+            // Another process's start, recorded with this id, at a moment after this one started.
+            var earlier = start
+            earlier.ticks -= 1
+            #expect(!ProcessIdentity.isRunning(processID, recordedAt: now + 3_600_000, start: earlier))
+            var otherBoot = start
+            otherBoot.boot = "00000000-0000-0000-0000-000000000000"
+            #expect(!ProcessIdentity.isRunning(processID, recordedAt: now + 3_600_000, start: otherBoot))
+            // Without a start (a row written before schema version 10): by the wall clock.
+            #expect(!ProcessIdentity.isRunning(processID, recordedAt: now - 3_600_000, start: nil))
         }
     }
 
@@ -36,13 +67,16 @@ struct ProcessIdentityTests {
         try #require(posix_spawn(&pid, "/bin/sleep", nil, nil, &argv, environ) == 0)
         defer { waitpid(pid, nil, 0) }
         let startedBefore = Clock.nowMilliseconds()
-        #expect(ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000))
+        let start = try #require(ProcessIdentity.start(of: pid))
+        #expect(ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000, start: nil))
+        #expect(ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000, start: start))
         kill(pid, SIGKILL)
         // Waits for its death and leaves it unreaped.
         var info = siginfo_t()
         try #require(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0)
         #expect(kill(pid, 0) == 0, "a zombie still answers to its id")
-        #expect(!ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000))
+        #expect(!ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000, start: nil))
+        #expect(!ProcessIdentity.isRunning(Int64(pid), recordedAt: startedBefore + 1_000, start: start))
     }
 
     /// A process whose main thread exited while its other threads go on (what
@@ -74,13 +108,16 @@ struct ProcessIdentityTests {
             usleep(10_000)
         }
         try #require(try String(contentsOfFile: stat, encoding: .utf8).split(separator: ")").last?.hasPrefix(" Z") == true)
-        #expect(ProcessIdentity.isRunning(Int64(process.processIdentifier), recordedAt: recorded))
+        #expect(ProcessIdentity.isRunning(Int64(process.processIdentifier), recordedAt: recorded, start: nil))
+        let start = try #require(ProcessIdentity.start(of: process.processIdentifier))
+        #expect(ProcessIdentity.isRunning(Int64(process.processIdentifier), recordedAt: recorded, start: start))
     }
 
     @Test func noProcessRunsForAnExitedOrImpossibleID() throws {
         let exited = Int64(try deadProcessID())
         for processID in [exited, 0, -1, Int64(Int32.max) + 1, .min] {
-            #expect(!ProcessIdentity.isRunning(processID, recordedAt: Clock.nowMilliseconds()), "\(processID)")
+            let now = Clock.nowMilliseconds()
+            #expect(!ProcessIdentity.isRunning(processID, recordedAt: now, start: nil), "\(processID)")
         }
         #expect(ProcessIdentity.startMilliseconds(of: getpid()).map { $0 <= Clock.nowMilliseconds() } == true)
     }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Testing
 @testable import RestorationArchive
 
 /// Raw SQL against a store file, bypassing the library, to damage it the way a bad disk,
@@ -55,4 +56,11 @@ func tamperBypassingStrict(with path: String, table: String, _ sql: String) thro
     try execute(sql)  // a new connection: it reads the schema without STRICT
     try setSchema(") WITHOUT ROWID /*STRICT*/", ") STRICT, WITHOUT ROWID")
     try setSchema(") /*STRICT*/", ") STRICT")
+}
+
+/// The assignments that make a crash marker or a journal entry name `process` as its writer,
+/// with the process's start as the library records it (schema v0010).
+func writer(_ process: Process) throws -> String {
+    let start = try #require(ProcessIdentity.start(of: process.processIdentifier))
+    return "process_id = \(process.processIdentifier), process_boot = '\(start.boot)', process_start = \(start.ticks)"
 }

@@ -57,6 +57,8 @@ public struct CrashMarker: Hashable, Sendable {
     /// Whether the process that began it runs now. When it does not, that restoration died,
     /// and the next launch applies the crash policy to ``generation``. A process given the
     /// same id after that one exited is told apart by when it started, where the system tells
-    /// (Linux): it started after the restoration began.
+    /// (Linux): by the system's count since boot, which no change of the wall clock moves
+    /// (for a marker written before schema version 10: it started after the restoration
+    /// began).
     public var processIsRunning: Bool
 }

@@ -109,10 +109,15 @@ public struct LaunchSummary: Hashable, Sendable {
     public var lastEventAt: Date
     /// How it ended.
     public var ending: Ending
+    /// When its process started, as the system counts it, where the journal has it.
+    var processStart: ProcessStart?
+
     /// Whether the process that ran it runs now: a launch that ends ``Ending/inForeground``
     /// and whose process runs is probably still running. A process given the same id after
-    /// it exited is told apart by when it started, where the system tells (Linux).
+    /// it exited is told apart by when it started, where the system tells (Linux): by the
+    /// system's count since boot, which no change of the wall clock moves (for an entry
+    /// written before schema version 10, against ``startedAt``).
     public var processIsRunning: Bool {
-        ProcessIdentity.isRunning(processID, recordedAt: Clock.milliseconds(startedAt))
+        ProcessIdentity.isRunning(processID, recordedAt: Clock.milliseconds(startedAt), start: processStart)
     }
 }

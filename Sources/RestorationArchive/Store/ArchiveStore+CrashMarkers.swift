@@ -103,6 +103,13 @@ extension ArchiveStore {
         var processID: Int64
         /// When its restoration began, in milliseconds since 1970.
         var startedAt: Int64
+        /// When the process started, as the system counts it; `nil` in a marker without it.
+        var processStart: ProcessStart?
+
+        /// Whether the process that wrote it runs.
+        var processIsRunning: Bool {
+            ProcessIdentity.isRunning(processID, recordedAt: startedAt, start: processStart)
+        }
     }
 
     /// Applies the crash policy to a marker left by a restoration that died, then picks the
@@ -231,7 +238,7 @@ extension ArchiveStore {
         let found = try row.flatMap { try Self.marker(of: $0, connection) }
         if let found, found.processID != Int64(getpid()) {
             // The next restoration deals with one whose process died since.
-            return ProcessIdentity.isRunning(found.processID, recordedAt: found.startedAt)
+            return found.processIsRunning
                 ? "another process (\(found.processID)) is restoring it"
                 : "a restoration of another process (\(found.processID)) died as this one began"
         }
@@ -262,12 +269,17 @@ extension ArchiveStore {
         // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
         // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
         let marker = try connection.statement(
-            "INSERT OR REPLACE INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (?, ?, ?, ?)")
+            """
+            INSERT OR REPLACE INTO crash_marker (archive_id, generation, started_at, process_id, process_boot, \
+            process_start) VALUES (?, ?, ?, ?, ?, ?)
+            """)
         defer { marker.reset() }
         try marker.bind(row.id, at: 1)
         try marker.bind(generation.rawValue, at: 2)
         try marker.bind(Clock.nowMilliseconds(), at: 3)
         try marker.bind(Int64(getpid()), at: 4)
+        try marker.bind(ProcessStart.current?.boot, at: 5)
+        try marker.bind(ProcessStart.current?.ticks, at: 6)
         try marker.run()
         return nil
     }
@@ -389,7 +401,8 @@ extension ArchiveStore {
         try read { connection in
             let statement = try connection.statement(
                 """
-                SELECT archive.name, crash_marker.generation, crash_marker.started_at, crash_marker.process_id \
+                SELECT archive.name, crash_marker.generation, crash_marker.started_at, crash_marker.process_id, \
+                crash_marker.process_boot, crash_marker.process_start \
                 FROM crash_marker JOIN archive ON archive.id = crash_marker.archive_id ORDER BY archive.name
                 """)
             defer { statement.reset() }
@@ -398,13 +411,12 @@ extension ArchiveStore {
                 guard let archive = try? ArchiveName(try statement.string(0)) else {
                     throw ArchiveStoreError.damagedStore("a crash marker names an invalid archive")
                 }
-                let processID = try statement.int64(3)
-                let startedAt = try statement.int64(2)
+                let marker = try Self.marker(statement, from: 1)
                 markers.append(
                     CrashMarker(
-                        archive: archive, generation: Generation(try statement.int64(1)),
-                        startedAt: Clock.date(milliseconds: startedAt), processID: processID,
-                        processIsRunning: ProcessIdentity.isRunning(processID, recordedAt: startedAt)))
+                        archive: archive, generation: marker.generation,
+                        startedAt: Clock.date(milliseconds: marker.startedAt), processID: marker.processID,
+                        processIsRunning: marker.processIsRunning))
             }
             return markers
         }
@@ -529,9 +541,7 @@ extension ArchiveStore {
                     return try choose(row, policy: policy, invalidated: [], seal: seal, connection)
                 }
             }
-            if marker.processID != Int64(getpid()),
-                ProcessIdentity.isRunning(marker.processID, recordedAt: marker.startedAt)
-            {
+            if marker.processID != Int64(getpid()), marker.processIsRunning {
                 return PreparedRestoration(
                     snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
             }
@@ -662,12 +672,23 @@ extension ArchiveStore {
     /// cost 63,000 instructions to prepare at every launch, this about 27,000.
     private static func marker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Marker? {
         let statement = try connection.statement(
-            "SELECT generation, process_id, started_at FROM crash_marker WHERE archive_id = ?")
+            """
+            SELECT generation, started_at, process_id, process_boot, process_start FROM crash_marker \
+            WHERE archive_id = ?
+            """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         guard try statement.step() else { return nil }
-        return Marker(
-            generation: Generation(try statement.int64(0)), processID: try statement.int64(1),
-            startedAt: try statement.int64(2))
+        return try marker(statement, from: 0)
+    }
+
+    /// The marker in a row's columns from `first` on: generation, started_at, process_id,
+    /// process_boot, process_start.
+    private static func marker(_ statement: Statement, from first: Int32) throws -> Marker {
+        Marker(
+            generation: Generation(try statement.int64(first)), processID: try statement.int64(first + 2),
+            startedAt: try statement.int64(first + 1),
+            processStart: ProcessStart(
+                boot: try statement.optionalString(first + 3), ticks: try statement.optionalInt64(first + 4)))
     }
 }

@@ -266,8 +266,8 @@ extension ArchiveStore {
     private static func insert(_ kind: JournalEntry.Kind, launch: Int64?, _ connection: Connection) throws -> JournalEntry {
         let statement = try connection.statement(
             """
-            INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail) \
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail, \
+            process_boot, process_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """)
         defer { statement.reset() }
         let now = Clock.nowMilliseconds()
@@ -295,6 +295,8 @@ extension ArchiveStore {
             try statement.bindNull(at: 7)
             try statement.bind(reason, at: 8)
         }
+        try statement.bind(ProcessStart.current?.boot, at: 9)
+        try statement.bind(ProcessStart.current?.ticks, at: 10)
         guard try statement.step() else { throw ArchiveStoreError.damagedStore("a journal entry was not written") }
         let id = try statement.int64(0)
         statement.reset()
@@ -354,8 +356,8 @@ extension ArchiveStore {
         // Per launch: its first entry's time and its last lifecycle event.
         let statement = try connection.statement(
             """
-            SELECT launch, process_id, first_at, at, event, app_state FROM ( \
-              SELECT launch, process_id, at, event, app_state, id, \
+            SELECT launch, process_id, first_at, at, event, app_state, process_boot, process_start FROM ( \
+              SELECT launch, process_id, at, event, app_state, process_boot, process_start, id, \
                 min(at) OVER (PARTITION BY launch) AS first_at, \
                 row_number() OVER (PARTITION BY launch ORDER BY id DESC) AS newest_first \
               FROM journal WHERE app_state IS NOT NULL \
@@ -378,7 +380,9 @@ extension ArchiveStore {
                 LaunchSummary(
                     launch: try statement.int64(0), processID: try statement.int64(1),
                     startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
-                    lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending))
+                    lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending,
+                    processStart: ProcessStart(
+                        boot: try statement.optionalString(6), ticks: try statement.optionalInt64(7))))
         }
         return launches.reversed()
     }

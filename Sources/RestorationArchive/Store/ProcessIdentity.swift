@@ -6,31 +6,69 @@ import Musl
 import Darwin
 #endif
 
+/// A process's start as the system counts it: the boot it ran in and the clock tick of that
+/// boot it started at. No step of the wall clock changes it, and no two processes of one boot
+/// with the same id share it: a crash marker or a journal entry records its writer's, and a
+/// process with the writer's id is the writer when its start is the one recorded.
+struct ProcessStart: Hashable, Sendable {
+    /// The system's boot id (Linux: `/proc/sys/kernel/random/boot_id`).
+    var boot: String
+    /// When the process started, in clock ticks since that boot (`/proc/PID/stat`'s
+    /// starttime).
+    var ticks: Int64
+
+    /// The start of a row's writer: `nil` when the row has none (written before schema
+    /// v0010, or where the system told neither).
+    init?(boot: String?, ticks: Int64?) {
+        guard let boot, let ticks else { return nil }
+        self.boot = boot
+        self.ticks = ticks
+    }
+
+    /// This process's; `nil` where the system does not tell (no `/proc`, another system).
+    static let current: ProcessStart? = ProcessIdentity.start(of: getpid())
+}
+
 /// Whether a process id recorded at some moment still names the process that recorded it.
 ///
 /// The system gives an id again once its process exits. A crash marker or a launch in the
 /// journal left by a process that died may so name another process, started later, that runs
 /// for hours: taken for the restoring process, it would keep every launch from restoring (and
-/// from applying the crash policy) for as long as it runs. A process that started after the
-/// moment cannot be the one that recorded it.
+/// from applying the crash policy) for as long as it runs. The process with the id is the one
+/// that recorded it when it started at the ``ProcessStart`` recorded; for a row without one,
+/// when it started no later than the row's moment on the wall clock.
 enum ProcessIdentity {
-    /// Allowance for the wall clock being stepped between the moment and now.
+    /// Allowance for the wall clock being stepped between the moment and now, for rows
+    /// without a ``ProcessStart``.
     static let clockAllowance: Int64 = 2_000
 
-    /// Whether a process with `processID` runs and started no later than `moment`
-    /// (milliseconds since 1970, as ``Clock`` has them), give or take ``clockAllowance``.
-    /// Where the system does not tell when a process started, whether one with that id runs.
-    /// A process that died but that its parent has not reaped yet (a zombie) keeps its id
-    /// and answers to it, but runs nothing: where the system tells (Linux), it does not run.
-    /// One whose main thread alone exited (`dispatchMain()` does so) runs.
-    static func isRunning(_ processID: Int64, recordedAt moment: Int64) -> Bool {
+    /// Whether a process with `processID` runs and is the one that recorded a row at `moment`
+    /// (milliseconds since 1970, as ``Clock`` has them) with `start`, its writer's start.
+    ///
+    /// With `start`, where the system tells the process's start and its boot: whether they
+    /// are the ones recorded. Otherwise whether it started no later than `moment`, give or
+    /// take ``clockAllowance`` (a clock stepped by more misleads this test); where the system
+    /// does not tell when a process started, whether one with that id runs. A process that
+    /// died but that its parent has not reaped yet (a zombie) keeps its id and answers to it,
+    /// but runs nothing: where the system tells (Linux), it does not run. One whose main
+    /// thread alone exited (`dispatchMain()` does so) runs.
+    static func isRunning(_ processID: Int64, recordedAt moment: Int64, start: ProcessStart?) -> Bool {
         guard let pid = pid_t(exactly: processID), pid > 0 else { return false }
         guard kill(pid, 0) == 0 || errno == EPERM else { return false }
         guard let status = status(of: pid) else { return true }
         if status.hasDied { return false }
+        if let start, let ticks = status.startTicks, let boot = bootID {
+            return start.boot == boot && start.ticks == ticks
+        }
         guard let started = status.startMilliseconds else { return true }
         let (latest, overflow) = moment.addingReportingOverflow(clockAllowance)
         return overflow || started <= latest
+    }
+
+    /// The start of the process `pid`; `nil` when it cannot be told (no such process, no
+    /// `/proc`, another system).
+    static func start(of pid: pid_t) -> ProcessStart? {
+        ProcessStart(boot: bootID, ticks: status(of: pid)?.startTicks)
     }
 
     /// When the process `pid` started, in milliseconds since 1970, to the kernel's clock tick
@@ -43,8 +81,30 @@ enum ProcessIdentity {
     /// reaped, or one being reaped), and when it started.
     private struct Status {
         var hasDied: Bool
-        var startMilliseconds: Int64?
+        /// When it started, in clock ticks since boot.
+        var startTicks: Int64?
+
+        /// When it started, in milliseconds since 1970 by the wall clock as it is now.
+        var startMilliseconds: Int64? {
+            #if os(Linux)
+            startTicks.flatMap(ProcessIdentity.milliseconds(afterBoot:))
+            #else
+            nil
+            #endif
+        }
     }
+
+    /// The system's boot id, read once: it changes only with the boot.
+    private static let bootID: String? = {
+        #if os(Linux)
+        // 36 characters and a newline.
+        guard let bytes = readSmallFile("/proc/sys/kernel/random/boot_id") else { return nil }
+        let id = bytes.prefix { $0 > UInt8(ascii: " ") }
+        return id.isEmpty ? nil : String(decoding: id, as: UTF8.self)
+        #else
+        return nil
+        #endif
+    }()
 
     /// `nil` when the system tells nothing (no such process, no `/proc`, another system).
     private static func status(of pid: pid_t) -> Status? {
@@ -64,19 +124,19 @@ enum ProcessIdentity {
         let threads = fields.count > 17 ? decimal(fields[17]) : nil
         let hasDied =
             [UInt8(ascii: "Z"), UInt8(ascii: "X"), UInt8(ascii: "x")].contains(state) && threads.map { $0 <= 1 } == true
-        return Status(hasDied: hasDied, startMilliseconds: startMilliseconds(fields))
+        // fields[0] is field 3 (the state): starttime, field 22, is fields[19].
+        return Status(hasDied: hasDied, startTicks: fields.count > 19 ? decimal(fields[19]) : nil)
         #else
         return nil
         #endif
     }
 
     #if os(Linux)
-    /// The start time in a /proc/PID/stat line's fields after the name, in milliseconds
-    /// since 1970.
-    private static func startMilliseconds(_ fields: [ArraySlice<UInt8>]) -> Int64? {
+    /// A moment `ticks` clock ticks after boot, in milliseconds since 1970 by the wall clock
+    /// as it is now.
+    private static func milliseconds(afterBoot ticks: Int64) -> Int64? {
         let ticksPerSecond = Int64(sysconf(Int32(_SC_CLK_TCK)))
-        // fields[0] is field 3 (the state): starttime is fields[19].
-        guard fields.count > 19, let ticks = decimal(fields[19]), ticksPerSecond > 0 else { return nil }
+        guard ticksPerSecond > 0 else { return nil }
         var realtime = timespec()
         var boottime = timespec()
         guard clock_gettime(CLOCK_REALTIME, &realtime) == 0, clock_gettime(CLOCK_BOOTTIME, &boottime) == 0 else {
