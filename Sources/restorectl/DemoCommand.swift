@@ -349,7 +349,7 @@ struct DemoCommand: ParsableCommand {
         case .nothingToRestore: "nothing to restore"
         case .restored:
             "restored \(report.restoredCount) of \(report.nodes.count) screens from generation \(report.generation.map(String.init(describing:)) ?? "?")"
-        case .refused(let reason): "not restored, because \(TerminalText.escaped(reason))"
+        case .refused(let reason): "not restored, because \(TerminalText.escapedReason(reason))"
         case .failed(let reason):
             // An error's words end with a full stop, and so does the sentence this goes into.
             "restoration failed: \(TerminalText.escaped(reason.hasSuffix(".") ? String(reason.dropLast()) : reason))"

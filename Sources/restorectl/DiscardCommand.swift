@@ -25,7 +25,7 @@ struct DiscardCommand: ParsableCommand {
     var reason: String
 
     func validate() throws {
-        guard !reason.allSatisfy(\.isWhitespace) else {
+        guard !TerminalText.isBlank(reason) else {
             throw ValidationError("--reason must say why the archive is discarded, in words for a person")
         }
         do {

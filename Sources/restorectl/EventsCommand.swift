@@ -139,7 +139,7 @@ struct EventsCommand: ParsableCommand {
         switch report.outcome {
         case .restored: "restored \(report.restoredCount) of \(report.nodes.count) nodes"
         case .nothingToRestore: "nothing to restore"
-        case .refused(let reason): "refused: \(reason)"
+        case .refused(let reason): "refused: \(TerminalText.shownReason(reason))"
         case .failed(let reason): "failed: \(reason)"
         }
     }

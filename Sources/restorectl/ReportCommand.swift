@@ -48,7 +48,7 @@ struct ReportCommand: ParsableCommand {
             case .nothingToRestore:
                 out += "  outcome:     nothing to restore\n"
             case .refused(let reason):
-                out += "  outcome:     refused: \(TerminalText.escaped(reason))\n"
+                out += "  outcome:     refused: \(TerminalText.escapedReason(reason))\n"
             case .failed(let reason):
                 out += "  outcome:     failed: \(TerminalText.escaped(reason))\n"
             }

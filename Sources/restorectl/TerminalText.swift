@@ -26,7 +26,17 @@ enum TerminalText {
     /// A reason an app or a person gave (for a discard, an invalidation, a refusal), escaped;
     /// one that is blank says so rather than printing nothing after a colon.
     static func escapedReason(_ reason: String) -> String {
-        reason.allSatisfy(\.isWhitespace) ? "no reason given" : escaped(reason)
+        escaped(shownReason(reason))
+    }
+
+    /// A reason as shown, not escaped (for text escaped later): one that is blank says so.
+    static func shownReason(_ reason: String) -> String {
+        isBlank(reason) ? "no reason given" : reason
+    }
+
+    /// Whether a reason says nothing: empty, or only white space.
+    static func isBlank(_ reason: String) -> Bool {
+        reason.allSatisfy(\.isWhitespace)
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {

@@ -241,6 +241,29 @@ struct CommandLineTests {
         }
     }
 
+    /// An app's restore gate may refuse with a blank reason: `report` and `events` say so
+    /// rather than printing nothing after "refused:".
+    @Test func aRefusalWithABlankReasonSaysSo() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                registry: RestorationRegistry())
+            engine.restoreGate = { _, _ in .refuse(reason: " ") }
+            #expect(try engine.restore([]).report.outcome == .refused(reason: " "))
+
+            let report = try runProcess(restorectl, ["report", path])
+            #expect(report.status == 0, "\(report.standardError)")
+            #expect(report.standardOutput.contains("outcome:     refused: no reason given\n"), "\(report.standardOutput)")
+            let events = try runProcess(restorectl, ["events", path])
+            #expect(events.standardOutput.contains("restored  archive main generation 1: refused: no reason given\n"), "\(events.standardOutput)")
+            // The JSON keeps the reason as the app gave it.
+            let json = try runProcess(restorectl, ["report", path, "--format", "json"])
+            #expect(json.standardOutput.contains(#""reason" : " ""#) || json.standardOutput.contains(#""reason":" ""#))
+        }
+    }
+
     @Test func reportShowsEachNodeOutcomeWithEscapedText() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
