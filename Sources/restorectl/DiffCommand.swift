@@ -18,10 +18,10 @@ struct DiffCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
     @OptionGroup var output: FormatOptions
 
-    @Option(name: .long, help: "The older generation.")
+    @Option(name: .long, parsing: .unconditional, help: "The older generation.")
     var from: Int64
 
-    @Option(name: .long, help: "The newer generation.")
+    @Option(name: .long, parsing: .unconditional, help: "The newer generation.")
     var to: Int64
 
     /// One node that differs.

@@ -19,7 +19,7 @@ struct ShowCommand: ParsableCommand {
     @Argument(help: "The node's restoration path, e.g. Tabs/MenuNavigation/MenuItemDetail.")
     var path: String
 
-    @Option(name: .long, help: "A retained generation to read instead of the newest.")
+    @Option(name: .long, parsing: .unconditional, help: "A retained generation to read instead of the newest.")
     var generation: Int64?
 
     func validate() throws {

@@ -19,7 +19,7 @@ struct TreeCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: "A retained generation to read instead of the newest.")
+    @Option(name: .long, parsing: .unconditional, help: "A retained generation to read instead of the newest.")
     var generation: Int64?
 
     @Option(name: .long, help: "Output format: text, json or dot (Graphviz).")

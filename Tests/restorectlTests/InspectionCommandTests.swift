@@ -73,6 +73,26 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A negative generation (perhaps meant as "the one before") is a number, not an option:
+    /// the store does not retain it. It was read as an option ("Missing value for
+    /// '--generation'").
+    @Test func aNegativeGenerationIsOneTheStoreDoesNotRetain() throws {
+        try withDemoStore { path in
+            for arguments in [
+                ["tree", path, "--generation", "-1"], ["show", path, "Tabs", "--generation", "-1"],
+                ["diff", path, "--from", "-1", "--to", "4"], ["diff", path, "--from", "3", "--to=-1"],
+            ] {
+                let outcome = try run(arguments)
+                #expect(outcome.status == 1, "\(arguments)")
+                #expect(outcome.standardError == "restorectl: error: Archive 'main' does not retain generation -1.\n")
+            }
+            // An option where its value belongs is still no value.
+            let option = try run(["tree", path, "--generation", "--format", "json"])
+            #expect(option.status == 64)
+            #expect(option.standardError.contains("The value '--format' is invalid for '--generation <generation>'"))
+        }
+    }
+
     @Test func diffNamesTheChangedNodeAndKeys() throws {
         try withDemoStore { path in
             let text = try run(["diff", path, "--from", "3", "--to", "4"])
