@@ -370,6 +370,19 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A marker whose recorded start cannot be read (text that is not UTF-8) is judged by its
+    /// time, as a marker written before schema v0010 is, rather than taken for damage.
+    @Test func markerWhoseRecordedStartIsDamagedIsJudgedByItsTime() throws {
+        try withRestorationMarkedAsAnotherProcess { path, store, _, _, sleeper in
+            try tamper(with: path, "UPDATE crash_marker SET process_boot = CAST(x'ff' AS TEXT)")
+            #expect(try store.crashMarkers().map(\.processIsRunning) == [true])
+            #expect(try store.check().isEmpty)
+            let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
+            let reason = "another process (\(sleeper.processIdentifier)) is restoring it"
+            #expect(other.report.outcome == .refused(reason: reason))
+        }
+    }
+
     /// The id of a process that died restoring may be given to another process, started
     /// later, that runs for hours: that one is no restoration in progress, or no launch would
     /// restore (nor apply the crash policy) until it exits. Told by the start the marker

@@ -269,14 +269,16 @@ struct ForegroundDeathPolicyTests {
     /// while it runs invalidates nothing of what it saved. Nor after the wall clock was
     /// stepped forward an hour since its launch began (its entries' times then lie before its
     /// process seems to have started): the journal records the process's start as the system
-    /// counts it (schema v0010).
-    @Test(arguments: ["", ", at = at - 3600000"])
-    func aLaunchOfAnotherProcessStillOnScreenIsNotADeath(_ clockStep: String) throws {
+    /// counts it (schema v0010). A recorded start that cannot be read (text that is not
+    /// UTF-8) is judged by the entries' times, as an entry written before v0010 is: it made
+    /// the record of the launch unreadable, so counted as a death.
+    @Test(arguments: ["", ", at = at - 3600000", ", process_boot = CAST(x'ff' AS TEXT)"])
+    func aLaunchOfAnotherProcessStillOnScreenIsNotADeath(_ change: String) throws {
         try withTemporaryStorePath { path in
             // The process taken for the other instance runs from before its launch began.
             try withRunningProcess { sleeper in
                 try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
-                try tamper(with: path, "UPDATE journal SET \(try writer(sleeper))\(clockStep)")
+                try tamper(with: path, "UPDATE journal SET \(try writer(sleeper))\(change)")
                 #expect(try ArchiveStore(path: path).previousLaunch()?.processIsRunning == true)
 
                 let store = try launch(path, [.willFinishLaunching], configuration: policy)

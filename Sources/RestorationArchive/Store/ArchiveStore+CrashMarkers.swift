@@ -688,7 +688,6 @@ extension ArchiveStore {
         Marker(
             generation: Generation(try statement.int64(first)), processID: try statement.int64(first + 2),
             startedAt: try statement.int64(first + 1),
-            processStart: ProcessStart(
-                boot: try statement.optionalString(first + 3), ticks: try statement.optionalInt64(first + 4)))
+            processStart: ProcessStart(statement, columns: first + 3))
     }
 }

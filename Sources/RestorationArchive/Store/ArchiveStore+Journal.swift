@@ -381,8 +381,7 @@ extension ArchiveStore {
                     launch: try statement.int64(0), processID: try statement.int64(1),
                     startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
                     lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending,
-                    processStart: ProcessStart(
-                        boot: try statement.optionalString(6), ticks: try statement.optionalInt64(7))))
+                    processStart: ProcessStart(statement, columns: 6)))
         }
         return launches.reversed()
     }

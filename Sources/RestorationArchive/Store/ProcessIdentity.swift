@@ -25,6 +25,14 @@ struct ProcessStart: Hashable, Sendable {
         self.ticks = ticks
     }
 
+    /// The start of a row's writer in its columns `first` (the boot) and `first + 1` (the
+    /// ticks); `nil` when they hold none, or cannot be read: the start only sharpens the
+    /// test by the row's time, to which damage there falls back (as for a row written before
+    /// v0010) rather than making the whole row unreadable.
+    init?(_ statement: Statement, columns first: Int32) {
+        self.init(boot: try? statement.optionalString(first), ticks: try? statement.optionalInt64(first + 1))
+    }
+
     /// This process's; `nil` where the system does not tell (no `/proc`, another system).
     static let current: ProcessStart? = ProcessIdentity.start(of: getpid())
 }
