@@ -55,6 +55,21 @@ struct ProcessIdentityTests {
         }
     }
 
+    /// This process's start is read once, and again when its id changed: a child forked
+    /// without `exec` would otherwise record its parent's start with its own id, and be taken
+    /// for dead while it runs. (A fork cannot be tried here: the test runner's threads leave
+    /// a forked child only what is safe after `fork`; another process's id stands for it.)
+    @Test func thisProcesssStartIsReadAgainWhenItsIDChanges() throws {
+        let own = try #require(ProcessStart.current)
+        #expect(own == ProcessIdentity.start(of: getpid()))
+        try withRunningProcess { other in
+            let start = try #require(ProcessIdentity.start(of: other.processIdentifier))
+            #expect(start != own)
+            #expect(ProcessStart.current(as: other.processIdentifier) == start)
+            #expect(ProcessStart.current(as: getpid()) == own)
+        }
+    }
+
     /// A process that died and that its parent has not reaped yet (a zombie: the parent is
     /// busy, or, in a container, an init that never reaps) keeps its id, but runs nothing:
     /// taken for a restoration in progress, it would keep every launch from restoring until

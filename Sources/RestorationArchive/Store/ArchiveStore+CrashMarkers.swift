@@ -278,8 +278,9 @@ extension ArchiveStore {
         try marker.bind(generation.rawValue, at: 2)
         try marker.bind(Clock.nowMilliseconds(), at: 3)
         try marker.bind(Int64(getpid()), at: 4)
-        try marker.bind(ProcessStart.current?.boot, at: 5)
-        try marker.bind(ProcessStart.current?.ticks, at: 6)
+        let start = ProcessStart.current
+        try marker.bind(start?.boot, at: 5)
+        try marker.bind(start?.ticks, at: 6)
         try marker.run()
         return nil
     }

@@ -295,8 +295,9 @@ extension ArchiveStore {
             try statement.bindNull(at: 7)
             try statement.bind(reason, at: 8)
         }
-        try statement.bind(ProcessStart.current?.boot, at: 9)
-        try statement.bind(ProcessStart.current?.ticks, at: 10)
+        let start = ProcessStart.current
+        try statement.bind(start?.boot, at: 9)
+        try statement.bind(start?.ticks, at: 10)
         guard try statement.step() else { throw ArchiveStoreError.damagedStore("a journal entry was not written") }
         let id = try statement.int64(0)
         statement.reset()

@@ -34,7 +34,21 @@ struct ProcessStart: Hashable, Sendable {
     }
 
     /// This process's; `nil` where the system does not tell (no `/proc`, another system).
-    static let current: ProcessStart? = ProcessIdentity.start(of: getpid())
+    static var current: ProcessStart? { current(as: getpid()) }
+
+    /// The start of this process, whose id is `pid`: read once, and again when the id
+    /// changed (in a child forked without `exec`, which would otherwise record its parent's
+    /// start with its own id, and be taken for dead while it runs).
+    static func current(as pid: pid_t) -> ProcessStart? {
+        currentByID.withLock { known in
+            if let known, known.pid == pid { return known.start }
+            let start = ProcessIdentity.start(of: pid)
+            known = (pid, start)
+            return start
+        }
+    }
+
+    private static let currentByID = Locked<(pid: pid_t, start: ProcessStart?)?>(nil)
 }
 
 /// Whether a process id recorded at some moment still names the process that recorded it.
