@@ -270,8 +270,8 @@ struct ForegroundDeathPolicyTests {
     /// stepped forward an hour since its launch began (its entries' times then lie before its
     /// process seems to have started): the journal records the process's start as the system
     /// counts it (schema v0010). A recorded start that cannot be read (text that is not
-    /// UTF-8) is judged by the entries' times, as an entry written before v0010 is: it made
-    /// the record of the launch unreadable, so counted as a death.
+    /// UTF-8) is judged by the entries' times, as an entry written before v0010 is: taken for
+    /// damage, it would make the launch count as a death.
     @Test(arguments: ["", ", at = at - 3600000", ", process_boot = CAST(x'ff' AS TEXT)"])
     func aLaunchOfAnotherProcessStillOnScreenIsNotADeath(_ change: String) throws {
         try withTemporaryStorePath { path in

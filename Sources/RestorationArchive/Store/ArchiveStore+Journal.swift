@@ -354,7 +354,7 @@ extension ArchiveStore {
     /// The launches with a lifecycle event in the journal, oldest first; only the newest
     /// `newest` when given.
     static func launches(_ connection: Connection, newest: Int?) throws -> [LaunchSummary] {
-        // Per launch: its first entry's time and its last lifecycle event.
+        // Per launch: its first entry's time, and its last lifecycle event with its process's start.
         let statement = try connection.statement(
             """
             SELECT launch, process_id, first_at, at, event, app_state, process_boot, process_start FROM ( \
