@@ -264,6 +264,27 @@ struct StoreDamageTests {
         }
     }
 
+    /// A table `check()` cannot read at all (its schema's text damaged: a column renamed) is
+    /// named once, whole, rather than stopping the check.
+    @Test func checkNamesTheJournalOrTheRestoreReportsWhenItCannotReadThemAtAll() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.record(.didFinishLaunching)
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root", value: "saved")])
+            #expect(try engine.restore([Probe("Root")]).isComplete)
+            #expect(try store.check() == [])
+
+            try tamperWithSchema(of: path, table: "journal", replacing: "detail       TEXT", with: "remark       TEXT")
+            try tamperWithSchema(
+                of: path, table: "restore_report", replacing: "report       BLOB", with: "summary      BLOB")
+            let problems = try ArchiveStore(path: path, mode: .readOnly).check().map(\.description)
+            #expect(problems.count == 2, "\(problems)")
+            #expect(problems.contains { $0.hasPrefix("archive 'main': its restore reports: The store is damaged:") })
+            #expect(problems.contains { $0.hasPrefix("the lifecycle journal: The store is damaged:") })
+        }
+    }
+
     /// A row retired by the oldest retained generation was last part of the one before it,
     /// which the prune deleted: no retained generation reads it.
     @Test func checkFindsARowThatNoRetainedGenerationReads() throws {
