@@ -93,9 +93,7 @@ struct ExportCommand: ParsableCommand {
         // By name too: a log file the app has not made yet would be taken by SQLite for the
         // store's, and the store read as one needing recovery until the app opens it.
         if let what = storeFileNamed(path, store: storePath) { throw ExportError("it is \(what)") }
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[...$0]) } ?? ""
-        var template = Array((folder + ".restorectl-export-XXXXXX").utf8CString)
+        var template = Array((split(path).folder + ".restorectl-export-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // 0600
         guard descriptor >= 0 else { throw ExportError(String(cString: strerror(errno))) }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -141,14 +139,20 @@ private let storeLogFiles = [
 /// are compared resolved.
 private func storeFileNamed(_ path: String, store: String) -> String? {
     func place(_ path: String) -> (folder: String, name: String)? {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? "."
-        guard let resolved = realpath(folder.isEmpty ? "/" : folder, nil) else { return nil }
+        let (folder, name) = split(path)
+        guard let resolved = realpath(folder.isEmpty ? "." : folder, nil) else { return nil }
         defer { free(resolved) }
-        return (String(cString: resolved), slash.map { String(path[path.index(after: $0)...]) } ?? path)
+        return (String(cString: resolved), name)
     }
     guard let output = place(path), let store = place(store), output.folder == store.folder else { return nil }
     return storeLogFiles.first { output.name == store.name + $0.0 }?.1
+}
+
+/// `path` split after its last slash: its folder, the slash kept ("" for the current folder),
+/// and the name in it.
+private func split(_ path: String) -> (folder: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+    return (String(path[...slash]), String(path[path.index(after: slash)...]))
 }
 
 /// Writes all of `bytes`; the `errno` of a write that failed, or `nil`.
