@@ -260,7 +260,10 @@ struct CommandLineTests {
             #expect(events.standardOutput.contains("restored  archive main generation 1: refused: no reason given\n"), "\(events.standardOutput)")
             // The JSON keeps the reason as the app gave it.
             let json = try runProcess(restorectl, ["report", path, "--format", "json"])
-            #expect(json.standardOutput.contains(#""reason" : " ""#) || json.standardOutput.contains(#""reason":" ""#))
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let outcome = (document["reports"] as? [[String: Any]])?.first?["outcome"] as? [String: Any]
+            #expect(outcome?["kind"] as? String == "refused")
+            #expect(outcome?["reason"] as? String == " ")
         }
     }
 
