@@ -19,7 +19,8 @@ struct ShowCommand: ParsableCommand {
     @Argument(help: "The node's restoration path, e.g. Tabs/MenuNavigation/MenuItemDetail.")
     var path: String
 
-    @OptionGroup var selection: GenerationOption
+    @Option(name: .long, parsing: .unconditional, help: "A retained generation to read instead of the newest.")
+    var generation: Int64?
 
     func validate() throws {
         do {
@@ -71,7 +72,6 @@ extension ShowCommand {
     private func read(_ path: RestorationPath, in archive: ArchiveName, from store: ArchiveStore)
         -> (node: ArchivedNode, damage: ArchiveStoreError?)
     {
-        let generation = selection.generation
         do {
             if let found = try store.node(at: path, in: archive, generation: generation.map { Generation(rawValue: $0) }) {
                 return (found, nil)
@@ -84,8 +84,8 @@ extension ShowCommand {
             guard let found = snapshot.nodes.first(where: { $0.path == path }) else { Diagnostics.fail(error, exitCode: 1) }
             return (found, error)
         }
-        let named = generation.map { " generation \($0)" } ?? ""
-        Diagnostics.printError("Archive '\(archive)'\(named) has no node at '\(path)'.")
+        let generation = generation.map { " generation \($0)" } ?? ""
+        Diagnostics.printError("Archive '\(archive)'\(generation) has no node at '\(path)'.")
         RestoreCtl.exit(withError: ExitCode(1))
     }
 }

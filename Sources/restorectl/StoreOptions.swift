@@ -13,14 +13,6 @@ struct FormatOptions: ParsableArguments {
     var format: OutputFormat = .text
 }
 
-/// `--generation N`, for the commands that read one generation (`tree`, `show`).
-struct GenerationOption: ParsableArguments {
-    /// Taken as given, a negative number too: "-1" is not an option, and the store says it
-    /// retains no such generation.
-    @Option(name: .long, parsing: .unconditional, help: "A retained generation to read instead of the newest.")
-    var generation: Int64?
-}
-
 /// The options shared by every command that inspects a store.
 struct StoreOptions: ParsableArguments {
     @Argument(help: "The path of the store (an SQLite file written by the RestorationArchive library).")

@@ -19,14 +19,15 @@ struct TreeCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @OptionGroup var selection: GenerationOption
+    @Option(name: .long, parsing: .unconditional, help: "A retained generation to read instead of the newest.")
+    var generation: Int64?
 
     @Option(name: .long, help: "Output format: text, json or dot (Graphviz).")
     var format: Format = .text
 
     func run() throws {
         let store = try options.openReadOnly()
-        let snapshot = options.snapshot(in: store, generation: selection.generation, keepingDamagedNodes: true)
+        let snapshot = options.snapshot(in: store, generation: generation, keepingDamagedNodes: true)
         switch format {
         case .text: print(Self.text(snapshot), terminator: "")
         case .json: print(try JSONOutput.render(TreeJSON(snapshot)))
