@@ -54,6 +54,25 @@ final class ProductScreen: Screen {
     }
 }
 
+/// A `Codable` value whose keys have integer values too, and one whose `encode(to:)` refuses
+/// part of itself as Apple's encoders do, handing `EncodingError` the refused value.
+struct NumberedKeys: Codable {
+    enum CodingKeys: Int, CodingKey { case first, second }
+    var first = 1
+    var second: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(first, forKey: .first)
+        guard let second, !second.hasPrefix("secret") else {
+            throw EncodingError.invalidValue(
+                second as Any,
+                .init(codingPath: container.codingPath + [CodingKeys.second], debugDescription: "refused \(second ?? "")"))
+        }
+        try container.encode(second, forKey: .second)
+    }
+}
+
 /// An `encode(to:)` that writes through one kind of container, then another: what it wrote
 /// first would be lost.
 struct MixedContainersValue: Encodable {
@@ -218,6 +237,46 @@ struct CodingRoundTripTests {
         #expect(try coder.decode(String?.self, forKey: "absent") == nil)
         #expect(try coder.decodeIfPresent(String.self, forKey: "absent") == nil)
         #expect(try coder.decodeIfPresent(String.self, forKey: "name") == "text")
+    }
+
+    /// The standard library writes the value it refuses into its errors' descriptions ("Cannot
+    /// initialize Category from invalid String value …"); the coder's errors name the key path
+    /// and the types instead, as all its messages do, since restore reports and logs keep them.
+    /// They used to carry the value, and read "is a Cannot initialize …, not an a valid value".
+    @Test func aValueItsTypeRefusesIsNamedByItsKeyPathNotByItsValue() throws {
+        struct Listing: Codable { var category: MenuItem.Category }
+        let coder = try roundTrip { c in
+            try c.encode(["category": "secret-menu"], forKey: "item")
+            try c.encode([9, 2], forKey: "range")
+            try c.encode(["second": "x"], forKey: "numbered")
+        }
+        let refusals: [(StateCodingError, () throws -> Void)] = [
+            (.undecodable(
+                key: "item.category",
+                reason: "an init(from:) decoding Listing found it invalid (DecodingError.dataCorrupted)"),
+             { _ = try coder.decode(Listing.self, forKey: "item") }),
+            (.undecodable(
+                key: "range", reason: "an init(from:) decoding Range<Int> found it invalid (DecodingError.dataCorrupted)"),
+             { _ = try coder.decode(Range<Int>.self, forKey: "range") }),
+            // A key with an integer value is named by its name, which is what is stored.
+            (.keyNotFound(key: "numbered.first"), { _ = try coder.decode(NumberedKeys.self, forKey: "numbered") }),
+        ]
+        for (expected, decode) in refusals {
+            let error = #expect(throws: StateCodingError.self) { try decode() }
+            #expect(error == expected)
+            #expect(error.map { !$0.description.contains("secret") && !$0.description.contains("9") } == true)
+        }
+        // Encoding: `EncodingError.invalidValue` holds the refused value itself.
+        let encoder = StateEncoder()
+        let error = #expect(throws: StateCodingError.self) {
+            try encoder.encode(["menu": [NumberedKeys(second: "secret recipe")]], forKey: "state")
+        }
+        #expect(
+            error == .unencodable(
+                key: "state.menu[0].second",
+                reason: "an encode(to:) encoding Dictionary<String, Array<NumberedKeys>> refused a value of type "
+                    + "Optional<String> (EncodingError.invalidValue)"))
+        #expect(error.map { !$0.description.contains("secret") } == true)
     }
 
     @Test func eachTypedReadConvertsOrRefusesEveryOtherStoredType() throws {

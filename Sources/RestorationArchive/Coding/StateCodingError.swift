@@ -10,6 +10,13 @@ public enum StateCodingError: Error, Hashable, Sendable, CustomStringConvertible
     case typeMismatch(key: String, expected: String, found: String)
     /// The stored integer does not fit the requested type.
     case integerOutOfRange(key: String, type: String)
+    /// A `Decodable` value's `init(from:)` refused what is stored: it threw a `DecodingError`
+    /// other than a missing key or value (an enum's raw value it has no case for, a value it
+    /// finds invalid), or an error of the app's own. `key` is the key path where it refused;
+    /// `reason` names the types and the kind of error (and holds an error of the app's own as
+    /// it describes itself). A `DecodingError`'s description is left out: the standard library
+    /// writes the refused value into it.
+    case undecodable(key: String, reason: String)
 
     // MARK: Writing
 
@@ -48,6 +55,7 @@ public enum StateCodingError: Error, Hashable, Sendable, CustomStringConvertible
         case .typeMismatch(let key, let expected, let found):
             "The value for key '\(key)' is \(article(found)) \(found), not \(article(expected)) \(expected)."
         case .integerOutOfRange(let key, let type): "The integer for key '\(key)' does not fit in \(type)."
+        case .undecodable(let key, let reason): "Cannot decode the value for key '\(key)': \(reason)."
         case .reservedKey(let key): "The key '\(key)' is reserved for the restoration engine."
         case .invalidKey(let reason): "Invalid key: \(reason)."
         case .unencodable(let key, let reason):

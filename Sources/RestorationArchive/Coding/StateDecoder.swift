@@ -152,7 +152,9 @@ public struct StateDecoder: Sendable {
     }
 
     /// Decodes any `Decodable` value encoded with ``StateEncoder/encode(_:forKey:)-(Value,_)``;
-    /// an `Optional` type decodes a missing key or a null as `nil`.
+    /// an `Optional` type decodes a missing key or a null as `nil`. An error its `init(from:)`
+    /// throws names the key path it met (`order.items[2].size`): a missing key or null as
+    /// such, any other as ``StateCodingError/undecodable(key:reason:)``.
     public func decode<Value: Decodable>(_ type: Value.Type, forKey key: String) throws(StateCodingError) -> Value {
         guard let offset = offset(of: key) else {
             // Only an optional type accepts a missing key.

@@ -187,7 +187,9 @@ public final class StateEncoder {
     ///
     /// A value whose containers nest deeper than ``DecodingLimits/maximumDepth``'s default,
     /// or that is that many values deep through single-value containers (a value inside
-    /// itself), is refused as ``StateCodingError/unencodable(key:reason:)``.
+    /// itself), is refused as ``StateCodingError/unencodable(key:reason:)``, as is a value whose
+    /// `encode(to:)` throws (an `EncodingError` by the key path it met and the refused value's
+    /// type, never by the value).
     public func encode<Value: Encodable>(_ value: Value, forKey key: String) throws(StateCodingError) {
         let tree = try StateValueEncoder.encode(value, key: key, depth: depth)
         try record(key) { (writer: inout BlobWriter) throws(StateCodingError) in try writer.write(tree, depth: depth) }

@@ -7,10 +7,13 @@ import Foundation
 // Codable over the blob format: an `Encoder` that builds a `StateValue` tree and a `Decoder`
 // that reads one. `Date`, `UUID`, `URL`, `Data` and `[UInt8]` keep their own types.
 
-/// Where a value sits, for error messages: `order.items[2].name`.
+/// Where a value sits, for error messages: `order.items[2].name`. A position in an array is
+/// written `[2]`; any other key by its name, even one that has an integer value too (an
+/// `enum CodingKeys: Int`), since its name is what the container stores it under.
 private func describe(_ path: [any CodingKey], root: String) -> String {
     path.reduce(root) { text, key in
-        key.intValue.map { "\(text)[\($0)]" } ?? (text.isEmpty ? key.stringValue : "\(text).\(key.stringValue)")
+        if let position = key as? IndexKey { return "\(text)[\(position.stringValue)]" }
+        return text.isEmpty ? key.stringValue : "\(text).\(key.stringValue)"
     }
 }
 
@@ -64,8 +67,13 @@ struct StateValueEncoder {
             try TreeEncoder.encode(value, into: root, path: [], context: context)
         } catch let error as StateCodingError {
             throw error
+        } catch EncodingError.invalidValue(let refused, let context) {
+            // Not the error's description: it holds the refused value itself.
+            throw .unencodable(
+                key: describe(context.codingPath, root: key),
+                reason: "an encode(to:) encoding \(Value.self) refused a value of type \(type(of: refused)) (EncodingError.invalidValue)")
         } catch {
-            throw .unencodable(key: key, reason: "\(error)")
+            throw .unencodable(key: key, reason: "an encode(to:) encoding \(Value.self) threw \(error)")
         }
         if let path = context.mixedContainers.first {
             throw .unencodable(
@@ -360,28 +368,35 @@ enum StateValueDecoder {
         } catch let error as StateCodingError {
             throw error
         } catch let error as DecodingError {
-            throw translate(error, rootKey: key)
+            throw translate(error, decoding: Value.self, rootKey: key)
         } catch {
-            throw .typeMismatch(key: key, expected: "\(Value.self)", found: "a value it could not decode (\(error))")
+            throw .undecodable(key: key, reason: "an init(from:) decoding \(Value.self) threw \(error)")
         }
     }
 
-    /// Errors thrown by the app's own `init(from:)` become ``StateCodingError``s naming the key path.
-    private static func translate(_ error: DecodingError, rootKey: String) -> StateCodingError {
+    /// A `DecodingError` thrown by an `init(from:)` (the app's, or the standard library's for
+    /// its own types) as a ``StateCodingError`` naming the key path. Its description is left
+    /// out: the standard library writes the refused value into it ("Cannot initialize Flavor
+    /// from invalid String value …"), and messages never hold stored values.
+    private static func translate<Value>(_ error: DecodingError, decoding _: Value.Type, rootKey: String)
+        -> StateCodingError
+    {
+        let decoding = "an init(from:) decoding \(Value.self)"
         switch error {
         case .keyNotFound(let key, let context):
             return .keyNotFound(key: describe(context.codingPath + [key], root: rootKey))
         case .valueNotFound(let type, let context):
             return .typeMismatch(key: describe(context.codingPath, root: rootKey), expected: "\(type)", found: "null")
         case .typeMismatch(let type, let context):
-            return .typeMismatch(
-                key: describe(context.codingPath, root: rootKey), expected: "\(type)", found: context.debugDescription)
+            return .undecodable(
+                key: describe(context.codingPath, root: rootKey),
+                reason: "\(decoding) expected \(type) there (DecodingError.typeMismatch)")
         case .dataCorrupted(let context):
-            return .typeMismatch(
-                key: describe(context.codingPath, root: rootKey), expected: "a valid value",
-                found: context.debugDescription)
+            return .undecodable(
+                key: describe(context.codingPath, root: rootKey),
+                reason: "\(decoding) found it invalid (DecodingError.dataCorrupted)")
         @unknown default:
-            return .typeMismatch(key: rootKey, expected: "a valid value", found: "\(error)")
+            return .undecodable(key: rootKey, reason: "\(decoding) threw a DecodingError")
         }
     }
 }
