@@ -10,8 +10,8 @@ struct CheckCommand: ParsableCommand {
             Checks every retained generation of every archive, and that crash markers, restore \
             reports and the lifecycle journal can be read. Exit status: 0 when the store is \
             healthy, 1 when problems were found (each listed with its archive, generation and \
-            path), 2 when the store cannot be opened. Opens the store read-only; safe while the \
-            app is running.
+            path), 2 when the store cannot be opened or has no archive named --archive. Opens \
+            the store read-only; safe while the app is running.
             """
     )
 
