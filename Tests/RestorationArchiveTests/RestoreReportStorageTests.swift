@@ -216,6 +216,48 @@ struct RestoreReportStorageTests {
         }
     }
 
+    /// A report of more nodes than an array of the blob format holds when read was written all
+    /// the same (12.6 MB for 1,048,577 nodes), and could never be read back: `report`, `events`
+    /// and `check` met a damaged report, one more at each launch, 16 kept. It is not recorded;
+    /// the restoration's end is, and the reports before it stay.
+    @Test func aReportTooLargeToReadBackIsNotRecordedAndTheRestorationStillEnds() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root")])
+            _ = try engine.restore([Probe("Root")])
+            let kept = try store.restoreReports()
+            #expect(kept.count == 1)
+
+            let snapshot = try #require(try store.prepareRestoration(of: .main).snapshot)
+            let generation = snapshot.header.generation
+            let start = try store.beginRestoration(of: .main, generation: generation, nodeDigest: snapshot.nodeDigest)
+            guard case .began(let token) = start else {
+                Issue.record("the restoration did not begin: \(start)")
+                return
+            }
+            #expect(try store.hasCrashMarker())
+            let limit = DecodingLimits.default.maximumElementCount
+            let root = try RestorationPath("Root")
+            let nodes = try (0...limit).map { index in
+                RestoreReport.Node(
+                    path: try root.appending(String(index, radix: 36)), className: "Probe", classVersion: 0,
+                    outcome: .restored)
+            }
+            let report = RestoreReport(archive: .main, generation: generation, date: Date(), outcome: .restored, nodes: nodes)
+            let refusal = ArchiveStoreError.reportNotRecorded(
+                "the report lists \(limit + 1) nodes; a stored report holds at most \(limit)")
+            #expect(throws: refusal) { try store.recordRestoreReport(report) }
+            #expect(throws: refusal) {
+                try store.finishRestoration(
+                    of: .main, generation: generation, nodeDigest: snapshot.nodeDigest, token: token, report: report)
+            }
+            #expect(try !store.hasCrashMarker(), "the end is recorded without the report")
+            #expect(try store.generations().first?.restoredCleanly == true)
+            #expect(try store.restoreReports() == kept)
+            #expect(try store.check().isEmpty)
+        }
+    }
+
     /// A store holding more reports than the window (kept by a library that retained more)
     /// is brought back to it by the next report, not only the one report that falls out.
     @Test func reportsBeyondTheWindowArePrunedAll() throws {

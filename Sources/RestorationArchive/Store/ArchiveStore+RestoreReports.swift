@@ -66,6 +66,9 @@ extension ArchiveStore {
     static func storedBlob(of report: RestoreReport) throws(ArchiveStoreError) -> [UInt8] {
         do {
             return try report.storedBlob()
+        } catch .unencodable(_, let reason) {
+            // The error's own words would call the report "the state".
+            throw .reportNotRecorded(reason)
         } catch {
             throw .reportNotRecorded("it cannot be encoded: \(error)")
         }

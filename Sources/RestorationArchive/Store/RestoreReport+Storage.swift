@@ -26,7 +26,18 @@ extension RestoreReport {
     /// `StateValue.encode` writes for that tree, without building it (five `StateValue`s per
     /// node, each path and class name among them, cost about 1,500 instructions per node at
     /// launch; `RestoreReportStorageTests` holds the two to the same bytes).
+    ///
+    /// A report of more nodes than an array of the blob format holds when read
+    /// (``DecodingLimits/maximumElementCount``) is refused as
+    /// ``StateCodingError/unencodable(key:reason:)``: written, it could never be read back.
     func storedBlob() throws(StateCodingError) -> [UInt8] {
+        // `StateValue.encode` checks each array it writes; this writes its arrays itself.
+        guard nodes.count <= DecodingLimits.default.maximumElementCount else {
+            throw .unencodable(
+                key: "",
+                reason: "the report lists \(nodes.count) nodes; a stored report holds at most "
+                    + "\(DecodingLimits.default.maximumElementCount)")
+        }
         let reason: String? =
             switch outcome {
             case .refused(let reason), .failed(let reason): reason
