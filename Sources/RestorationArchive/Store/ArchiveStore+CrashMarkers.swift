@@ -239,7 +239,7 @@ extension ArchiveStore {
         if let found, found.processID != Int64(getpid()) {
             // The next restoration deals with one whose process died since.
             return found.processIsRunning
-                ? "another process (\(found.processID)) is restoring it"
+                ? Self.inProgress(in: found.processID)
                 : "a restoration of another process (\(found.processID)) died as this one began"
         }
         let listed = restorationsInProgress.withLock { restorations in
@@ -496,6 +496,11 @@ extension ArchiveStore {
     /// Why a restoration is refused while another one of its archive runs in this process.
     static let inProgressHere = "its restoration in this process is still in progress"
 
+    /// Why a restoration is refused while the process `processID` restores its archive.
+    static func inProgress(in processID: Int64) -> String {
+        "another process (\(processID)) is restoring it"
+    }
+
     private func progressKey(_ archive: ArchiveName) -> RestorationInProgress {
         RestorationInProgress(file: file, archive: archive)
     }
@@ -544,7 +549,7 @@ extension ArchiveStore {
             }
             if marker.processID != Int64(getpid()), marker.processIsRunning {
                 return PreparedRestoration(
-                    snapshot: nil, refusal: "another process (\(marker.processID)) is restoring it", invalidated: [])
+                    snapshot: nil, refusal: Self.inProgress(in: marker.processID), invalidated: [])
             }
             if dealing == .deferToWriter { return nil }
             // That restoration died: apply the policy, then forget the marker. A generation
