@@ -113,7 +113,7 @@ enum HostileValues {
             figures = "refused nesting of 65 levels through the coder and of 1,000,000 in a crafted blob"
         case "strange-text":
             problems += try strangeText(path: path)
-            figures = "NUL, escape, bidi, `/`, `%` and non-BMP text round-trips in paths, class names and header values"
+            figures = "NUL, escape, bidi, `/`, `%`, combining and non-BMP text round-trips in paths, class names and header values"
         default:
             problems += limits()
             figures = "identifier, depth, class name and archive name limits refuse with typed errors"
@@ -168,6 +168,8 @@ enum HostileValues {
         let identifiers = [
             "nul\u{0}inside", "\u{1B}[31mred\u{1B}[0m", "\u{202E}txt.exe", "a/b", "100%", "%2F", "\u{FEFF}bom",
             "tab\there", "line\nbreak", "😀🇰🇷", "\u{7F}", " ", "..",
+            // One character with the "/" before it in the path's text.
+            "\u{301}50%", "\u{FE0F}", "\u{200D}x",
         ]
         var nodes = [ArchivedNode(path: try RestorationPath("Root"), className: "Root\u{0}\u{202E}", state: [1])]
         for (index, identifier) in identifiers.enumerated() {

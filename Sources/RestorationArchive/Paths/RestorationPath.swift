@@ -61,7 +61,7 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     ///   (`a//b`) or an escape other than those three.
     public init(parsing text: String) throws(ArchiveStoreError) {
         var identifiers: [String] = []
-        for part in text.split(separator: "/", omittingEmptySubsequences: false) {
+        for part in Self.parts(of: text) {
             identifiers.append(try Self.unescape(part))
         }
         try self.init(identifiers)
@@ -111,7 +111,7 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
 
     /// The identifiers, root first. Never empty.
     public var identifiers: [String] {
-        description.split(separator: "/", omittingEmptySubsequences: false).map(Self.canonicalIdentifier)
+        Self.parts(of: description).map(Self.canonicalIdentifier)
     }
 
     /// The last identifier.
@@ -141,6 +141,14 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     private var lastSlash: String.Index? {
         UTF8Text.withBytes(of: description, Self.lastSlash(in:))
             .map { description.utf8.index(description.utf8.startIndex, offsetBy: $0) }
+    }
+
+    /// A text form's parts between its `/`s, found by their byte. Not by `split` on the
+    /// string: that compares characters, and a `/` followed by a combining mark (an
+    /// identifier starting with U+0301, a variation selector, a zero-width joiner) is one
+    /// character with it, so the two identifiers around it read as one.
+    private static func parts(of text: String) -> [Substring] {
+        text.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).map { Substring($0) }
     }
 
     /// The offset of the last `/` in a text form's bytes: the parent's text is what comes
