@@ -149,10 +149,12 @@ private func storeFileNamed(_ path: String, store: String) -> String? {
 }
 
 /// `path` split after its last slash: its folder, the slash kept ("" for the current folder),
-/// and the name in it.
+/// and the name in it. The slash is found by its byte: as a character, a "/" followed by a
+/// combining mark (a name starting with U+0301) is not one.
 private func split(_ path: String) -> (folder: String, name: String) {
-    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
-    return (String(path[...slash]), String(path[path.index(after: slash)...]))
+    guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }
+    let name = path.utf8.index(after: slash)
+    return (String(path[..<name]), String(path[name...]))
 }
 
 /// Writes all of `bytes`; the `errno` of a write that failed, or `nil`.

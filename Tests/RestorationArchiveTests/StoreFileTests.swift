@@ -138,6 +138,20 @@ struct StoreFileTests {
         }
     }
 
+    /// Whether a path is absolute was asked of its first character: a "/" followed by a
+    /// combining mark (a folder whose name starts with U+0301) is not that character, so such
+    /// a path was measured from the current folder, and refused as too long (or `$HOME` and
+    /// `$XDG_STATE_HOME` taken for relative). It is asked of the first byte.
+    @Test func aPathIsAbsoluteByItsFirstByte() throws {
+        #expect(StoreLocation.isAbsolute("/\u{301}state"))
+        #expect(!StoreLocation.isAbsolute("\u{301}/state"))
+        #expect(!StoreLocation.isAbsolute(""))
+        // 500 bytes from the root, in a folder that does not exist (nothing is created).
+        let path = "/\u{301}" + String(repeating: "f", count: 200) + "/" + String(repeating: "s", count: 296)
+        #expect(path.utf8.count == 500)
+        #expect(try StoreLocation.checkedSQLiteFilename(for: path) == path)
+    }
+
     /// Only the folders the store creates are made 0700. A path through `..` made the library
     /// "create" a folder that was already there (mkdir says it exists), and set that folder,
     /// which the user had opened to others, to 0700 too.

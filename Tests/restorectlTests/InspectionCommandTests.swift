@@ -391,6 +391,32 @@ struct InspectionCommandTests {
         }
     }
 
+    /// The export's temporary file goes beside the output, in the folder before its last "/",
+    /// and is renamed into place. That "/" was looked for as a character, and one followed by
+    /// a combining mark (a name starting with U+0301) is not that character: the temporary
+    /// file went to the folder before, and where the output's folder is on another file
+    /// system (here through a link to a folder in `/dev/shm`, a memory file system, when
+    /// there is one), the rename failed ("Invalid cross-device link").
+    @Test func anExportWhoseNameStartsWithACombiningMarkIsWrittenBesideIt() throws {
+        try withDemoStore { path in
+            let folder = (path as NSString).deletingLastPathComponent
+            var elsewhere = folder + "/elsewhere"
+            if FileManager.default.fileExists(atPath: "/dev/shm") {
+                elsewhere = "/dev/shm/restorectl-test-\(UUID().uuidString)"
+            }
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+            #expect(symlink(elsewhere, folder + "/link") == 0)
+            let output = folder + "/link/\u{301}export.json"
+            let exported = try run(["export", path, "--output", output])
+            #expect(exported.status == 0, "\(exported.standardError)")
+            #expect(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: output))) is [String: Any])
+            for place in [folder, elsewhere] {
+                #expect(try FileManager.default.contentsOfDirectory(atPath: place).allSatisfy { !$0.contains("restorectl-export") })
+            }
+        }
+    }
+
     /// `--force` replaced whatever the output path named: the store itself, the app's saved
     /// state, became the JSON document. Whatever path names the store or its write-ahead log
     /// files, the export refuses it and leaves the file as it was.

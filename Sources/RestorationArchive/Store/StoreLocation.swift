@@ -29,18 +29,25 @@ enum StoreLocation {
     private static func baseDirectory() throws(ArchiveStoreError) -> String {
         let home = environment("HOME")
         #if canImport(Darwin)
-        guard let home, home.hasPrefix("/") else { throw .invalidLocation("$HOME is not set") }
+        guard let home, isAbsolute(home) else { throw .invalidLocation("$HOME is not set") }
         return home + "/Library/Application Support"
         #else
         // The XDG base directory specification ignores relative paths.
-        if let state = environment("XDG_STATE_HOME"), state.hasPrefix("/") {
+        if let state = environment("XDG_STATE_HOME"), isAbsolute(state) {
             return state
         }
-        guard let home, home.hasPrefix("/") else {
+        guard let home, isAbsolute(home) else {
             throw .invalidLocation("neither $XDG_STATE_HOME nor $HOME is set to an absolute path")
         }
         return home + "/.local/state"
         #endif
+    }
+
+    /// Whether a path starts at the root. By its first byte: `hasPrefix("/")` compares
+    /// characters, and a "/" followed by a combining mark (a folder whose name starts with
+    /// U+0301) is not that character.
+    static func isAbsolute(_ path: String) -> Bool {
+        path.utf8.first == UInt8(ascii: "/")
     }
 
     private static func environment(_ name: String) -> String? {
@@ -170,7 +177,7 @@ enum StoreLocation {
     static func checkedSQLiteFilename(for path: String) throws(ArchiveStoreError) -> String {
         let filename = sqliteFilename(for: path)
         var full = filename
-        if !full.hasPrefix("/"), let directory = getcwd(nil, 0) {
+        if !isAbsolute(full), let directory = getcwd(nil, 0) {
             full = String(cString: directory) + "/" + full
             free(directory)
         }
