@@ -216,6 +216,22 @@ struct RestoreReportStorageTests {
         }
     }
 
+    /// A report keeps each class name once, and `String` finds two Unicode forms of one name
+    /// equal: the second node's class name came back in the first's form, other bytes than
+    /// the store holds for it.
+    @Test func classNamesComeBackAsTheirBytes() throws {
+        let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
+        let nodes = try [composed, decomposed, composed, decomposed, decomposed].enumerated().map { index, name in
+            RestoreReport.Node(
+                path: try RestorationPath("Root", "n\(index)"), className: name, classVersion: 0, outcome: .restored)
+        }
+        let report = RestoreReport(
+            archive: .main, generation: 1, date: Date(timeIntervalSince1970: 1_800_000_000), outcome: .restored,
+            nodes: nodes)
+        let read = try #require(RestoreReport(storedBlob: try report.storedBlob()))
+        #expect(read.nodes.map { Array($0.className.utf8) } == nodes.map { Array($0.className.utf8) })
+    }
+
     /// A report of more nodes than an array of the blob format holds when read was written all
     /// the same (12.6 MB for 1,048,577 nodes), and could never be read back: `report`, `events`
     /// and `check` met a damaged report, one more at each launch, 16 kept. It is not recorded;

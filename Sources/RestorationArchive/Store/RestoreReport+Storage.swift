@@ -101,22 +101,24 @@ extension RestoreReport {
     }
 
     /// Each class name once, in order of first appearance, and each node's index into them.
+    /// Names are told apart by their bytes, as the store keeps them: `String` finds two
+    /// Unicode forms of one name equal, and the second node's name came back in the first's.
     private func classTable() -> (names: [String], indexes: [Int]) {
         var names: [String] = []
-        var known: [String: Int] = [:]
+        var known: [StoredText: Int] = [:]
         var indexes: [Int] = []
         indexes.reserveCapacity(nodes.count)
         for index in nodes.indices {
-            let name = nodes[index].className
+            let name = StoredText(nodes[index].className)
             // Neighbours usually share a class: no hashing for them.
-            if let last = indexes.last, names[last] == name {
+            if let last = indexes.last, StoredText(names[last]) == name {
                 indexes.append(last)
             } else if let position = known[name] {
                 indexes.append(position)
             } else {
                 known[name] = names.count
                 indexes.append(names.count)
-                names.append(name)
+                names.append(name.text)
             }
         }
         return (names, indexes)
@@ -304,5 +306,21 @@ extension RestoreReport.Reason {
         case ("overBudget", _, let bytes?, let budget?): self = .overBudget(bytes: bytes, budget: budget)
         default: return nil
         }
+    }
+}
+
+/// Text compared and hashed by its UTF-8 bytes, as the store keeps it (as ``ArchiveName``
+/// is): `String` finds two Unicode forms of one text equal.
+private struct StoredText: Hashable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (lhs: StoredText, rhs: StoredText) -> Bool {
+        UTF8Text.withBytes(of: lhs.text) { left in UTF8Text.withBytes(of: rhs.text) { left.hasSameBytes(as: $0) } }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        UTF8Text.withBytes(of: text) { hasher.combine(bytes: $0) }
     }
 }
