@@ -109,16 +109,16 @@ extension RestoreReport {
         var indexes: [Int] = []
         indexes.reserveCapacity(nodes.count)
         for index in nodes.indices {
-            let name = StoredText(nodes[index].className)
+            let name = nodes[index].className
             // Neighbours usually share a class: no hashing for them.
-            if let last = indexes.last, StoredText(names[last]) == name {
+            if let last = indexes.last, StoredText.sameBytes(names[last], name) {
                 indexes.append(last)
-            } else if let position = known[name] {
+            } else if let position = known[StoredText(name)] {
                 indexes.append(position)
             } else {
-                known[name] = names.count
+                known[StoredText(name)] = names.count
                 indexes.append(names.count)
-                names.append(name.text)
+                names.append(name)
             }
         }
         return (names, indexes)
@@ -316,8 +316,16 @@ private struct StoredText: Hashable {
 
     init(_ text: String) { self.text = text }
 
-    static func == (lhs: StoredText, rhs: StoredText) -> Bool {
-        UTF8Text.withBytes(of: lhs.text) { left in UTF8Text.withBytes(of: rhs.text) { left.hasSameBytes(as: $0) } }
+    static func == (lhs: StoredText, rhs: StoredText) -> Bool { sameBytes(lhs.text, rhs.text) }
+
+    /// Whether two texts are the same UTF-8 bytes. The lengths first: a string knows its own.
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        let left = lhs.utf8, right = rhs.utf8
+        guard left.count == right.count else { return false }
+        let compared = left.withContiguousStorageIfAvailable { left in
+            right.withContiguousStorageIfAvailable { UnsafeRawBufferPointer(left).hasSameBytes(as: UnsafeRawBufferPointer($0)) }
+        }
+        return (compared ?? nil) ?? left.elementsEqual(right)
     }
 
     func hash(into hasher: inout Hasher) {
