@@ -38,7 +38,7 @@ public struct ArchiveName: Hashable, Comparable, Sendable, CustomStringConvertib
     /// equal) names two archives. Equal as strings, the two were one archive to an engine and
     /// two in the store, and a save of one was computed against the other's nodes.
     public static func == (lhs: ArchiveName, rhs: ArchiveName) -> Bool {
-        UTF8Text.withBytes(of: lhs.rawValue) { left in UTF8Text.withBytes(of: rhs.rawValue) { left.hasSameBytes(as: $0) } }
+        UTF8Text.sameBytes(lhs.rawValue, rhs.rawValue)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -229,9 +229,7 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
     /// Whether the two paths' texts are the same bytes: equal paths (`==`, canonical
     /// equivalence) may be in different Unicode forms, which the store keeps as different rows.
     func hasSameBytes(as other: RestorationPath) -> Bool {
-        UTF8Text.withBytes(of: description) { mine in
-            UTF8Text.withBytes(of: other.description) { mine.hasSameBytes(as: $0) }
-        }
+        UTF8Text.sameBytes(description, other.description)
     }
 
     // MARK: Text form

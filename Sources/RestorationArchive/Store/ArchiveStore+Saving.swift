@@ -285,9 +285,7 @@ extension ArchiveStore {
         /// The texts, other than `path`'s own bytes, that the epoch's live paths equal to
         /// `path` as a `String` are stored as; none when `path` is all ASCII.
         mutating func storedForms(of path: String, _ connection: Connection) throws -> [String] {
-            try forms(of: path, connection).filter { form in
-                !UTF8Text.withBytes(of: form) { form in UTF8Text.withBytes(of: path) { form.hasSameBytes(as: $0) } }
-            }
+            try forms(of: path, connection).filter { !UTF8Text.sameBytes($0, path) }
         }
 
         /// Forgets what was read, for the next question to read the epoch again (after rows

@@ -111,7 +111,7 @@ extension RestoreReport {
         for index in nodes.indices {
             let name = nodes[index].className
             // Neighbours usually share a class: no hashing for them.
-            if let last = indexes.last, StoredText.sameBytes(names[last], name) {
+            if let last = indexes.last, UTF8Text.sameBytes(names[last], name) {
                 indexes.append(last)
             } else if let position = known[StoredText(name)] {
                 indexes.append(position)
@@ -316,17 +316,7 @@ private struct StoredText: Hashable {
 
     init(_ text: String) { self.text = text }
 
-    static func == (lhs: StoredText, rhs: StoredText) -> Bool { sameBytes(lhs.text, rhs.text) }
-
-    /// Whether two texts are the same UTF-8 bytes. The lengths first: a string knows its own.
-    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.utf8, right = rhs.utf8
-        guard left.count == right.count else { return false }
-        let compared = left.withContiguousStorageIfAvailable { left in
-            right.withContiguousStorageIfAvailable { UnsafeRawBufferPointer(left).hasSameBytes(as: UnsafeRawBufferPointer($0)) }
-        }
-        return (compared ?? nil) ?? left.elementsEqual(right)
-    }
+    static func == (lhs: StoredText, rhs: StoredText) -> Bool { UTF8Text.sameBytes(lhs.text, rhs.text) }
 
     func hash(into hasher: inout Hasher) {
         UTF8Text.withBytes(of: text) { hasher.combine(bytes: $0) }

@@ -79,4 +79,17 @@ enum UTF8Text {
         if let lent { return lent }
         return Array(substring.utf8).withUnsafeBytes(body)
     }
+
+    /// Whether two texts are the same UTF-8 bytes, as the store tells text apart (`String`'s
+    /// `==` finds two Unicode forms of one text equal). The lengths first, which a native
+    /// string knows: the closures of ``withBytes(of:_:)`` cost about 165 instructions a
+    /// comparison, this about 90 (callgrind, a restore report's class names).
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        let left = lhs.utf8, right = rhs.utf8
+        guard left.count == right.count else { return false }
+        let compared = left.withContiguousStorageIfAvailable { left in
+            right.withContiguousStorageIfAvailable { UnsafeRawBufferPointer(left).hasSameBytes(as: UnsafeRawBufferPointer($0)) }
+        }
+        return (compared ?? nil) ?? left.elementsEqual(right)
+    }
 }
