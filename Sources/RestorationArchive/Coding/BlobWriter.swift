@@ -146,8 +146,10 @@ struct BlobWriter: ~Copyable {
     mutating func writeNull() { tag(.null) }
     mutating func write(_ value: Bool) { tag(value ? .true : .false) }
 
-    /// Starts an array of `count` values, which the caller then writes.
-    mutating func startArray(count: Int) {
+    /// Starts an array of `count` values, which the caller then writes; refuses more than the
+    /// default decoding limits read (``checkCount(_:)``), so no writer of arrays can skip it.
+    mutating func startArray(count: Int) throws(StateCodingError) {
+        try Self.checkCount(count)
         tag(.array)
         appendVarint(UInt64(count))
     }
@@ -224,8 +226,7 @@ struct BlobWriter: ~Copyable {
         case .reference(let value): write(value)
         case .array(let values):
             try checkDepth(depth + 1)
-            try Self.checkCount(values.count)
-            startArray(count: values.count)
+            try startArray(count: values.count)
             for value in values { try write(value, depth: depth + 1) }
         case .container(let values):
             try checkDepth(depth + 1)

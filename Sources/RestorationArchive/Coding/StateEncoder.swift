@@ -205,9 +205,7 @@ public final class StateEncoder {
     /// Encodes an ordered list of references (a navigation stack's children, for instance).
     public func encodeReferences(to paths: [RestorationPath], forKey key: String) throws(StateCodingError) {
         try record(key) { (writer: inout BlobWriter) throws(StateCodingError) in
-            try BlobWriter.checkCount(paths.count)
-            writer.tag(.array)
-            writer.appendVarint(UInt64(paths.count))
+            try writer.startArray(count: paths.count)
             for path in paths { writer.write(path) }
         }
     }

@@ -31,7 +31,7 @@ extension RestoreReport {
     /// (``DecodingLimits/maximumElementCount``) is refused as
     /// ``StateCodingError/unencodable(key:reason:)``: written, it could never be read back.
     func storedBlob() throws(StateCodingError) -> [UInt8] {
-        // `StateValue.encode` checks each array it writes; this writes its arrays itself.
+        // `startArray` refuses it too; this says so in the report's words.
         guard nodes.count <= DecodingLimits.default.maximumElementCount else {
             throw .unencodable(
                 key: "",
@@ -54,10 +54,10 @@ extension RestoreReport {
         writer.appendLengthPrefixed("archive")
         writer.write(archive.rawValue)
         writer.appendLengthPrefixed("classIndexes")
-        writer.startArray(count: classIndexes.count)
+        try writer.startArray(count: classIndexes.count)
         for index in classIndexes { writer.write(Int64(index)) }
         writer.appendLengthPrefixed("classNames")
-        writer.startArray(count: classNames.count)
+        try writer.startArray(count: classNames.count)
         for name in classNames { writer.write(name) }
         writer.appendLengthPrefixed("date")
         writer.write(date)
@@ -68,13 +68,13 @@ extension RestoreReport {
         writer.appendLengthPrefixed("outcome")
         writer.write(outcome.storedName)
         writer.appendLengthPrefixed("outcomes")
-        writer.startArray(count: nodes.count)
+        try writer.startArray(count: nodes.count)
         for index in nodes.indices { writer.write(nodes[index].outcome.storedCode) }
         writer.appendLengthPrefixed("pathShared")
-        writer.startArray(count: shared.count)
+        try writer.startArray(count: shared.count)
         for count in shared { writer.write(Int64(count)) }
         writer.appendLengthPrefixed("pathTails")
-        writer.startArray(count: nodes.count)
+        try writer.startArray(count: nodes.count)
         for index in nodes.indices {
             UTF8Text.withBytes(of: nodes[index].path.description) { text in
                 writer.tag(.string)
@@ -86,7 +86,7 @@ extension RestoreReport {
             writer.write(reason)
         }
         writer.appendLengthPrefixed("reasons")
-        writer.startArray(count: nodes.count)
+        try writer.startArray(count: nodes.count)
         for index in nodes.indices {
             switch nodes[index].outcome {
             case .restored: writer.writeNull()
@@ -95,7 +95,7 @@ extension RestoreReport {
             }
         }
         writer.appendLengthPrefixed("versions")
-        writer.startArray(count: nodes.count)
+        try writer.startArray(count: nodes.count)
         for index in nodes.indices { writer.write(Int64(nodes[index].classVersion)) }
         return try writer.finishBlob()
     }
