@@ -245,6 +245,16 @@ struct CodingRoundTripTests {
     /// They used to carry the value, and read "is a Cannot initialize …, not an a valid value".
     @Test func aValueItsTypeRefusesIsNamedByItsKeyPathNotByItsValue() throws {
         struct Listing: Codable { var category: MenuItem.Category }
+        struct Refusal: Error {}
+        struct Strict: Decodable {
+            enum CodingKeys: CodingKey { case category }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                throw DecodingError.typeMismatch(
+                    Int.self, .init(codingPath: container.codingPath + [CodingKeys.category], debugDescription: "secret"))
+            }
+        }
+        struct Refusing: Decodable { init(from decoder: any Decoder) throws { throw Refusal() } }
         let coder = try roundTrip { c in
             try c.encode(["category": "secret-menu"], forKey: "item")
             try c.encode([9, 2], forKey: "range")
@@ -260,6 +270,12 @@ struct CodingRoundTripTests {
              { _ = try coder.decode(Range<Int>.self, forKey: "range") }),
             // A key with an integer value is named by its name, which is what is stored.
             (.keyNotFound(key: "numbered.first"), { _ = try coder.decode(NumberedKeys.self, forKey: "numbered") }),
+            // A type mismatch the app's own init(from:) throws, and an error of its own.
+            (.undecodable(
+                key: "item.category", reason: "an init(from:) decoding Strict expected Int there (DecodingError.typeMismatch)"),
+             { _ = try coder.decode(Strict.self, forKey: "item") }),
+            (.undecodable(key: "range", reason: "an init(from:) decoding Refusing threw Refusal()"),
+             { _ = try coder.decode(Refusing.self, forKey: "range") }),
         ]
         for (expected, decode) in refusals {
             let error = #expect(throws: StateCodingError.self) { try decode() }
@@ -277,6 +293,11 @@ struct CodingRoundTripTests {
                 reason: "an encode(to:) encoding Dictionary<String, Array<NumberedKeys>> refused a value of type "
                     + "Optional<String> (EncodingError.invalidValue)"))
         #expect(error.map { !$0.description.contains("secret") } == true)
+        // An error of the app's own encode(to:) keeps its description, as its init(from:)'s does.
+        struct Unwritable: Encodable { func encode(to encoder: any Encoder) throws { throw Refusal() } }
+        #expect(throws: StateCodingError.unencodable(key: "state", reason: "an encode(to:) encoding Unwritable threw Refusal()")) {
+            try encoder.encode(Unwritable(), forKey: "state")
+        }
     }
 
     @Test func eachTypedReadConvertsOrRefusesEveryOtherStoredType() throws {
