@@ -303,10 +303,10 @@ struct DemoCommand: ParsableCommand {
         try Self.run(.save, path: path, policy: .discard)
         print("")
         print("Inspect the store:")
-        print("  swift run restorectl info \(shellQuoted(path))")
-        print("  swift run restorectl report \(shellQuoted(path)) --all")
-        print("  swift run restorectl show \(shellQuoted(path)) Tabs/MenuNavigation/MenuItemDetail")
-        print("  swift run restorectl info \(shellQuoted(path)) --format json")
+        print("  swift run restorectl info \(Self.shellQuoted(path))")
+        print("  swift run restorectl report \(Self.shellQuoted(path)) --all")
+        print("  swift run restorectl show \(Self.shellQuoted(path)) Tabs/MenuNavigation/MenuItemDetail")
+        print("  swift run restorectl info \(Self.shellQuoted(path)) --format json")
     }
 
     /// Runs one step in a child process (this executable), which the step kills. A child
@@ -361,12 +361,20 @@ struct DemoCommand: ParsableCommand {
         return "\(save.kind.rawValue) save, \(result.nodesWritten) of \(result.nodeCount) nodes written → generation \(save.generation)"
     }
 
-    private func shellQuoted(_ text: String) -> String {
+    /// `text` as one word for a POSIX shell, escaped for the terminal: between single quotes,
+    /// each `'` written `'\''`. Quotes are found by scalar, not by character: a `'` followed by
+    /// a combining mark is one `Character` that is not `"'"`, yet the shell still ends the
+    /// quoted word at its quote.
+    static func shellQuoted(_ text: String) -> String {
         let safe = text.unicodeScalars.allSatisfy { scalar in
             scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "/._-~+".unicodeScalars.contains(scalar))
         }
         if safe { return text }
-        return "'" + TerminalText.escaped(text).replacingOccurrences(of: "'", with: "'\\''") + "'"
+        var quoted = "'"
+        for scalar in TerminalText.escaped(text).unicodeScalars {
+            if scalar == "'" { quoted += "'\\''" } else { quoted.unicodeScalars.append(scalar) }
+        }
+        return quoted + "'"
     }
 }
 

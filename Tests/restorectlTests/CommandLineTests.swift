@@ -127,6 +127,17 @@ struct CommandLineTests {
         }
     }
 
+    /// The commands the demo suggests give the shell back the store's path. A quote followed by
+    /// a combining mark or a variation selector is one character, not "'": replaced by
+    /// character, it was left bare inside the quotes and ended the shell's word there.
+    @Test(arguments: ["it's.sqlite", "a'\u{301}b.sqlite", "'\u{FE0F}", "x y'' z", "caf\u{E9} 'n'"])
+    func theDemoQuotesItsPathForTheShell(_ path: String) throws {
+        let quoted = DemoCommand.shellQuoted("/tmp/" + path)
+        let echoed = try runProcess("/bin/sh", ["-c", "printf %s " + quoted])
+        #expect(echoed.status == 0, "\(echoed.standardError)")
+        #expect(Array(echoed.standardOutput.utf8) == Array(("/tmp/" + path).utf8), "\(quoted)")
+    }
+
     /// A launch that fails in its child process (here: the store's folder cannot be made)
     /// ends the story there, with its error once: the story used to go on and meet it again.
     @Test func theDemoStopsAtAChildLaunchThatFails() throws {
