@@ -34,9 +34,11 @@ enum TerminalText {
         isBlank(reason) ? "no reason given" : reason
     }
 
-    /// Whether a reason says nothing: empty, or only white space.
+    /// Whether a reason says nothing: empty, or only white space. Asked of each scalar: a
+    /// space followed by a combining mark is one `Character` that `isWhitespace` calls white
+    /// space by its first scalar, yet it shows a mark.
     static func isBlank(_ reason: String) -> Bool {
-        reason.allSatisfy(\.isWhitespace)
+        reason.unicodeScalars.allSatisfy(\.properties.isWhitespace)
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {

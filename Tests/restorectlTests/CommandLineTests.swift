@@ -252,6 +252,13 @@ struct CommandLineTests {
         }
     }
 
+    /// A reason is blank when every scalar in it is white space: a space carrying a combining
+    /// mark shows the mark, and was called blank ("no reason given"; `discard` refused it).
+    @Test func aReasonIsBlankOnlyWhenEveryScalarIsWhiteSpace() {
+        for blank in ["", " ", "\t\n", "\u{3000}\u{A0}"] { #expect(TerminalText.isBlank(blank), "\(Array(blank.unicodeScalars))") }
+        for shown in [" \u{301}", "\u{301}", " x ", "\u{200B}"] { #expect(!TerminalText.isBlank(shown), "\(Array(shown.unicodeScalars))") }
+    }
+
     /// An app's restore gate may refuse with a blank reason: `report` and `events` say so
     /// rather than printing nothing after "refused:".
     @Test func aRefusalWithABlankReasonSaysSo() throws {
