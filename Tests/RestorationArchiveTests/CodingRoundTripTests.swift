@@ -213,6 +213,37 @@ struct CodingRoundTripTests {
         #expect(throws: StateCodingError.integerOutOfRange(key: "huge", type: "Int64")) { try coder.decode(Int64.self, forKey: "huge") }
     }
 
+    /// `decodeNested(forKey:)` on a value that is not a container names what it found, by the
+    /// same type names as the typed reads.
+    @Test func aNestedContainerReadFromAnotherValueNamesItsType() throws {
+        let coder = try roundTrip { c in
+            try c.encodeNil(forKey: "null")
+            try c.encode(true, forKey: "bool")
+            try c.encode(-3, forKey: "int")
+            try c.encode(UInt64.max, forKey: "uint")
+            try c.encode(Float(1.5), forKey: "float")
+            try c.encode(2.5, forKey: "double")
+            try c.encode("text", forKey: "string")
+            try c.encodeBytes([1, 2], forKey: "bytes")
+            try c.encode(Date(timeIntervalSince1970: 5), forKey: "date")
+            try c.encode(UUID(), forKey: "uuid")
+            try c.encode(try #require(URL(string: "https://example.com")), forKey: "url")
+            try c.encode([1, 2], forKey: "array")
+            try c.encodeReference(to: try RestorationPath("Root"), forKey: "reference")
+        }
+        let found = [
+            "null": "null", "bool": "bool", "int": "integer", "uint": "integer", "float": "float", "double": "double",
+            "string": "string", "bytes": "bytes", "date": "date", "uuid": "uuid", "url": "url", "array": "array",
+            "reference": "reference",
+        ]
+        for (key, type) in found {
+            #expect(throws: StateCodingError.typeMismatch(key: key, expected: "container", found: type)) {
+                try coder.decodeNested(forKey: key)
+            }
+        }
+        #expect(throws: StateCodingError.keyNotFound(key: "absent")) { try coder.decodeNested(forKey: "absent") }
+    }
+
     @Test func missingKeyTypeMismatchAndDefaultsAreDistinct() throws {
         let coder = try roundTrip { c in
             try c.encode("text", forKey: "name")

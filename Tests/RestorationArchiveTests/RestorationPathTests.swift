@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TestSupport
 @testable import RestorationArchive
@@ -151,6 +152,38 @@ struct RestorationPathTests {
         #expect(try ArchiveName("ünï 🍵").rawValue == "ünï 🍵")
         for bad in ["", "a\u{1B}b", "tab\t", "c1\u{9B}", String(repeating: "n", count: 257)] {
             #expect(throws: ArchiveStoreError.self) { try ArchiveName(bad) }
+        }
+    }
+
+    /// An app keeps paths and archive names in its own `Codable` state as their text: through
+    /// JSON and through the coder's `Codable` bridge they come back equal, escapes and all;
+    /// text that is no path or name is refused as corrupt data, not taken.
+    @Test func pathsAndArchiveNamesAreCodableAsTheirText() throws {
+        struct Bookmark: Codable, Equatable {
+            var path: RestorationPath
+            var archive: ArchiveName
+        }
+        let bookmark = Bookmark(path: try RestorationPath(["Tabs", "a/b%", "caf\u{E9}\u{0}"]), archive: try ArchiveName("scene ü"))
+        let json = try JSONEncoder().encode(bookmark)
+        #expect(String(decoding: json, as: UTF8.self).contains(#""Tabs\/a%2Fb%25\/caf\#u{E9}%00""#))
+        #expect(try JSONDecoder().decode(Bookmark.self, from: json) == bookmark)
+        let encoder = StateEncoder()
+        try encoder.encode(bookmark, forKey: "bookmark")
+        #expect(try StateDecoder(blob: try encoder.encodedBlob()).decode(Bookmark.self, forKey: "bookmark") == bookmark)
+
+        for (path, archive) in [("Tabs//x", "main"), ("Tabs/%41", "main"), ("Tabs", ""), ("Tabs", "a\u{1B}")] {
+            let text = Data(#"{"path":"\#(path)","archive":"\#(archive)"}"#.utf8)
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(Bookmark.self, from: text) }
+            let bad = StateEncoder()
+            try bad.encodeNested(forKey: "bookmark") { nested in
+                try nested.encode(path, forKey: "path")
+                try nested.encode(archive, forKey: "archive")
+            }
+            let refused = #expect(throws: StateCodingError.self) {
+                try StateDecoder(blob: try bad.encodedBlob()).decode(Bookmark.self, forKey: "bookmark")
+            }
+            let key = path == "Tabs" ? "bookmark.archive" : "bookmark.path"
+            #expect(refused?.description.contains("'\(key)'") == true, "\(String(describing: refused))")
         }
     }
 }
