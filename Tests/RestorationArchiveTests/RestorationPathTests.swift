@@ -153,6 +153,11 @@ struct RestorationPathTests {
         for bad in ["", "a\u{1B}b", "tab\t", "c1\u{9B}", String(repeating: "n", count: 257)] {
             #expect(throws: ArchiveStoreError.self) { try ArchiveName(bad) }
         }
+        // Ordered by their UTF-8 bytes, as the store lists them: upper case before lower,
+        // and a decomposed "é" (65 CC 81) before the composed one (C3 A9).
+        let names = try ["scene-b", "Scene-z", "caf\u{E9}", "cafe\u{301}", "main"].map { try ArchiveName($0) }
+        // Compared as bytes: `String`'s `==` finds the two forms of "café" equal.
+        #expect(names.sorted().map { Array($0.rawValue.utf8) } == ["Scene-z", "cafe\u{301}", "caf\u{E9}", "main", "scene-b"].map { Array($0.utf8) })
     }
 
     /// An app keeps paths and archive names in its own `Codable` state as their text: through

@@ -482,6 +482,26 @@ struct StoreFileTests {
         }
     }
 
+    /// An SQLite database with a header and nothing else (as `VACUUM` on a new file, or a
+    /// journal mode set, leaves it): an inspection refuses it as empty and leaves it as it was;
+    /// the app's read-write open makes it a store, as it does an empty file.
+    @Test(arguments: ["VACUUM", "PRAGMA journal_mode = WAL"])
+    func anEmptySQLiteDatabaseIsRefusedReadOnlyAndBecomesAStoreReadWrite(sql: String) throws {
+        try withTemporaryStorePath { path in
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            try tamper(with: path, sql)
+            let before = fileBytes(path)
+            #expect(before?.count == 4096)
+            #expect(throws: ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")) {
+                try ArchiveStore(path: path, mode: .readOnly)
+            }
+            #expect(fileBytes(path) == before)
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 2)
+        }
+    }
+
     /// Another program's database: tables without our application id, or another id (with or
     /// without tables: only a database without any id is counted for objects), or our id
     /// without the schema history every store has (looked for only when reading it fails).

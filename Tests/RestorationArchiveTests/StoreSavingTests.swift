@@ -348,6 +348,9 @@ struct StoreSavingTests {
             #expect(throws: ArchiveStoreError.invalidConfiguration("retainedGenerations must be at least 1")) {
                 try ArchiveStore(path: path, configuration: .init(retainedGenerations: 0))
             }
+            #expect(throws: ArchiveStoreError.invalidConfiguration("busyTimeout must not be negative")) {
+                try ArchiveStore(path: path, configuration: .init(busyTimeout: .milliseconds(-1)))
+            }
             #expect(!fileExists(path))
         }
     }
