@@ -143,6 +143,96 @@ struct OrderInParts: Codable, Equatable {
     }
 }
 
+/// Every primitive an `Encoder` has a method for, written through a keyed container
+/// (synthesized), through an unkeyed one, and as single values (enums with raw values).
+struct EveryWidth: Codable, Equatable {
+    var bool = true, string = "é", double = -2.5, float: Float = 0.25
+    var int = Int.min, int8 = Int8.min, int16 = Int16.min, int32 = Int32.min, int64 = Int64.min
+    var uint = UInt.max, uint8 = UInt8.max, uint16 = UInt16.max, uint32 = UInt32.max, uint64 = UInt64.max
+    var none: Int? = nil
+}
+
+/// ``EveryWidth``'s values in one array, then the unkeyed container's nested keyed and
+/// unkeyed containers and its super encoder, each holding one more value.
+struct EveryWidthInOrder: Codable, Equatable {
+    var values = EveryWidth()
+    var nestedName = "nested", nestedNumbers: [Int16] = [-1, 2], superValue = 42
+
+    enum NestedKeys: CodingKey { case name }
+
+    init() {}
+
+    func encode(to encoder: any Encoder) throws {
+        var items = encoder.unkeyedContainer()
+        let v = values
+        try items.encode(v.bool)
+        try items.encode(v.string)
+        try items.encode(v.double)
+        try items.encode(v.float)
+        try items.encode(v.int)
+        try items.encode(v.int8)
+        try items.encode(v.int16)
+        try items.encode(v.int32)
+        try items.encode(v.int64)
+        try items.encode(v.uint)
+        try items.encode(v.uint8)
+        try items.encode(v.uint16)
+        try items.encode(v.uint32)
+        try items.encode(v.uint64)
+        try items.encodeNil()
+        var keyed = items.nestedContainer(keyedBy: NestedKeys.self)
+        try keyed.encode(nestedName, forKey: .name)
+        var numbers = items.nestedUnkeyedContainer()
+        for number in nestedNumbers { try numbers.encode(number) }
+        try superValue.encode(to: items.superEncoder())
+    }
+
+    init(from decoder: any Decoder) throws {
+        var items = try decoder.unkeyedContainer()
+        #expect(items.count == 18)
+        values.bool = try items.decode(Bool.self)
+        values.string = try items.decode(String.self)
+        values.double = try items.decode(Double.self)
+        values.float = try items.decode(Float.self)
+        values.int = try items.decode(Int.self)
+        values.int8 = try items.decode(Int8.self)
+        values.int16 = try items.decode(Int16.self)
+        values.int32 = try items.decode(Int32.self)
+        values.int64 = try items.decode(Int64.self)
+        values.uint = try items.decode(UInt.self)
+        values.uint8 = try items.decode(UInt8.self)
+        values.uint16 = try items.decode(UInt16.self)
+        values.uint32 = try items.decode(UInt32.self)
+        values.uint64 = try items.decode(UInt64.self)
+        // decodeNil takes a null and moves on; it leaves anything else where it is.
+        guard try items.decodeNil(), try !items.decodeNil() else { throw CocoaError(.coderReadCorrupt) }
+        values.none = nil
+        nestedName = try items.nestedContainer(keyedBy: NestedKeys.self).decode(String.self, forKey: .name)
+        var numbers = try items.nestedUnkeyedContainer()
+        nestedNumbers = []
+        while !numbers.isAtEnd { nestedNumbers.append(try numbers.decode(Int16.self)) }
+        superValue = try Int(from: try items.superDecoder())
+        #expect(items.isAtEnd && (try? items.decodeNil()) == false)
+    }
+}
+
+enum Int8Raw: Int8, Codable { case low = -128 }
+enum Int16Raw: Int16, Codable { case low = -32768 }
+enum Int32Raw: Int32, Codable { case low = -2_147_483_648 }
+enum Int64Raw: Int64, Codable { case low = -9_223_372_036_854_775_808 }
+enum UIntRaw: UInt, Codable { case high = 18_446_744_073_709_551_615 }
+enum UInt8Raw: UInt8, Codable { case high = 255 }
+enum UInt16Raw: UInt16, Codable { case high = 65535 }
+enum UInt32Raw: UInt32, Codable { case high = 4_294_967_295 }
+enum UInt64Raw: UInt64, Codable { case high = 18_446_744_073_709_551_615 }
+enum FloatRaw: Float, Codable { case quarter = 0.25 }
+
+struct SingleValues: Codable, Equatable {
+    var int8 = Int8Raw.low, int16 = Int16Raw.low, int32 = Int32Raw.low, int64 = Int64Raw.low
+    var uint = UIntRaw.high, uint8 = UInt8Raw.high, uint16 = UInt16Raw.high, uint32 = UInt32Raw.high
+    var uint64 = UInt64Raw.high, float = FloatRaw.quarter
+}
+
 /// A subclass and its superclass sharing one keyed container, as `super.encode(to: encoder)` does.
 class Drink: Encodable {
     enum CodingKeys: CodingKey { case name }
@@ -426,6 +516,40 @@ struct CodingRoundTripTests {
         #expect(try coder.decode(Int?.self, forKey: "nil.int") == nil)
         #expect(try coder.decode(Int?.self, forKey: "some.int") == 4)
         #expect(try coder.value(forKey: "ints") == .array([.int(1), .int(2), .int(3)]))
+    }
+
+    /// Each primitive type through each kind of container comes back as it was, and is
+    /// stored as the tag of its kind (signed, unsigned, float), not as a wider or other one.
+    @Test func everyPrimitiveThroughEveryKindOfContainer() throws {
+        let coder = try roundTrip { c in
+            try c.encode(EveryWidth(), forKey: "keyed")
+            try c.encode(EveryWidthInOrder(), forKey: "unkeyed")
+            try c.encode(SingleValues(), forKey: "single")
+        }
+        #expect(try coder.decode(EveryWidth.self, forKey: "keyed") == EveryWidth())
+        #expect(try coder.decode(EveryWidthInOrder.self, forKey: "unkeyed") == EveryWidthInOrder())
+        #expect(try coder.decode(SingleValues.self, forKey: "single") == SingleValues())
+        guard case .array(let items) = try coder.value(forKey: "unkeyed") else {
+            Issue.record("an unkeyed container is not an array")
+            return
+        }
+        #expect(items.count == 18)
+        #expect(Array(items.prefix(15)) == [
+            .bool(true), .string("é"), .double(-2.5), .float(0.25), .int(Int64(Int.min)), .int(-128), .int(-32768),
+            .int(Int64(Int32.min)), .int(.min), .uint(UInt64(UInt.max)), .uint(255), .uint(65535),
+            .uint(UInt64(UInt32.max)), .uint(.max), .null,
+        ])
+        #expect(Array(items.suffix(3)) == [.container(["name": .string("nested")]), .array([.int(-1), .int(2)]), .int(42)])
+        guard case .container(let single) = try coder.value(forKey: "single") else {
+            Issue.record("a struct is not a container")
+            return
+        }
+        #expect(single["int8"] == .int(-128) && single["uint64"] == .uint(.max) && single["float"] == .float(0.25))
+        // An element out of the asked type's range names its position.
+        let narrow = try roundTrip { try $0.encode([1, 300], forKey: "bytes") }
+        #expect(throws: StateCodingError.self) { try narrow.decode([UInt8].self, forKey: "bytes") }
+        let error = try #require(throws: StateCodingError.self) { try narrow.decode([Int8].self, forKey: "bytes") }
+        #expect(error.description.contains("'bytes[1]'"), "\(error)")
     }
 
     @Test func codableStructsWithNestedEnumsAndArrays() throws {
