@@ -334,6 +334,23 @@ struct CodingRoundTripTests {
         #expect(throws: StateCodingError.keyNotFound(key: "absent")) { try coder.decodeNested(forKey: "absent") }
     }
 
+    /// Limits no stricter than the default in any respect read every blob the encoder writes;
+    /// one stricter limit is enough for an engine to read each state back before saving it.
+    @Test func onlyLimitsStricterThanTheDefaultCanRefuseAnEncodedBlob() {
+        #expect(DecodingLimits.default.admitsEveryEncodedBlob)
+        #expect(
+            DecodingLimits(
+                maximumBlobSize: .max, maximumStringLength: .max, maximumBytesLength: .max, maximumDepth: 1000,
+                maximumElementCount: .max
+            ).admitsEveryEncodedBlob)
+        let stricter = [
+            DecodingLimits(maximumBlobSize: (16 << 20) - 1), DecodingLimits(maximumStringLength: (16 << 20) - 1),
+            DecodingLimits(maximumBytesLength: 1024), DecodingLimits(maximumDepth: 63),
+            DecodingLimits(maximumElementCount: (1 << 20) - 1),
+        ]
+        for limits in stricter { #expect(!limits.admitsEveryEncodedBlob, "\(limits)") }
+    }
+
     @Test func missingKeyTypeMismatchAndDefaultsAreDistinct() throws {
         let coder = try roundTrip { c in
             try c.encode("text", forKey: "name")

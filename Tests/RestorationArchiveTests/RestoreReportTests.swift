@@ -81,6 +81,30 @@ struct RestoreReportTests {
         }
     }
 
+    /// An engine whose decoding limits are stricter than the coder's own does not save state
+    /// its restoration would refuse: such an object is left out with its subtree, and the
+    /// preservation says why. It used to be saved, reported nowhere, and fail to decode at
+    /// every launch after.
+    @Test(arguments: [
+        DecodingLimits(maximumStringLength: 16), DecodingLimits(maximumBlobSize: 64), DecodingLimits(maximumElementCount: 1),
+    ])
+    func stateTheEnginesDecodingLimitsRefuseIsLeftOutOfTheSave(limits: DecodingLimits) throws {
+        try withTemporaryStore { store in
+            let long = Probe("Long", value: String(repeating: "x", count: 60), [Probe("Below")])
+            long.extraKey = "second"
+            let engine = try makeEngine(store, configuration: .init(decodingLimits: limits))
+            let result = try engine.preserve([Probe("Root", [long, Probe("Short", value: "s")])])
+            let leftOut = try #require(result.leftOut.first)
+            #expect(result.leftOut.count == 1)
+            #expect(leftOut.path == (try .text("Root/Long")))
+            #expect(leftOut.reason.description.hasPrefix("its state would not decode under the engine's decoding limits: "), "\(leftOut.reason)")
+            #expect(try #require(try store.snapshot()).nodes.map(\.path.description) == ["Root", "Root/Short"])
+            // What was saved restores whole under those limits.
+            let restored = try makeEngine(store, configuration: .init(decodingLimits: limits)).restore([Probe("Root", [Probe("Short")])])
+            #expect(restored.report.nodes.map(\.outcome) == [.restored, .restored])
+        }
+    }
+
     @Test func damagedNodeFailsAloneWithChecksumMismatch() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

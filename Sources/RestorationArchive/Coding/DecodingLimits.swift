@@ -31,4 +31,14 @@ public struct DecodingLimits: Hashable, Sendable {
 
     /// The defaults: 16 MiB blobs, strings and bytes; depth 64; 1,048,576 elements per container.
     public static let `default` = DecodingLimits()
+
+    /// Whether every blob ``StateEncoder`` writes decodes under these limits: none is
+    /// stricter than ``default``, which bounds what the encoder writes (its blob size, depth
+    /// and counts; a string or byte value is no longer than its blob).
+    var admitsEveryEncodedBlob: Bool {
+        let coder = Self.default
+        return maximumBlobSize >= coder.maximumBlobSize && maximumStringLength >= coder.maximumBlobSize
+            && maximumBytesLength >= coder.maximumBlobSize && maximumDepth >= coder.maximumDepth
+            && maximumElementCount >= coder.maximumElementCount
+    }
 }

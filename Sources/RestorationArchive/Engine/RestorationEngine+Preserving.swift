@@ -186,11 +186,16 @@ struct PreservationWalk {
     private var totalBytes = 0
     /// The objects above the one being visited, topmost first.
     private var ancestors: [ObjectIdentifier] = []
+    /// The engine's decoding limits when some are stricter than the coder's own, which every
+    /// blob it encodes stays within: each object's state is then read back under them before
+    /// it is saved, so that no save holds state its restoration would refuse.
+    private let readBackLimits: DecodingLimits?
 
     /// - Parameter expectedCount: the nodes the walk will likely find (the last generation's
     ///   count): its list is sized for them.
     init(configuration: RestorationEngine.Configuration, expectedCount: Int = 0) {
         self.configuration = configuration
+        readBackLimits = configuration.decodingLimits.admitsEveryEncodedBlob ? nil : configuration.decodingLimits
         nodes.reserveCapacity(expectedCount)
     }
 
@@ -261,6 +266,14 @@ struct PreservationWalk {
             if state.count > configuration.maximumNodeBytes {
                 leaveOut(path, className, .overBudget(bytes: state.count, budget: configuration.maximumNodeBytes))
                 continue
+            }
+            if let limits = readBackLimits {
+                do {
+                    _ = try StateDecoder(blob: state, limits: limits)
+                } catch {
+                    leaveOut(path, className, .exceedsDecodingLimits(error.description))
+                    continue
+                }
             }
             if totalBytes + state.count > configuration.maximumArchiveBytes {
                 leaveOut(

@@ -34,7 +34,11 @@ public final class RestorationEngine {
         /// The largest total encoded state of one archive, in bytes. Objects that would take the
         /// save over it are left out (with their subtrees) and reported. 16 MiB by default.
         public var maximumArchiveBytes: Int
-        /// Limits applied when decoding each node's state.
+        /// Limits applied when decoding each node's state. Set stricter than
+        /// ``DecodingLimits/default`` (which bounds what the coder writes), they bound what a
+        /// save writes too: an object whose state they would refuse is left out of the save
+        /// with its subtree (``PreservationResult/Reason/exceedsDecodingLimits(_:)``), as its
+        /// restoration would fail; each object's state is then read back once per save.
         public var decodingLimits: DecodingLimits
 
         /// A configuration with these budgets; each defaults to the value given above.

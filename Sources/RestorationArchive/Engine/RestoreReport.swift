@@ -109,12 +109,17 @@ public struct PreservationResult: Hashable, Sendable {
         /// Its identifier or class name cannot be stored (empty, too long, too deep), or it is
         /// among its own ancestors (its ``Restorable/restorationChildren`` lead back to it).
         case invalid(String)
+        /// Its encoded state would not decode under the engine's
+        /// ``RestorationEngine/Configuration/decodingLimits`` (set stricter than the coder's
+        /// own), so its restoration would fail; the message names the limit.
+        case exceedsDecodingLimits(String)
 
         public var description: String {
             switch self {
             case .overBudget(let bytes, let budget): "its state is \(bytes) bytes, over the budget of \(budget)"
             case .encodeFailed(let message): "encoding failed: \(message)"
             case .invalid(let message): message
+            case .exceedsDecodingLimits(let message): "its state would not decode under the engine's decoding limits: \(message)"
             }
         }
     }
