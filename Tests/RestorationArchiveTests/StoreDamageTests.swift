@@ -377,7 +377,7 @@ struct StoreDamageTests {
         try withSavedStore { path, _ in
             try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root/n2'")
             let store = try ArchiveStore(path: path, mode: .readOnly)
-            #expect(throws: ArchiveStoreError.damagedStore("column 'class_name' holds text that is not valid UTF-8")) {
+            #expect(throws: ArchiveStoreError.damagedNode(.main, try RestorationPath("Root", "n2"), 1)) {
                 try store.snapshot()
             }
         }
@@ -391,13 +391,31 @@ struct StoreDamageTests {
                 try store.snapshot()
             }
         }
-        // A class name too (in a store of its own: the damaged header above is read first).
-        try withSavedStore { path, _ in
-            try tamper(with: path, "UPDATE node SET class_name = CAST(x'c328' AS TEXT) WHERE path = 'Root'")
+        // A class name that is not UTF-8 is damage to its node alone, as any other change to
+        // it is: the other nodes are read and restored. It was damage to the whole store, and
+        // a byte of it lost every screen of the archive.
+        try withSavedStore { path, nodes in
+            let target = nodes[3].path
+            try tamper(with: path, "UPDATE node SET class_name = CAST(x'53c328' AS TEXT) WHERE path = '\(target)'")
             let store = try ArchiveStore(path: path, mode: .readOnly)
-            let damage = ArchiveStoreError.damagedStore("column 'class_name' holds text that is not valid UTF-8")
-            #expect(throws: damage) { try store.node(at: try RestorationPath("Root")) }
+            let damage = ArchiveStoreError.damagedNode(.main, target, 1)
+            #expect(throws: damage) { try store.node(at: target) }
             #expect(throws: damage) { try store.snapshot() }
+            #expect(try store.node(at: nodes[2].path) == nodes[2])
+            let snapshot = try #require(try store.inspectionSnapshot())
+            #expect(snapshot.damagedPaths == [target])
+            #expect(snapshot.nodes.first { $0.path == target }?.className == "S\u{FFFD}(")
+            #expect(try store.check().map(\.problem).contains { $0.contains("does not match its checksum") })
+        }
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", [Probe("A", value: "a"), Probe("B", value: "b")])])
+            try tamper(with: path, "UPDATE node SET class_name = CAST(x'50c328' AS TEXT) WHERE path = 'Root/A'")
+            let b = Probe("B")
+            let result = try makeEngine(store).restore([Probe("Root", [Probe("A"), b])])
+            #expect(result.report.outcome == .restored)
+            #expect(result.report.nodes.map(\.outcome) == [.restored, .failed(.checksumMismatch), .restored])
+            #expect(b.value == "b")
         }
         // A path's bytes, read for all rows before any is checked, are checked as UTF-8 too.
         try withSavedStore { path, _ in

@@ -145,10 +145,9 @@ struct NodeRowReader {
         let classNameStart = row.start &+ row.pathCount
         let classNameEnd = classNameStart &+ row.classNameCount
         let classNameBytes = UnsafeRawBufferPointer(rebasing: bytes[classNameStart..<classNameEnd])
-        let className = try className(stored: classNameBytes)
-        // Made where it is returned, from a `let`: one built in a `var` was copied out (three
+        // Made where it is returned, from `let`s: one built in a `var` was copied out (three
         // retains and releases a row).
-        func node(_ state: [UInt8]) -> ArchivedNode {
+        func node(_ state: [UInt8], _ className: String) -> ArchivedNode {
             ArchivedNode(
                 path: path, className: className, classVersion: Int(truncatingIfNeeded: row.classVersion),
                 order: Int(truncatingIfNeeded: row.order), state: state)
@@ -159,20 +158,24 @@ struct NodeRowReader {
                 row.checksum, starts: checksumStarts, path: pathBytes, className: classNameBytes,
                 classVersion: row.classVersion, order: row.order, born: row.born, state: state)
         }
-        guard intact else {
-            return (node(state), row.checksum, ArchiveStoreError.damagedNode(archive, path, generation))
+        // A class name that is not UTF-8 is damage to this node alone, as any other change to
+        // it is: the checksum covers its bytes as saved, which were UTF-8. It is shown with
+        // replacement characters where its bytes are not.
+        guard intact, let className = try? className(stored: classNameBytes) else {
+            let shown = String(decoding: classNameBytes, as: UTF8.self)
+            return (node(state, shown), row.checksum, ArchiveStoreError.damagedNode(archive, path, generation))
         }
         if seal != nil || StateSeal.isSealed(state) {
             guard let seal else {
-                if leavingSealed { return (node(state), row.checksum, nil) }
+                if leavingSealed { return (node(state, className), row.checksum, nil) }
                 throw ArchiveStoreError.encryptionKeyRequired(archive, path)
             }
             guard let opened = seal.open(state, archive: archive, pathText: pathText, born: Generation(row.born)) else {
-                return (node(state), row.checksum, ArchiveStoreError.sealRejected(archive, path, generation))
+                return (node(state, className), row.checksum, ArchiveStoreError.sealRejected(archive, path, generation))
             }
-            return (node(opened), row.checksum, nil)
+            return (node(opened, className), row.checksum, nil)
         }
-        return (node(state), row.checksum, nil)
+        return (node(state, className), row.checksum, nil)
     }
 
     /// The class name, validated as UTF-8 unless it is the previous row's bytes.
