@@ -593,6 +593,49 @@ struct StoreDamageTests {
         }
     }
 
+    /// An archive row whose discard reason is not UTF-8, or which holds a value of another
+    /// type, is damage to that archive alone, as a changed value is: the other archives are
+    /// still invalidated after a death on screen, `check()` lists it, and a discard of every
+    /// archive replaces it. It was damage to the whole store (which an app erases), and every
+    /// read of the list of archives failed on it.
+    @Test(arguments: [
+        "discard_reason = CAST(x'71ff' AS TEXT)", "created_at = 'yesterday'", "checksum = 'none'",
+    ])
+    func anArchiveRowThatCannotBeReadIsDamageToThatArchiveAlone(change: String) throws {
+        try withSavedStore { path, nodes in
+            let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+            let scene = try ArchiveName("scene-1")
+            do {
+                // A launch that dies on screen once the scene's window was closed for good.
+                let store = try ArchiveStore(path: path, configuration: policy)
+                try store.save(nodes, header: SampleArchives.header, in: scene)
+                try store.discard(scene, reason: "closed")
+                try store.record(.willFinishLaunching)
+                try store.record(.didBecomeActive)
+            }
+            try tamperBypassingStrict(with: path, table: "archive", "UPDATE archive SET \(change) WHERE name = 'scene-1'")
+            let column = change.prefix { $0 != " " }
+            let problem = "its archive row cannot be read (column '\(column)' "
+                + (change.hasPrefix("discard") ? "holds text that is not valid UTF-8)" : "holds a value that is not integer)")
+            let problems = try ArchiveStore(path: path, mode: .readOnly).check()
+            #expect(problems.filter { $0.archive == scene }.map(\.problem) == [problem])
+            #expect(throws: ArchiveStoreError.damagedArchive(scene, 1, problem)) {
+                try ArchiveStore(path: path, mode: .readOnly).archives()
+            }
+
+            // The next launch invalidates what it can, and a discard of every archive replaces it.
+            let next = try ArchiveStore(path: path, configuration: policy)
+            try next.record(.willFinishLaunching)
+            guard case .invalidated? = try next.summary(of: .main)?.state else {
+                Issue.record("main was not invalidated: \(String(describing: try next.summary(of: .main)))")
+                return
+            }
+            #expect(try next.discardAll(reason: "quit").keys.sorted() == [.main, scene])
+            #expect(try next.archives().map(\.name) == [.main, scene])
+            #expect(try next.check().filter { $0.path == nil && $0.generation == nil }.isEmpty)
+        }
+    }
+
     /// An engine whose incremental save meets damage (in the generation it is based on, or in
     /// the archive's row) saves in full instead, which reads nothing damaged and replaces it:
     /// the app's next preservation is not lost to it.

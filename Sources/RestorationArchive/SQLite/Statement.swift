@@ -233,7 +233,14 @@ final class Statement {
 }
 
 /// A column whose content is not what the schema promises: only a damaged file does that.
-enum ColumnError: Error, Sendable, Hashable {
+enum ColumnError: Error, Sendable, Hashable, CustomStringConvertible {
     case unexpectedType(column: String, expected: String)
     case invalidUTF8(column: String)
+
+    var description: String {
+        switch self {
+        case .unexpectedType(let column, let expected): "column '\(column)' holds a value that is not \(expected)"
+        case .invalidUTF8(let column): "column '\(column)' holds text that is not valid UTF-8"
+        }
+    }
 }

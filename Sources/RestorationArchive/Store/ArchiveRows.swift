@@ -246,16 +246,19 @@ enum ArchiveRows {
         return row
     }
 
-    /// Writes an archive row's changed generation and discard, with its checksum.
+    /// Writes an archive row's changed generation and discard, with its checksum; its
+    /// creation time too, as it was read: a damaged row may hold one of another type there,
+    /// which the table's `STRICT` would refuse to keep beside the new values.
     static func update(_ row: ArchiveRow, in connection: Connection) throws {
         let statement = try connection.statement(
-            "UPDATE archive SET generation = ?, discarded_at = ?, discard_reason = ?, checksum = ? WHERE id = ?")
+            "UPDATE archive SET generation = ?, discarded_at = ?, discard_reason = ?, checksum = ?, created_at = ? WHERE id = ?")
         defer { statement.reset() }
         try statement.bind(row.generation.rawValue, at: 1)
         try statement.bind(row.discardedAt, at: 2)
         try statement.bind(row.discardReason, at: 3)
         try statement.bind(archiveChecksum(row), at: 4)
-        try statement.bind(row.id, at: 5)
+        try statement.bind(row.createdAt, at: 5)
+        try statement.bind(row.id, at: 6)
         try statement.run()
     }
 
@@ -283,26 +286,42 @@ enum ArchiveRows {
     }
 
     /// An archive row's values as stored, and what is wrong with it, if anything: a checksum
-    /// that does not match, a negative generation. A name that is not a valid archive name is
+    /// that does not match, a negative generation, a value of another type or a reason that is
+    /// not UTF-8 (damage to this row alone, as a changed value is: it stopped every read of the
+    /// list of archives, and a discard of them all). A name that is not a valid archive name is
     /// thrown: the row cannot be told apart from another archive's.
     private static func storedArchiveRow(_ statement: Statement) throws -> StoredArchive {
         guard let name = try? ArchiveName(try statement.string(1)) else {
             throw ArchiveStoreError.damagedStore("an archive's name is not a valid archive name")
         }
-        let row = ArchiveRow(
-            id: try statement.int64(0),
-            name: name,
-            createdAt: try statement.int64(2),
-            generation: Generation(try statement.int64(3)),
-            discardedAt: try statement.optionalInt64(4),
-            discardReason: try statement.optionalString(5))
+        let id = try statement.int64(0)
+        let row: ArchiveRow
+        let checksum: Int64?
+        do throws(ColumnError) {
+            row = ArchiveRow(
+                id: id,
+                name: name,
+                createdAt: try statement.int64(2),
+                generation: Generation(try statement.int64(3)),
+                discardedAt: try statement.optionalInt64(4),
+                discardReason: try statement.optionalString(5))
+            checksum = try statement.optionalInt64(6)
+        } catch {
+            // Its values as SQLite converts them, the reason with replacement characters.
+            let damaged = ArchiveRow(
+                id: id, name: name, createdAt: statement.uncheckedInt64(2),
+                generation: Generation(max(0, statement.uncheckedInt64(3))),
+                discardedAt: statement.isNull(4) ? nil : statement.uncheckedInt64(4),
+                discardReason: statement.isNull(5) ? nil : String(decoding: statement.uncheckedBytes(5), as: UTF8.self))
+            return StoredArchive(row: damaged, damage: "its archive row cannot be read (\(error.description))")
+        }
         if row.generation.rawValue < 0 { return StoredArchive(row: row, damage: negativeGeneration) }
         // No generation could follow it.
         if row.generation.rawValue == .max {
             return StoredArchive(row: row, damage: "its archive row holds the highest generation there can be")
         }
         // NULL: written before v0005.
-        if let checksum = try statement.optionalInt64(6), checksum != archiveChecksum(row) {
+        if let checksum, checksum != archiveChecksum(row) {
             return StoredArchive(row: row, damage: "its archive row does not match its checksum")
         }
         return StoredArchive(row: row)

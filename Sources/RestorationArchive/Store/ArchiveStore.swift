@@ -453,12 +453,7 @@ public final class ArchiveStore: Sendable {
             default: return .database(error)
             }
         case let error as ColumnError:
-            switch error {
-            case .unexpectedType(let column, let expected):
-                return .damagedStore("column '\(column)' holds a value that is not \(expected)")
-            case .invalidUTF8(let column):
-                return .damagedStore("column '\(column)' holds text that is not valid UTF-8")
-            }
+            return .damagedStore(error.description)
         default:
             return .damagedStore("unexpected error \(type(of: error))")
         }
