@@ -384,11 +384,19 @@ struct StoreDamageTests {
     }
 
     @Test func invalidUTF8InAStoredTextIsATypedError() throws {
-        try withSavedStore { path, _ in
-            try tamper(with: path, "UPDATE generation SET app_build = CAST(x'31ff32' AS TEXT)")
-            let store = try ArchiveStore(path: path, mode: .readOnly)
-            #expect(throws: ArchiveStoreError.damagedStore("column 'app_build' holds text that is not valid UTF-8")) {
-                try store.snapshot()
+        // In a generation's header: damage to that generation, as a changed value is (it was
+        // damage to the whole store, which an app erases); the next save replaces it.
+        for change in ["app_build = CAST(x'31ff32' AS TEXT)", "saved_at = 'noon'"] {
+            try withSavedStore { path, nodes in
+                try tamperBypassingStrict(with: path, table: "generation", "UPDATE generation SET \(change)")
+                let store = try ArchiveStore(path: path, mode: .readOnly)
+                let column = change.prefix { $0 != " " }
+                let what = change.hasPrefix("app_build") ? "holds text that is not valid UTF-8" : "holds a value that is not integer"
+                #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, "its header cannot be read (column '\(column)' \(what))")) {
+                    try store.snapshot()
+                }
+                #expect(try ArchiveStore(path: path).save(nodes, header: SampleArchives.header).generation == 2)
+                #expect(try store.snapshot()?.header.generation == 2)
             }
         }
         // A class name that is not UTF-8 is damage to its node alone, as any other change to

@@ -528,6 +528,18 @@ enum ArchiveRows {
 
     private static func generationRow(_ statement: Statement, archive: ArchiveName) throws -> GenerationRow {
         let generation = Generation(try statement.int64(0))
+        do {
+            return try generationRow(statement, archive: archive, generation: generation)
+        } catch let error as ColumnError {
+            // A value of another type, or text that is not UTF-8: damage to this generation's
+            // header, as a changed value is, not to the whole store (which an app erases).
+            throw ArchiveStoreError.damagedArchive(archive, generation, "its header cannot be read (\(error.description))")
+        }
+    }
+
+    private static func generationRow(_ statement: Statement, archive: ArchiveName, generation: Generation) throws
+        -> GenerationRow
+    {
         guard let saveKind = SaveKind(rawValue: try statement.string(7)) else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "its header names an unknown save kind")
         }
