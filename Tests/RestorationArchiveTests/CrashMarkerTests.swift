@@ -383,6 +383,33 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A marker whose columns cannot be read (a value of another type, which only damage
+    /// leaves) is a restoration that died, of the newest generation: the crash policy deals
+    /// with it and removes it. It stopped every restoration of the archive, at every launch,
+    /// saves or not, with an error that says the whole store is damaged. `check()` names it.
+    @Test(arguments: ["started_at = 'x'", "process_id = 'x'", "generation = 'x'"])
+    func anUnreadableMarkerIsARestorationThatDied(_ change: String) throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            try restoreAndDie(path)
+            try tamperBypassingStrict(with: path, table: "crash_marker", "UPDATE crash_marker SET \(change)")
+            let column = change.prefix { $0 != " " }
+            let problems = try store.check().map(\.description)
+            #expect(
+                problems.contains(
+                    "archive 'main': its crash marker: The store is damaged: column '\(column)' holds a value that is not integer."),
+                "\(problems)")
+            #expect(try store.hasCrashMarker())
+            try expectNextLaunchInvalidatesGeneration1(path)
+            #expect(try store.check() == [])
+            try makeEngine(store).preserve([Probe("Root", value: "saved again")])
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).isComplete)
+            #expect(root.value == "saved again")
+        }
+    }
+
     /// The id of a process that died restoring may be given to another process, started
     /// later, that runs for hours: that one is no restoration in progress, or no launch would
     /// restore (nor apply the crash policy) until it exits. Told by the start the marker

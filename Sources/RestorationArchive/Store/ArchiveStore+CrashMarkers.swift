@@ -105,10 +105,16 @@ extension ArchiveStore {
         var startedAt: Int64
         /// When the process started, as the system counts it; `nil` in a marker without it.
         var processStart: ProcessStart?
+        /// A marker whose columns cannot be read: a restoration that died, of a process no
+        /// process is (id 0).
+        var isUnreadable = false
+
+        /// See ``isUnreadable``; its generation is set by the reader.
+        static let unreadable = Marker(generation: 0, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
 
         /// Whether the process that wrote it runs.
         var processIsRunning: Bool {
-            ProcessIdentity.isRunning(processID, recordedAt: startedAt, start: processStart)
+            !isUnreadable && ProcessIdentity.isRunning(processID, recordedAt: startedAt, start: processStart)
         }
     }
 
@@ -668,15 +674,23 @@ extension ArchiveStore {
             }
     }
 
-    /// Reads the archive's crash marker as a launch does, for ``check()``: throws what that
-    /// read would.
+    /// Reads the archive's crash marker for ``check()``, which names a marker whose columns
+    /// cannot be read (a launch takes it for a restoration that died).
     static func readMarker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
-        _ = try marker(of: archive, connection)
+        _ = try marker(of: archive, connection, unreadable: { throw $0 })
     }
 
     /// The archive's crash marker, by the archive's id: the join on its name that this replaced
     /// cost 63,000 instructions to prepare at every launch, this about 27,000.
-    private static func marker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Marker? {
+    ///
+    /// A marker whose columns cannot be read (a value of another type: only damage does that)
+    /// is a restoration that died, of the archive's newest generation: that it began is
+    /// certain, and nothing else is. Thrown, it stopped every restoration of the archive, at
+    /// every launch (a save does not replace a marker): the crash policy deals with it instead.
+    private static func marker(
+        of archive: ArchiveRows.ArchiveRow, _ connection: Connection,
+        unreadable: (ColumnError) throws -> Marker = { _ in .unreadable }
+    ) throws -> Marker? {
         let statement = try connection.statement(
             """
             SELECT generation, started_at, process_id, process_boot, process_start FROM crash_marker \
@@ -685,7 +699,13 @@ extension ArchiveStore {
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         guard try statement.step() else { return nil }
-        return try marker(statement, from: 0)
+        do {
+            return try marker(statement, from: 0)
+        } catch let error as ColumnError {
+            var marker = try unreadable(error)
+            marker.generation = archive.generation
+            return marker
+        }
     }
 
     /// The marker in a row's columns from `first` on: generation, started_at, process_id,
