@@ -425,12 +425,20 @@ struct StoreDamageTests {
             #expect(result.report.nodes.map(\.outcome) == [.restored, .failed(.checksumMismatch), .restored])
             #expect(b.value == "b")
         }
-        // A path's bytes, read for all rows before any is checked, are checked as UTF-8 too.
-        try withSavedStore { path, _ in
-            try tamper(with: path, "UPDATE node SET path = CAST(x'526f6f742f6eff' AS TEXT) WHERE path = 'Root/n4'")
-            let store = try ArchiveStore(path: path, mode: .readOnly)
-            #expect(throws: ArchiveStoreError.damagedStore("column 'path' holds text that is not valid UTF-8")) {
-                try store.snapshot()
+        // A path's bytes, read for all rows before any is checked, are checked as UTF-8 too, and
+        // a path stored as another type (its bytes the same) is refused: damage to the
+        // generation, whose tree it breaks, as a path in another form is (it was damage to the
+        // whole store, which an app erases).
+        for change in ["CAST(x'526f6f742f6eff' AS TEXT)", "CAST(path AS BLOB)"] {
+            try withSavedStore { path, _ in
+                try tamperBypassingStrict(with: path, table: "node", "UPDATE node SET path = \(change) WHERE path = 'Root/n4'")
+                let store = try ArchiveStore(path: path, mode: .readOnly)
+                #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, "a node has an unreadable path")) {
+                    try store.snapshot()
+                }
+                #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, "a node has an unreadable path")) {
+                    try store.inspectionSnapshot()
+                }
             }
         }
     }

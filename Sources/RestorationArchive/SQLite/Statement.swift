@@ -124,6 +124,11 @@ final class Statement {
 
     // MARK: Columns (0-based, as in SQLite)
 
+    /// Whether `column` holds text (its storage class, before any conversion).
+    func isText(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_TEXT
+    }
+
     func isNull(_ column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }

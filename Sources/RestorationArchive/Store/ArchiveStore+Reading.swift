@@ -218,7 +218,7 @@ extension ArchiveStore {
         bytes.reserveCapacity(expectedRows &* 48)  // about 48 bytes of path and class name a row
         while try statement.step() {
             var state: [UInt8] = []
-            rows.append(try NodeRowReader.copy(statement, into: &bytes, state: &state))
+            rows.append(NodeRowReader.copy(statement, into: &bytes, state: &state))
             states.append(state)
         }
         try bytes.withUnsafeBytes { bytes in

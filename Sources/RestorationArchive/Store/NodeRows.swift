@@ -90,7 +90,7 @@ struct NodeRowReader {
     {
         var bytes: [UInt8] = []
         var state: [UInt8] = []
-        let row = try Self.copy(statement, into: &bytes, state: &state)
+        let row = Self.copy(statement, into: &bytes, state: &state)
         return try bytes.withUnsafeBytes { bytes in
             try verify(row, in: bytes, state: state, generation: generation)
         }
@@ -98,8 +98,9 @@ struct NodeRowReader {
 
     /// The statement's current row as SQLite gives it, copied out before the next step: the
     /// path's and the class name's bytes appended to `bytes`, the state into `state`. Only the
-    /// path's storage class is checked here (a path that is not text is damage to the whole
-    /// archive); the checksum covers every other column, whose storage classes are not checked
+    /// path's storage class is noted here (a path that is not text is damage to the
+    /// generation, which ``verify(_:in:state:generation:)`` throws); the checksum covers every
+    /// other column, whose storage classes are not checked
     /// (six calls, about 330 instructions a row): a value of another class reads as SQLite
     /// converts it and fails the checksum, damage to this node alone, and the same bytes or
     /// number in another class (a state as text) read as they were saved.
@@ -111,10 +112,9 @@ struct NodeRowReader {
     /// plain numbers and one buffer of text, so that keeping them costs no reference counting;
     /// each state is copied once, into the array its node will hold, so a read holds each
     /// state's bytes once.
-    static func copy(_ statement: Statement, into bytes: inout [UInt8], state: inout [UInt8]) throws
-        -> StoredNodeRow
-    {
-        let path = try statement.storedText(0)
+    static func copy(_ statement: Statement, into bytes: inout [UInt8], state: inout [UInt8]) -> StoredNodeRow {
+        let pathIsText = statement.isText(0)
+        let path = statement.uncheckedBytes(0)
         let className = statement.uncheckedBytes(1)
         let start = bytes.count
         bytes.append(contentsOf: path)
@@ -122,7 +122,7 @@ struct NodeRowReader {
         // From a typed buffer, as `Statement.bytes(_:)` does.
         state = [UInt8](statement.uncheckedBytes(4).assumingMemoryBound(to: UInt8.self))
         return StoredNodeRow(
-            start: start, pathCount: path.count, classNameCount: className.count,
+            start: start, pathCount: path.count, pathIsText: pathIsText, classNameCount: className.count,
             classVersion: statement.uncheckedInt64(2), order: statement.uncheckedInt64(3),
             checksum: statement.uncheckedInt64(5), born: statement.uncheckedInt64(6))
     }
@@ -137,9 +137,12 @@ struct NodeRowReader {
     ) throws -> (node: ArchivedNode, checksum: Int64, rejection: ArchiveStoreError?) {
         // The checksum is computed on the bytes the strings and the state are made from.
         let pathBytes = UnsafeRawBufferPointer(rebasing: bytes[row.start..<row.start &+ row.pathCount])
-        let pathText = try Statement.string(validating: pathBytes, column: "path")
-        // Paths are stored in their canonical text form; anything else is damage.
-        guard let path = RestorationPath(canonicalText: pathText) else {
+        // Paths are stored as text, in their canonical form; anything else (another type, bytes
+        // that are not UTF-8, another form) is damage to the generation, whose tree it breaks,
+        // not to the whole store.
+        guard row.pathIsText, let pathText = UTF8Text.string(validating: pathBytes.assumingMemoryBound(to: UInt8.self)),
+            let path = RestorationPath(canonicalText: pathText)
+        else {
             throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
         }
         let classNameStart = row.start &+ row.pathCount
@@ -192,6 +195,8 @@ struct NodeRowReader {
 struct StoredNodeRow {
     var start: Int
     var pathCount: Int
+    /// Whether SQLite holds the path as text: only damage stores another type there.
+    var pathIsText: Bool
     var classNameCount: Int
     var classVersion: Int64
     var order: Int64
