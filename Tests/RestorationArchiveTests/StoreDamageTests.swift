@@ -443,6 +443,27 @@ struct StoreDamageTests {
         }
     }
 
+    /// An incremental save of a new path that is not ASCII reads the generation's other paths
+    /// that are not (for one in another Unicode form): one of them damaged (another type, or
+    /// not UTF-8) is damage to the generation there too, which the engine answers with a full
+    /// save; it was damage to the whole store, which an app erases.
+    @Test(arguments: ["CAST(x'52c3a92fff' AS TEXT)", "CAST(path AS BLOB)"])
+    func anIncrementalSaveMeetingAnUnreadablePathCallsItDamageToTheGeneration(change: String) throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let nodes = try ["R\u{E9}", "R\u{E9}/a\u{E9}", "R\u{E9}/b\u{E9}"].map {
+                ArchivedNode(path: try RestorationPath(parsing: $0), className: "Screen", state: [1])
+            }
+            try store.save(nodes, header: SampleArchives.header)
+            try tamperBypassingStrict(with: path, table: "node", "UPDATE node SET path = \(change) WHERE path = 'R\u{E9}/b\u{E9}'")
+            let added = ArchivedNode(path: try RestorationPath(parsing: "R\u{E9}/c\u{E9}"), className: "Screen", state: [2])
+            #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, "a node has an unreadable path")) {
+                try store.saveChanges([added], basedOn: 1, header: SampleArchives.header)
+            }
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == 2)
+        }
+    }
+
     /// Found by `scripts/torture` (damage): these used to read as "nothing to restore", so a
     /// launch silently started afresh.
     @Test func aNewestGenerationWithoutItsHeaderIsDamageNotNothingToRestore() throws {

@@ -300,6 +300,10 @@ extension ArchiveStore {
             return stored?[path] ?? []
         }
 
+        private static func unreadablePath(of archive: ArchiveRows.ArchiveRow) -> ArchiveStoreError {
+            .damagedArchive(archive.name, archive.generation, NodeRowReader.unreadablePath)
+        }
+
         private static func read(archive: ArchiveRows.ArchiveRow, epoch: Generation, _ connection: Connection) throws
             -> [String: [String]]
         {
@@ -310,9 +314,14 @@ extension ArchiveStore {
             try statement.bind(epoch.rawValue, at: 2)
             var stored: [String: [String]] = [:]
             while try statement.step() {
-                let bytes = try statement.storedText(0)
+                // A path of another type, or not UTF-8, is damage to the generation, as when the
+                // generation is read (not to the whole store).
+                guard statement.isText(0) else { throw unreadablePath(of: archive) }
+                let bytes = statement.uncheckedBytes(0)
                 guard !UTF8Text.isASCII(bytes) else { continue }
-                let text = try statement.string(0, stored: bytes)
+                guard let text = UTF8Text.string(validating: bytes.assumingMemoryBound(to: UInt8.self)) else {
+                    throw unreadablePath(of: archive)
+                }
                 stored[text, default: []].append(text)
             }
             return stored

@@ -143,7 +143,7 @@ struct NodeRowReader {
         guard row.pathIsText, let pathText = UTF8Text.string(validating: pathBytes.assumingMemoryBound(to: UInt8.self)),
             let path = RestorationPath(canonicalText: pathText)
         else {
-            throw ArchiveStoreError.damagedArchive(archive, generation, "a node has an unreadable path")
+            throw ArchiveStoreError.damagedArchive(archive, generation, Self.unreadablePath)
         }
         let classNameStart = row.start &+ row.pathCount
         let classNameEnd = classNameStart &+ row.classNameCount
@@ -180,6 +180,9 @@ struct NodeRowReader {
         }
         return (node(state, className), row.checksum, nil)
     }
+
+    /// Why a generation with a node whose path cannot be read is damaged.
+    static let unreadablePath = "a node has an unreadable path"
 
     /// The class name, validated as UTF-8 unless it is the previous row's bytes.
     private mutating func className(stored: UnsafeRawBufferPointer) throws -> String {
