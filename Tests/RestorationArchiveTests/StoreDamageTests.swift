@@ -673,6 +673,22 @@ struct StoreDamageTests {
         }
     }
 
+    /// An archive row whose generation damage made negative (the sign bit flipped) is damage
+    /// to that archive, as any other changed value of the row: it was damage to the whole
+    /// store (which an app erases). The next save replaces the row, numbering on from what
+    /// the store names.
+    @Test func aNegativeGenerationInAnArchiveRowIsDamageToThatArchive() throws {
+        try withSavedStore { path, nodes in
+            try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE archive SET generation = -9223372036854775807")
+            let store = try ArchiveStore(path: path)
+            let damage = ArchiveStoreError.damagedArchive(.main, Generation(-9223372036854775807), "its archive row holds a negative generation")
+            #expect(throws: damage) { try store.snapshot() }
+            #expect(throws: damage) { try store.archives() }
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == 2)
+            #expect(try store.check().filter { $0.path == nil }.isEmpty)
+        }
+    }
+
     /// An engine whose incremental save meets damage (in the generation it is based on, or in
     /// the archive's row) saves in full instead, which reads nothing damaged and replaces it:
     /// the app's next preservation is not lost to it.

@@ -262,13 +262,11 @@ enum ArchiveRows {
         try statement.run()
     }
 
-    /// The row, or the error its damage is.
+    /// The row, or the error its damage is: damage to that archive, whatever the row holds (a
+    /// negative generation too, which was damage to the whole store).
     private static func checked(_ stored: StoredArchive) throws -> ArchiveRow {
-        switch stored.damage {
-        case nil: return stored.row
-        case negativeGeneration?: throw ArchiveStoreError.damagedStore("an archive has a negative generation")
-        case let damage?: throw ArchiveStoreError.damagedArchive(stored.row.name, stored.row.generation, damage)
-        }
+        guard let damage = stored.damage else { return stored.row }
+        throw ArchiveStoreError.damagedArchive(stored.row.name, stored.row.generation, damage)
     }
 
     /// The row as a write that replaces the archive takes it: as it is when intact; when
@@ -315,7 +313,9 @@ enum ArchiveRows {
                 discardReason: statement.isNull(5) ? nil : String(decoding: statement.uncheckedBytes(5), as: UTF8.self))
             return StoredArchive(row: damaged, damage: "its archive row cannot be read (\(error.description))")
         }
-        if row.generation.rawValue < 0 { return StoredArchive(row: row, damage: negativeGeneration) }
+        if row.generation.rawValue < 0 {
+            return StoredArchive(row: row, damage: "its archive row holds a negative generation")
+        }
         // No generation could follow it.
         if row.generation.rawValue == .max {
             return StoredArchive(row: row, damage: "its archive row holds the highest generation there can be")
@@ -326,8 +326,6 @@ enum ArchiveRows {
         }
         return StoredArchive(row: row)
     }
-
-    private static let negativeGeneration = "its archive row holds a negative generation"
 
     /// The highest generation anything in the store names for `archive`: its generations, its
     /// node rows (born, retired, epoch), its crash marker, its restore reports and the
