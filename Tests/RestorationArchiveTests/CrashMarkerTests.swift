@@ -758,6 +758,31 @@ struct CrashMarkerTests {
         }
     }
 
+    /// The same with a marker that cannot be read: refused without naming a process (it named
+    /// process 0), and the next restoration takes it for one that died.
+    @Test func aRestorationBesideAnUnreadableMarkerThatAppearedIsRefusedThenJudged() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            let engine = try makeEngine(store)
+            engine.restoreGate = { header, app in
+                #expect(throws: Never.self) {
+                    try tamper(
+                        with: path,
+                        "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) SELECT id, 1, 5, \(try deadProcessID()) FROM archive")
+                    try tamperBypassingStrict(with: path, table: "crash_marker", "UPDATE crash_marker SET started_at = 'x'")
+                }
+                return .standard(for: header, app: app)
+            }
+            let root = Probe("Root")
+            #expect(
+                try engine.restore([root]).report.outcome
+                    == .refused(reason: "a restoration whose crash marker cannot be read died as this one began"))
+            #expect(root.decodeCount == 0)
+            try expectNextLaunchInvalidatesGeneration1(path)
+        }
+    }
+
     /// Restores generation 1, saved at `path`, while, as its restore gate decides, another
     /// process's marker (`processID`'s) appears: the start must be refused with `reason`,
     /// writing nothing.

@@ -105,12 +105,9 @@ extension ArchiveStore {
         var startedAt: Int64
         /// When the process started, as the system counts it; `nil` in a marker without it.
         var processStart: ProcessStart?
-        /// A marker whose columns cannot be read: a restoration that died, of a process no
-        /// process is (id 0).
+        /// A marker whose columns cannot be read: a restoration that died, of the archive's
+        /// newest generation; its other values are 0.
         var isUnreadable = false
-
-        /// See ``isUnreadable``; its generation is set by the reader.
-        static let unreadable = Marker(generation: 0, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
 
         /// Whether the process that wrote it runs.
         var processIsRunning: Bool {
@@ -244,6 +241,7 @@ extension ArchiveStore {
         let found = try row.flatMap { try Self.marker(of: $0, connection) }
         if let found, found.processID != Int64(getpid()) {
             // The next restoration deals with one whose process died since.
+            if found.isUnreadable { return "a restoration whose crash marker cannot be read died as this one began" }
             return found.processIsRunning
                 ? Self.inProgress(in: found.processID)
                 : "a restoration of another process (\(found.processID)) died as this one began"
@@ -677,7 +675,7 @@ extension ArchiveStore {
     /// Reads the archive's crash marker for ``check()``, which names a marker whose columns
     /// cannot be read (a launch takes it for a restoration that died).
     static func readMarker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
-        _ = try marker(of: archive, connection, unreadable: { throw $0 })
+        _ = try marker(of: archive, connection, throwingWhenUnreadable: true)
     }
 
     /// The archive's crash marker, by the archive's id: the join on its name that this replaced
@@ -689,7 +687,7 @@ extension ArchiveStore {
     /// every launch (a save does not replace a marker): the crash policy deals with it instead.
     private static func marker(
         of archive: ArchiveRows.ArchiveRow, _ connection: Connection,
-        unreadable: (ColumnError) throws -> Marker = { _ in .unreadable }
+        throwingWhenUnreadable: Bool = false
     ) throws -> Marker? {
         let statement = try connection.statement(
             """
@@ -701,10 +699,8 @@ extension ArchiveStore {
         guard try statement.step() else { return nil }
         do {
             return try marker(statement, from: 0)
-        } catch let error as ColumnError {
-            var marker = try unreadable(error)
-            marker.generation = archive.generation
-            return marker
+        } catch is ColumnError where !throwingWhenUnreadable {
+            return Marker(generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
         }
     }
 
