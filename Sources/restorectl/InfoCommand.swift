@@ -27,7 +27,8 @@ struct InfoCommand: ParsableCommand {
         do {
             // Each archive read on its own: a damaged one is named, and the others shown.
             var archives: [CrashStatus.Archive] = []
-            for name in try options.selectedArchiveNames(in: store) {
+            let selected = try options.selectedArchiveNames(in: store)
+            for name in selected {
                 var damage: [ArchiveStoreError] = []
                 let summary = try Diagnostics.unlessDamaged(&damage) { () throws(ArchiveStoreError) in
                     try store.summary(of: name)
@@ -38,7 +39,9 @@ struct InfoCommand: ParsableCommand {
                     archives.append(.readable(summary, damage: try Self.nodeDamage(of: summary, in: store)))
                 }
             }
-            let markers = Dictionary(try store.crashMarkers().map { ($0.archive, $0) }, uniquingKeysWith: { first, _ in first })
+            let markers = Dictionary(
+                try store.crashMarkers().filter { selected.contains($0.archive) }.map { ($0.archive, $0) },
+                uniquingKeysWith: { first, _ in first })
             // A damaged journal hides only the last launch.
             var journalDamage: [ArchiveStoreError] = []
             let lastLaunch = try Diagnostics.unlessDamaged(&journalDamage) { () throws(ArchiveStoreError) in
@@ -53,7 +56,9 @@ struct InfoCommand: ParsableCommand {
         case .text: print(Self.text(status, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
-        Diagnostics.failIfAny([status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage))
+        Diagnostics.failIfAny(
+            [status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage)
+                + status.markers.values.sorted { $0.archive < $1.archive }.compactMap(MarkersCommand.damage))
     }
 
     /// Reads each retained generation of an archive as `check` does, keeping damaged nodes: a
@@ -208,6 +213,9 @@ struct InfoCommand: ParsableCommand {
 
     static func describe(_ marker: CrashMarker?) -> String {
         guard let marker else { return "none (no restoration in progress or died)" }
+        if marker.isDamaged {
+            return "generation \(marker.generation), damaged (its values cannot be read): \(MarkersCommand.meaning(of: marker))"
+        }
         return "generation \(marker.generation), begun \(Timestamp.text(marker.startedAt)): \(MarkersCommand.meaning(of: marker))"
     }
 

@@ -33,19 +33,31 @@ struct MarkersCommand: ParsableCommand {
             if markers.isEmpty { out += "  (no crash markers: no restoration is in progress or died)\n" }
             for marker in markers {
                 out += "  archive \(TerminalText.escaped(marker.archive.rawValue)), generation \(marker.generation)"
-                out += ", begun \(Timestamp.text(marker.startedAt)) by process \(marker.processID)\n"
+                out += marker.isDamaged
+                    ? ": damaged, its values cannot be read\n"
+                    : ", begun \(Timestamp.text(marker.startedAt)) by process \(marker.processID)\n"
                 out += "    \(Self.meaning(of: marker))\n"
             }
             print(out, terminator: "")
         case .json:
             print(try JSONOutput.render(MarkersJSON(store: store.path, markers: markers.map(MarkerJSON.init))))
         }
+        Diagnostics.failIfAny(markers.compactMap(Self.damage))
     }
 
     static func meaning(of marker: CrashMarker) -> String {
-        marker.processIsRunning
-            ? "process \(marker.processID) runs: its restoration is probably still in progress"
-            : "the restoration died: the next launch applies its crash policy to generation \(marker.generation)"
+        if marker.isDamaged {
+            "the next launch takes it for a restoration that died, and applies its crash policy to generation \(marker.generation)"
+        } else if marker.processIsRunning {
+            "process \(marker.processID) runs: its restoration is probably still in progress"
+        } else {
+            "the restoration died: the next launch applies its crash policy to generation \(marker.generation)"
+        }
+    }
+
+    /// The error line a damaged marker adds, after the listing, to exit status 1.
+    static func damage(of marker: CrashMarker) -> ArchiveStoreError? {
+        marker.isDamaged ? .damagedStore("the crash marker of archive '\(marker.archive)' cannot be read") : nil
     }
 }
 
@@ -61,6 +73,7 @@ struct MarkerJSON: Encodable {
     let started_at: Date
     let process_id: Int64
     let process_running: Bool
+    let damaged: Bool
     let meaning: String
 
     init(_ marker: CrashMarker) {
@@ -69,6 +82,7 @@ struct MarkerJSON: Encodable {
         started_at = marker.startedAt
         process_id = marker.processID
         process_running = marker.processIsRunning
+        damaged = marker.isDamaged
         meaning = MarkersCommand.meaning(of: marker)
     }
 }

@@ -401,6 +401,9 @@ struct CrashMarkerTests {
                     "archive 'main': its crash marker: The store is damaged: column '\(column)' holds a value that is not integer."),
                 "\(problems)")
             #expect(try store.hasCrashMarker())
+            let listed = try store.crashMarkers()
+            #expect(listed.map(\.archive) == [.main] && listed.map(\.generation) == [Generation(1)])
+            #expect(listed.map(\.isDamaged) == [true] && listed.map(\.processIsRunning) == [false])
             try expectNextLaunchInvalidatesGeneration1(path)
             #expect(try store.check() == [])
             try makeEngine(store).preserve([Probe("Root", value: "saved again")])
@@ -468,6 +471,9 @@ struct CrashMarkerTests {
                 "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) "
                     + "SELECT id, generation, 0, \(pid) FROM archive")
             #expect(try store.hasCrashMarker())
+            let listed = try store.crashMarkers()
+            #expect(listed.map(\.archive) == [.main] && listed.map(\.generation) == [Generation(1)])
+            #expect(listed.map(\.isDamaged) == [false] && listed.map(\.processIsRunning) == [false])
             try expectNextLaunchInvalidatesGeneration1(path)
         }
     }

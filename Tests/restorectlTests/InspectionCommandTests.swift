@@ -146,6 +146,48 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A crash marker whose values cannot be read (a value of another type: damage) is shown
+    /// as the next launch takes it, a restoration of the newest generation that died, and
+    /// named on stderr (exit status 1). It stopped `markers` and `info` with "the store is
+    /// damaged", which it is not beyond that row.
+    @Test func aDamagedMarkerIsShownAndNamed() throws {
+        try withDemoStore { path in
+            try ArchiveStore(path: path).save(
+                try SampleArchives.tree(count: 3), header: SampleArchives.header, in: try ArchiveName("scene-2"))
+            #expect(try run(["demo", "--step", "restore-crash", "--db", path]).wasSignalled)
+            // A plain connection, with the table's STRICT taken off while it writes.
+            let damage = """
+                import sqlite3
+                def run(sql):
+                    c = sqlite3.connect('\(path)'); c.isolation_level = None; c.executescript(sql); c.close()
+                def schema(a, b):
+                    run("PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, '%s', '%s') "
+                        "WHERE name = 'crash_marker'; PRAGMA writable_schema = OFF;" % (a, b))
+                schema(") STRICT", ") /*STRICT*/")
+                run("UPDATE crash_marker SET started_at = 'x'")
+                schema(") /*STRICT*/", ") STRICT")
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let named = "restorectl: error: The store is damaged: the crash marker of archive 'main' cannot be read.\n"
+            let meaning = "the next launch takes it for a restoration that died, and applies its crash policy to generation 4"
+
+            let markers = try run(["markers", path])
+            #expect(markers.status == 1 && markers.standardError == named)
+            #expect(markers.standardOutput.contains("archive main, generation 4: damaged, its values cannot be read\n    \(meaning)\n"))
+            let document = try json(try run(["markers", path, "--format", "json"]))
+            let marker = try #require((document["markers"] as? [[String: Any]])?.first)
+            #expect(marker["damaged"] as? Bool == true && marker["generation"] as? Int == 4)
+
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError == named)
+            #expect(info.standardOutput.contains("crash marker:  generation 4, damaged (its values cannot be read): \(meaning)\n"))
+            #expect(info.standardOutput.contains("valid; 1 restoration begun since one completed, never restored cleanly\n"))
+            // Another archive's listing does not meet it.
+            let other = try run(["info", path, "--archive", "scene-2"])
+            #expect(other.status == 0 && other.standardOutput.contains("crash marker:  none"), "\(other.standardError)")
+        }
+    }
+
     @Test func infoShowsTheCrashPolicyStatus() throws {
         try withDemoStore { path in
             let healthy = try run(["info", path])

@@ -61,4 +61,10 @@ public struct CrashMarker: Hashable, Sendable {
     /// (for a marker written before schema version 10: it started after the restoration
     /// began).
     public var processIsRunning: Bool
+    /// Whether the marker's values cannot be read: damage to the store (a value of another
+    /// type, which SQLite's `STRICT` tables refuse to write). The next launch takes it for a
+    /// restoration that died, of the archive's newest generation, which ``generation`` then
+    /// is; ``startedAt`` (1970) and ``processID`` (0) are not known, and ``processIsRunning``
+    /// is `false`. `ArchiveStore.check()` names it.
+    public var isDamaged = false
 }

@@ -402,28 +402,19 @@ extension ArchiveStore {
 
     /// The crash markers of the store's archives: restorations in progress, or ones that
     /// died and that the next launch will deal with, sorted by archive name.
+    ///
+    /// Each is read as the launch reads it: a marker whose values cannot be read is listed
+    /// as ``CrashMarker/isDamaged``, not thrown (that said the whole store was damaged, which
+    /// tells an app to erase it, while its launches deal with such a marker).
     public func crashMarkers() throws(ArchiveStoreError) -> [CrashMarker] {
         try read { connection in
-            let statement = try connection.statement(
-                """
-                SELECT archive.name, crash_marker.generation, crash_marker.started_at, crash_marker.process_id, \
-                crash_marker.process_boot, crash_marker.process_start \
-                FROM crash_marker JOIN archive ON archive.id = crash_marker.archive_id ORDER BY archive.name
-                """)
-            defer { statement.reset() }
-            var markers: [CrashMarker] = []
-            while try statement.step() {
-                guard let archive = try? ArchiveName(try statement.string(0)) else {
-                    throw ArchiveStoreError.damagedStore("a crash marker names an invalid archive")
-                }
-                let marker = try Self.marker(statement, from: 1)
-                markers.append(
-                    CrashMarker(
-                        archive: archive, generation: marker.generation,
-                        startedAt: Clock.date(milliseconds: marker.startedAt), processID: marker.processID,
-                        processIsRunning: marker.processIsRunning))
+            try ArchiveRows.allStoredArchives(in: connection).compactMap { stored in
+                guard let marker = try Self.marker(of: stored.row, connection) else { return nil }
+                return CrashMarker(
+                    archive: stored.row.name, generation: marker.generation,
+                    startedAt: Clock.date(milliseconds: marker.startedAt), processID: marker.processID,
+                    processIsRunning: marker.processIsRunning, isDamaged: marker.isUnreadable)
             }
-            return markers
         }
     }
 
@@ -698,18 +689,11 @@ extension ArchiveStore {
         try statement.bind(archive.id, at: 1)
         guard try statement.step() else { return nil }
         do {
-            return try marker(statement, from: 0)
-        } catch is ColumnError where !throwingWhenUnreadable {
+            return Marker(
+                generation: Generation(try statement.int64(0)), processID: try statement.int64(2),
+                startedAt: try statement.int64(1), processStart: ProcessStart(statement, columns: 3))
+        } catch where !throwingWhenUnreadable {
             return Marker(generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
         }
-    }
-
-    /// The marker in a row's columns from `first` on: generation, started_at, process_id,
-    /// process_boot, process_start.
-    private static func marker(_ statement: Statement, from first: Int32) throws -> Marker {
-        Marker(
-            generation: Generation(try statement.int64(first)), processID: try statement.int64(first + 2),
-            startedAt: try statement.int64(first + 1),
-            processStart: ProcessStart(statement, columns: first + 3))
     }
 }
