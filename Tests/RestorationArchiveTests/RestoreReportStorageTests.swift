@@ -185,7 +185,7 @@ struct RestoreReportStorageTests {
             try store.save([ArchivedNode(path: try RestorationPath("Root"), className: "Root", state: [])], header: SampleArchives.header)
             try store.recordRestoreReport(RestoreReport(archive: .main, generation: 1, date: Date(), outcome: .restored, nodes: []))
             try tamper(with: path, "UPDATE restore_report SET report = x'01020304'")
-            #expect(throws: ArchiveStoreError.damagedStore("a restore report of archive 'main' cannot be read")) {
+            #expect(throws: ArchiveStoreError.damagedHistory("a restore report of archive 'main' cannot be read")) {
                 try store.restoreReports()
             }
         }

@@ -239,10 +239,10 @@ struct StoreDamageTests {
             #expect(
                 try store.check().map(\.description) == [
                     "archive 'main': restore report 1 cannot be read",
-                    "journal entry 1: The store is damaged: a journal entry names an invalid archive.",
+                    "journal entry 1: The store's history is damaged: a journal entry names an invalid archive.",
                 ])
             // What the other reads say.
-            #expect(throws: ArchiveStoreError.damagedStore("a journal entry names an invalid archive")) {
+            #expect(throws: ArchiveStoreError.damagedHistory("a journal entry names an invalid archive")) {
                 try store.journal()
             }
             #expect(throws: ArchiveStoreError.self) { try store.restoreReports() }
@@ -260,7 +260,47 @@ struct StoreDamageTests {
             // An unknown event is named as such, although its row names no archive (a lifecycle
             // event's row names none): it was "names an invalid archive".
             try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE journal SET event = 'bogus' WHERE id = 2")
-            #expect(throws: ArchiveStoreError.damagedStore("a journal entry has an unknown event")) { try store.journal() }
+            #expect(throws: ArchiveStoreError.damagedHistory("a journal entry has an unknown event")) { try store.journal() }
+        }
+    }
+
+    /// Damage to the store's history (a journal entry, a restore report) is damage, and not
+    /// an unusable store: the launch pattern that erases on ``ArchiveStoreError/isUnusableStore``
+    /// lost every archive for an entry of the previous launch that could not be read, since
+    /// `previousLaunch()` is asked at each launch. A value of another type, or text that is
+    /// not UTF-8, is the same damage as an unknown value.
+    @Test(arguments: [
+        "app_state = 'bogus'", "at = 'x'", "event = CAST(x'ff' AS TEXT)", "process_id = 1.5",
+    ])
+    func damageToTheHistoryIsNotAnUnusableStore(_ change: String) throws {
+        try withTemporaryStorePath { path in
+            do {
+                let store = try ArchiveStore(path: path)
+                try store.record(.willFinishLaunching)
+                try makeEngine(store).preserve([Probe("Root", value: "saved")])
+                #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
+                try store.record(.didEnterBackground)
+            }
+            try tamperBypassingStrict(
+                with: path, table: "journal",
+                "PRAGMA ignore_check_constraints = ON; UPDATE journal SET \(change) WHERE id = (SELECT max(id) FROM journal)")
+            try tamper(with: path, "UPDATE restore_report SET report = x'01020304'")
+            let store = try ArchiveStore(path: path)
+            try store.record(.willFinishLaunching)
+            for read in [{ _ = try store.previousLaunch() }, { _ = try store.journal() }, { _ = try store.restoreReports() }] {
+                let error = try #require(throws: ArchiveStoreError.self) { try read() }
+                guard case .damagedHistory = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
+                #expect(error.isDamage && !error.isUnusableStore)
+            }
+            let problems = try store.check().map(\.description)
+            #expect(problems.contains("archive 'main': restore report 1 cannot be read"), "\(problems)")
+            #expect(problems.contains { $0.contains("journal entry 2: The store's history is damaged: a journal entry") }, "\(problems)")
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).isComplete)
+            #expect(root.value == "saved")
         }
     }
 

@@ -303,14 +303,14 @@ struct InspectionCommandTests {
                 """
             #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
             let info = try run(["info", path])
-            #expect(info.status == 1 && info.standardError.hasPrefix("restorectl: error: The store is damaged: a journal entry"))
-            #expect(info.standardOutput.contains("  last launch:   cannot be read: The store is damaged: a journal entry"))
+            #expect(info.status == 1 && info.standardError.hasPrefix("restorectl: error: The store's history is damaged: a journal entry"))
+            #expect(info.standardOutput.contains("  last launch:   cannot be read: The store's history is damaged: a journal entry"))
             #expect(info.standardOutput.contains("\nArchive main\n  state:         valid\n"))
             let document = try json(try run(["info", path, "--format", "json"]))
-            #expect((document["journal_error"] as? String)?.hasPrefix("The store is damaged: a journal entry") == true)
+            #expect((document["journal_error"] as? String)?.hasPrefix("The store's history is damaged: a journal entry") == true)
             #expect(document["last_launch"] == nil && (document["archives"] as? [Any])?.count == 1)
             let events = try run(["events", path])
-            #expect(events.status == 1 && events.standardError.hasPrefix("restorectl: error: The store is damaged: a journal entry"))
+            #expect(events.status == 1 && events.standardError.hasPrefix("restorectl: error: The store's history is damaged: a journal entry"))
             #expect(events.standardOutput.contains("saved  archive main generation 4"))
             #expect(events.standardOutput.contains("restored  archive main"))
         }

@@ -323,32 +323,38 @@ extension ArchiveStore {
     static let entryColumns = "id, launch, at, process_id, event, app_state, archive, generation, detail"
 
     /// The entry a row of ``entryColumns`` holds.
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when it cannot be read: damage to
+    ///   one entry is not damage to the store (which tells an app to erase it).
     static func entry(_ statement: Statement) throws -> JournalEntry {
-        let event = try statement.string(4)
-        let kind: JournalEntry.Kind
-        if let lifecycle = LifecycleEvent(rawValue: event) {
-            guard let state = ApplicationState(rawValue: try statement.string(5)) else {
-                throw ArchiveStoreError.damagedStore("a journal entry has an unknown application state")
+        do {
+            let event = try statement.string(4)
+            let kind: JournalEntry.Kind
+            if let lifecycle = LifecycleEvent(rawValue: event) {
+                guard let state = ApplicationState(rawValue: try statement.string(5)) else {
+                    throw ArchiveStoreError.damagedHistory("a journal entry has an unknown application state")
+                }
+                kind = .lifecycle(lifecycle, state)
+            } else {
+                // The event first: an unknown one is named as such, whatever else its row holds.
+                let isInvalidation = event == "invalidated"
+                guard isInvalidation || event == "discarded" else {
+                    throw ArchiveStoreError.damagedHistory("a journal entry has an unknown event")
+                }
+                guard let archive = try? ArchiveName(try statement.string(6)) else {
+                    throw ArchiveStoreError.damagedHistory("a journal entry names an invalid archive")
+                }
+                let reason = try statement.optionalString(8) ?? ""
+                kind =
+                    isInvalidation
+                    ? .invalidated(archive, Generation(try statement.int64(7)), reason: reason)
+                    : .discarded(archive, reason: reason)
             }
-            kind = .lifecycle(lifecycle, state)
-        } else {
-            // The event first: an unknown one is named as such, whatever else its row holds.
-            let isInvalidation = event == "invalidated"
-            guard isInvalidation || event == "discarded" else {
-                throw ArchiveStoreError.damagedStore("a journal entry has an unknown event")
-            }
-            guard let archive = try? ArchiveName(try statement.string(6)) else {
-                throw ArchiveStoreError.damagedStore("a journal entry names an invalid archive")
-            }
-            let reason = try statement.optionalString(8) ?? ""
-            kind =
-                isInvalidation
-                ? .invalidated(archive, Generation(try statement.int64(7)), reason: reason)
-                : .discarded(archive, reason: reason)
+            return JournalEntry(
+                sequence: try statement.int64(0), launch: try statement.optionalInt64(1),
+                date: Clock.date(milliseconds: try statement.int64(2)), processID: try statement.int64(3), kind: kind)
+        } catch let error as ColumnError {
+            throw ArchiveStoreError.damagedHistory("a journal entry cannot be read (\(error))")
         }
-        return JournalEntry(
-            sequence: try statement.int64(0), launch: try statement.optionalInt64(1),
-            date: Clock.date(milliseconds: try statement.int64(2)), processID: try statement.int64(3), kind: kind)
     }
 
     /// The launches with a lifecycle event in the journal, oldest first; only the newest
@@ -368,21 +374,25 @@ extension ArchiveStore {
         try statement.bind(Int64(clamping: max(0, newest ?? Int.max)), at: 1)
         var launches: [LaunchSummary] = []
         while try statement.step() {
-            guard let event = LifecycleEvent(rawValue: try statement.string(4)),
-                let state = ApplicationState(rawValue: try statement.string(5))
-            else { throw ArchiveStoreError.damagedStore("a journal entry has an unknown event or state") }
-            let ending: LaunchSummary.Ending =
-                switch state {
-                case .terminated: .terminated
-                case .background: .inBackground
-                case .inactive, .active: .inForeground
-                }
-            launches.append(
-                LaunchSummary(
-                    launch: try statement.int64(0), processID: try statement.int64(1),
-                    startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
-                    lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending,
-                    processStart: ProcessStart(statement, columns: 6)))
+            do {
+                guard let event = LifecycleEvent(rawValue: try statement.string(4)),
+                    let state = ApplicationState(rawValue: try statement.string(5))
+                else { throw ArchiveStoreError.damagedHistory("a journal entry has an unknown event or state") }
+                let ending: LaunchSummary.Ending =
+                    switch state {
+                    case .terminated: .terminated
+                    case .background: .inBackground
+                    case .inactive, .active: .inForeground
+                    }
+                launches.append(
+                    LaunchSummary(
+                        launch: try statement.int64(0), processID: try statement.int64(1),
+                        startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
+                        lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending,
+                        processStart: ProcessStart(statement, columns: 6)))
+            } catch let error as ColumnError {
+                throw ArchiveStoreError.damagedHistory("a journal entry cannot be read (\(error))")
+            }
         }
         return launches.reversed()
     }

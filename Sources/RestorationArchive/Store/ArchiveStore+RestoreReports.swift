@@ -8,7 +8,8 @@ extension ArchiveStore {
     /// Damage to the archive's row or generations does not hide them: each report has a
     /// checksum of its own.
     ///
-    /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` for a report that cannot be decoded.
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for a report that cannot be read
+    ///   (``ArchiveStore/check()`` names it); the archive's next reports replace it in time.
     public func restoreReports(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> [RestoreReport] {
         try read { connection in
             guard let row = try ArchiveRows.storedArchive(named: archive, in: connection)?.row else { return [] }
@@ -18,8 +19,8 @@ extension ArchiveStore {
             try statement.bind(row.id, at: 1)
             var reports: [RestoreReport] = []
             while try statement.step() {
-                guard let report = RestoreReport(storedBlob: try statement.bytes(0)) else {
-                    throw ArchiveStoreError.damagedStore("a restore report of archive '\(archive)' cannot be read")
+                guard let report = (try? statement.bytes(0)).flatMap(RestoreReport.init(storedBlob:)) else {
+                    throw ArchiveStoreError.damagedHistory("a restore report of archive '\(archive)' cannot be read")
                 }
                 reports.append(report)
             }

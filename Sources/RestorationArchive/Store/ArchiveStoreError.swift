@@ -84,6 +84,13 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
     /// or SQLite finds the file malformed (`SQLITE_CORRUPT`): the file was damaged.
     case damagedStore(String)
+    /// The store's history of past launches is damaged: an entry of its lifecycle journal
+    /// (``ArchiveStore/journal(limit:)``, ``ArchiveStore/previousLaunch()``) or a restore
+    /// report (``ArchiveStore/restoreReports(of:)``) cannot be read. Archives and their state
+    /// are not affected, and the store stays usable: the journal's and the reports' pruning
+    /// delete the damaged entry in time, and ``CrashPolicy/discardAfterForegroundDeath``
+    /// takes a launch it cannot read for one that died in the foreground.
+    case damagedHistory(String)
 
     // MARK: SQLite
 
@@ -91,12 +98,13 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case database(DatabaseError)
 
     /// Whether the error says the store's file is damaged (a node, an archive, the file
-    /// itself, or a sealed state that does not open), rather than busy, missing, read-only, …
-    /// Damage to a node or an archive does not stop the app: the next full save replaces it.
+    /// itself, its history, or a sealed state that does not open), rather than busy, missing,
+    /// read-only, … Damage to a node or an archive does not stop the app: the next full save
+    /// replaces it; nor does damage to the history.
     /// Damage to the file itself is ``isUnusableStore``.
     public var isDamage: Bool {
         switch self {
-        case .damagedNode, .damagedArchive, .damagedStore, .sealRejected: true
+        case .damagedNode, .damagedArchive, .damagedStore, .damagedHistory, .sealRejected: true
         default: false
         }
     }
@@ -171,6 +179,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
                 + "under the store's key: it was changed, moved from another node or generation, or written unsealed."
         case .damagedStore(let reason):
             "The store is damaged: \(reason)."
+        case .damagedHistory(let reason):
+            "The store's history is damaged: \(reason)."
         case .database(let error):
             error.description
         }
