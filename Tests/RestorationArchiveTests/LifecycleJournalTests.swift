@@ -387,6 +387,38 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// Damage that leaves the journal's numbering at the highest integer (its newest id, or
+    /// the `AUTOINCREMENT` counter SQLite numbers the next entry from, whatever its type):
+    /// SQLite then numbers no entry, and every event recorded and every discard (the user's
+    /// explicit quit) failed for good with "database or disk is full", while `check()` found
+    /// nothing. `check()` names it; the next entry starts the journal afresh, a launch of its own.
+    @Test(arguments: [
+        "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'journal'",
+        "UPDATE sqlite_sequence SET seq = '9223372036854775807' WHERE name = 'journal'",
+        "UPDATE journal SET id = 9223372036854775807 WHERE id = (SELECT max(id) FROM journal)",
+    ])
+    func aJournalWhoseNumberingRanOutStartsAfresh(_ damage: String) throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            let store = try launch(path, [], configuration: policy)
+            try tamper(with: path, "PRAGMA ignore_check_constraints = ON; \(damage)")
+            #expect(
+                try store.check().map(\.description) == [
+                    "the lifecycle journal: its numbering has reached the highest integer (the next entry written starts it afresh)"
+                ])
+            let first = try store.record(.willFinishLaunching)
+            #expect(first.sequence == 1 && first.launch == 1)
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
+            #expect(root.value == "saved")
+            try store.record(.didFinishLaunching)
+            _ = try store.discard(.main, reason: "the user quit")
+            #expect(try store.journal().map(\.sequence) == [1, 2, 3])
+            #expect(try store.journal().map(\.launch) == [1, 1, 1])
+            #expect(try store.check() == [])
+        }
+    }
+
     /// A damaged record of the previous launch must not stop the launches after it (each
     /// judged it again, threw, and recorded nothing): under this policy it counts as a death
     /// in the foreground, since it may have been one, and the launch goes on.

@@ -108,10 +108,17 @@ extension ArchiveStore {
         return problems
     }
 
-    /// The entries of the lifecycle journal that ``journal(limit:)`` would fail to read.
+    /// The entries of the lifecycle journal that ``journal(limit:)`` would fail to read, and
+    /// numbering that no entry can follow.
     private static func checkJournal(path: String, _ connection: Connection) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         do {
+            if try connection.pragmaInteger(numberingRanOut) == 1 {
+                problems.append(
+                    StoreProblem(
+                        problem: "the lifecycle journal: its numbering has reached the highest integer "
+                            + "(the next entry written starts it afresh)"))
+            }
             let entries = try connection.statement("SELECT \(entryColumns) FROM journal ORDER BY id")
             defer { entries.reset() }
             while try entries.step() {

@@ -245,8 +245,9 @@ extension ArchiveStore {
     static func append(
         _ kind: JournalEntry.Kind, launch: StoreLaunch?, incarnation: Int64? = nil, _ connection: Connection
     ) throws -> JournalEntry {
+        let restarted = try startAfreshWhenNumberingRanOut(connection)
         let number = try launch.flatMap { launch in
-            try launch.incarnation == (incarnation ?? Self.incarnation(connection)) ? launch.number : nil
+            try !restarted && launch.incarnation == (incarnation ?? Self.incarnation(connection)) ? launch.number : nil
         }
         do {
             return try insert(kind, launch: number, connection)
@@ -255,6 +256,27 @@ extension ArchiveStore {
             // undoing the statement alone) is of a store before an erase all the same.
             return try insert(kind, launch: nil, connection)
         }
+    }
+
+    /// Whether damage left the journal's numbering at the highest integer: its newest id, or
+    /// its `AUTOINCREMENT` counter, from which SQLite numbers the next entry.
+    static let numberingRanOut = """
+        SELECT coalesce((SELECT CAST(seq AS INTEGER) FROM sqlite_sequence WHERE name = 'journal'), 0) \
+        = 9223372036854775807 OR coalesce((SELECT max(id) FROM journal), 0) = 9223372036854775807
+        """
+
+    /// Deletes the journal's entries and its counter when damage left its numbering at the
+    /// highest integer, after which SQLite numbers no entry (`SQLITE_FULL`, "database or disk
+    /// is full"): every event recorded and every discard failed, for good. Returns whether it
+    /// did. The journal is the store's history, which its pruning deletes anyway; a launch's
+    /// verdict on the launch before it is read before this. The entry written next starts a
+    /// launch anew; a launch another `ArchiveStore` records keeps its number, which the
+    /// journal refuses (`CHECK (launch <= id)`) while the new ids are below it, so that its
+    /// next event starts a launch anew too.
+    private static func startAfreshWhenNumberingRanOut(_ connection: Connection) throws -> Bool {
+        guard try connection.pragmaInteger(numberingRanOut) == 1 else { return false }
+        try connection.execute("DELETE FROM journal; DELETE FROM sqlite_sequence WHERE name = 'journal'")
+        return true
     }
 
     /// The store's incarnation: when its first migration was applied, in milliseconds since
