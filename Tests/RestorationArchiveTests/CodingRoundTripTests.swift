@@ -393,6 +393,19 @@ struct CodingRoundTripTests {
             }
         }
         struct Refusing: Decodable { init(from decoder: any Decoder) throws { throw Refusal() } }
+        // A key or a value the app's own init(from:) finds missing.
+        struct Lacking: Decodable {
+            enum CodingKeys: CodingKey { case category, size }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                if container.contains(.category) {
+                    throw DecodingError.keyNotFound(
+                        CodingKeys.size, .init(codingPath: container.codingPath, debugDescription: "secret"))
+                }
+                throw DecodingError.valueNotFound(
+                    String.self, .init(codingPath: container.codingPath + [CodingKeys.category], debugDescription: "secret"))
+            }
+        }
         let coder = try roundTrip { c in
             try c.encode(["category": "secret-menu"], forKey: "item")
             try c.encode([9, 2], forKey: "range")
@@ -414,6 +427,9 @@ struct CodingRoundTripTests {
              { _ = try coder.decode(Strict.self, forKey: "item") }),
             (.undecodable(key: "range", reason: "an init(from:) decoding Refusing threw Refusal()"),
              { _ = try coder.decode(Refusing.self, forKey: "range") }),
+            (.keyNotFound(key: "item.size"), { _ = try coder.decode(Lacking.self, forKey: "item") }),
+            (.typeMismatch(key: "numbered.category", expected: "String", found: "null"),
+             { _ = try coder.decode(Lacking.self, forKey: "numbered") }),
         ]
         for (expected, decode) in refusals {
             let error = #expect(throws: StateCodingError.self) { try decode() }
