@@ -504,6 +504,37 @@ struct StoreDamageTests {
         }
     }
 
+    /// A generation's number or epoch that damage made a real (SQLite compares it as a
+    /// number, so the rows around it still find it) is damage to that generation. It was
+    /// damage to the whole store: listing the generations threw it, and every save of the
+    /// archive, a full one too, whose prune read every generation's numbers, so that an app
+    /// erased all its archives; the saves after it now prune the row.
+    @Test(arguments: ["generation", "epoch"], [Generation(1), 2])
+    func aGenerationsNumberOfAnotherTypeIsDamageToThatGeneration(_ column: String, _ damaged: Generation) throws {
+        try withTwoGenerations { path, store, nodes in
+            try tamperBypassingStrict(
+                with: path, table: "generation",
+                "UPDATE generation SET \(column) = \(column) + 0.5 WHERE generation = \(damaged.rawValue)")
+            let unreadable = ArchiveStoreError.damagedArchive(
+                .main, damaged, "its header cannot be read (column '\(column)' holds a value that is not integer)")
+            #expect(throws: unreadable) { try store.generations() }
+            if damaged == 1 {
+                #expect(try store.snapshot()?.header.generation == 2)
+            } else {
+                // A number of 2.5 is no generation 2: the newest generation's header is missing.
+                let newest = column == "generation" ? ArchiveStoreError.damagedArchive(.main, 2, ArchiveRows.newestHeaderMissing) : unreadable
+                #expect(throws: newest) { try store.snapshot() }
+            }
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == 3)
+            // A number of 2.5 is no generation to report as pruned.
+            let pruned: [Generation] = damaged == 2 && column == "generation" ? [] : [2]
+            #expect(try store.save(nodes, header: SampleArchives.header).prunedGenerations == pruned)
+            #expect(try store.generations().map(\.generation) == [4, 3])
+            // (The sample states are not blobs: `check()` says so of every node.)
+            #expect(try store.check().filter { $0.path == nil }.isEmpty)
+        }
+    }
+
     /// Found by `scripts/torture` (damage): these used to read as "nothing to restore", so a
     /// launch silently started afresh.
     @Test func aNewestGenerationWithoutItsHeaderIsDamageNotNothingToRestore() throws {

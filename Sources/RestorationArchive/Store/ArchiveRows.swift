@@ -413,8 +413,9 @@ enum ArchiveRows {
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.rawValue, at: 2)
-        // The first row is the newest at or below `generation`: it is the one asked for or none.
-        guard try statement.step(), try statement.int64(0) == generation.rawValue else { return nil }
+        // The first row is the newest at or below `generation`: it is the one asked for or none
+        // (a number damage made a real below it is not it).
+        guard try statement.step(), (try? statement.int64(0)) == generation.rawValue else { return nil }
         return try generationRow(statement, archive: archive.name)
     }
 
@@ -525,12 +526,15 @@ enum ArchiveRows {
     }
 
     private static func generationRow(_ statement: Statement, archive: ArchiveName) throws -> GenerationRow {
-        let generation = Generation(try statement.int64(0))
+        // A number of another type is named as SQLite converts it (a real, truncated).
+        let generation = Generation(statement.uncheckedInt64(0))
         do {
+            _ = try statement.int64(0)
             return try generationRow(statement, archive: archive, generation: generation)
         } catch let error as ColumnError {
-            // A value of another type, or text that is not UTF-8: damage to this generation's
-            // header, as a changed value is, not to the whole store (which an app erases).
+            // A value of another type, its number's too, or text that is not UTF-8: damage to
+            // this generation's header, as a changed value is, not to the whole store (which an
+            // app erases).
             throw ArchiveStoreError.damagedArchive(archive, generation, "its header cannot be read (\(error.description))")
         }
     }

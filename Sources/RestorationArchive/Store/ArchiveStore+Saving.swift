@@ -430,33 +430,42 @@ extension ArchiveStore {
     ) throws -> [Generation] {
         let oldestKept = newest.rawValue - Int64(retained) + 1
         guard oldestKept > 1 else { return [] }
-        var pruned: [Generation] = []
         // Epochs only grow with generations, so the oldest retained generation's is the
-        // oldest any retained generation reads. `newest` is not stored yet.
+        // oldest any retained generation reads. `newest` is not stored yet. A retained
+        // generation whose epoch damage made a value of another type is one no restoration
+        // reads (its header cannot be read): it keeps no rows.
         var oldestEpoch = epoch.rawValue
-        var oldestPrunedEpoch = Int64.max
         do {
-            let listed = try connection.statement(
-                "SELECT generation, epoch FROM generation WHERE archive_id = ? ORDER BY generation")
-            defer { listed.reset() }
-            try listed.bind(archive.id, at: 1)
-            while try listed.step() {
-                let generation = try listed.int64(0)
-                if generation < oldestKept {
-                    pruned.append(Generation(generation))
-                    oldestPrunedEpoch = min(oldestPrunedEpoch, try listed.int64(1))
-                } else {
-                    oldestEpoch = min(oldestEpoch, try listed.int64(1))
-                }
+            let retainedEpochs = try connection.statement(
+                "SELECT epoch FROM generation WHERE archive_id = ? AND generation >= ?")
+            defer { retainedEpochs.reset() }
+            try retainedEpochs.bind(archive.id, at: 1)
+            try retainedEpochs.bind(oldestKept, at: 2)
+            while try retainedEpochs.step() {
+                if let retainedEpoch = try? retainedEpochs.int64(0) { oldestEpoch = min(oldestEpoch, retainedEpoch) }
             }
         }
-        let deleteGeneration = try connection.statement("DELETE FROM generation WHERE archive_id = ? AND generation = ?")
-        for generation in pruned {
-            defer { deleteGeneration.reset() }
-            try deleteGeneration.bind(archive.id, at: 1)
-            try deleteGeneration.bind(generation.rawValue, at: 2)
-            try deleteGeneration.run()
+        // One range of the primary key. A generation whose number or epoch damage made a value
+        // of another type goes too when its number is below the window (SQLite compares a real
+        // as a number): it is no generation to report, and its epoch is unknown, so the earlier
+        // epochs are deleted. It stopped every save of the archive, a full one too, as damage
+        // to the whole store.
+        var pruned: [Generation] = []
+        var deletedAny = false
+        var oldestPrunedEpoch = Int64.max
+        do {
+            let deleted = try connection.statement(
+                "DELETE FROM generation WHERE archive_id = ? AND generation < ? RETURNING generation, epoch")
+            defer { deleted.reset() }
+            try deleted.bind(archive.id, at: 1)
+            try deleted.bind(oldestKept, at: 2)
+            while try deleted.step() {
+                deletedAny = true
+                if let generation = try? deleted.int64(0) { pruned.append(Generation(generation)) }
+                oldestPrunedEpoch = min(oldestPrunedEpoch, (try? deleted.int64(1)) ?? Int64.min)
+            }
         }
+        pruned.sort()
         // The rows of earlier epochs, then the rows retired within the retained ones: a row
         // retired by generation d is last part of d - 1, so no retained generation holds it once
         // d <= oldestKept. Each `DELETE` is one pass over a range of an index.
@@ -467,7 +476,7 @@ extension ArchiveStore {
         // older than the oldest retained one (most saves are incremental and prune a
         // generation of the epoch they write to). A `DELETE` that finds nothing still costs
         // about as much as a one-row `SELECT`.
-        guard !pruned.isEmpty else { return pruned }
+        guard deletedAny else { return pruned }
         if oldestPrunedEpoch < oldestEpoch {
             try deleteRows(Self.deleteEarlierEpochs, of: archive, bound: oldestEpoch, connection)
         }
