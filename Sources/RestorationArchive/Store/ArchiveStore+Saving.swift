@@ -430,42 +430,50 @@ extension ArchiveStore {
     ) throws -> [Generation] {
         let oldestKept = newest.rawValue - Int64(retained) + 1
         guard oldestKept > 1 else { return [] }
-        // Epochs only grow with generations, so the oldest retained generation's is the
-        // oldest any retained generation reads. `newest` is not stored yet. A retained
-        // generation whose epoch damage made a value of another type is one no restoration
-        // reads (its header cannot be read): it keeps no rows.
-        var oldestEpoch = epoch.rawValue
-        do {
-            let retainedEpochs = try connection.statement(
-                "SELECT epoch FROM generation WHERE archive_id = ? AND generation >= ?")
-            defer { retainedEpochs.reset() }
-            try retainedEpochs.bind(archive.id, at: 1)
-            try retainedEpochs.bind(oldestKept, at: 2)
-            while try retainedEpochs.step() {
-                if let retainedEpoch = try? retainedEpochs.int64(0) { oldestEpoch = min(oldestEpoch, retainedEpoch) }
-            }
-        }
-        // One range of the primary key. A generation whose number or epoch damage made a value
-        // of another type goes too when its number is below the window (SQLite compares a real
-        // as a number): it is no generation to report, and its epoch is unknown, so the earlier
-        // epochs are deleted. It stopped every save of the archive, a full one too, as damage
-        // to the whole store.
         var pruned: [Generation] = []
-        var deletedAny = false
+        var prunesDamagedRow = false
+        // Epochs only grow with generations, so the oldest retained generation's is the
+        // oldest any retained generation reads. `newest` is not stored yet.
+        var oldestEpoch = epoch.rawValue
         var oldestPrunedEpoch = Int64.max
         do {
-            let deleted = try connection.statement(
-                "DELETE FROM generation WHERE archive_id = ? AND generation < ? RETURNING generation, epoch")
-            defer { deleted.reset() }
-            try deleted.bind(archive.id, at: 1)
-            try deleted.bind(oldestKept, at: 2)
-            while try deleted.step() {
-                deletedAny = true
-                if let generation = try? deleted.int64(0) { pruned.append(Generation(generation)) }
-                oldestPrunedEpoch = min(oldestPrunedEpoch, (try? deleted.int64(1)) ?? Int64.min)
+            let listed = try connection.statement(
+                "SELECT generation, epoch FROM generation WHERE archive_id = ? ORDER BY generation")
+            defer { listed.reset() }
+            try listed.bind(archive.id, at: 1)
+            while try listed.step() {
+                // A number or an epoch that damage made a value of another type stopped every
+                // save of the archive, a full one too, as damage to the whole store. A number
+                // made a real is pruned as SQLite compares it, as a number (text sorts after
+                // every number); it is no generation to report, and its epoch is unknown, so
+                // the earlier epochs are deleted. A retained generation whose epoch cannot be
+                // read is one no restoration reads (its header cannot be read): it keeps no rows.
+                let generation = try? listed.int64(0)
+                let isPruned =
+                    generation.map { $0 < oldestKept } ?? (((try? listed.double(0)) ?? .infinity) < Double(oldestKept))
+                if isPruned {
+                    if let generation { pruned.append(Generation(generation)) } else { prunesDamagedRow = true }
+                    oldestPrunedEpoch = min(oldestPrunedEpoch, (try? listed.int64(1)) ?? Int64.min)
+                } else if let retainedEpoch = try? listed.int64(1) {
+                    oldestEpoch = min(oldestEpoch, retainedEpoch)
+                }
             }
         }
-        pruned.sort()
+        if prunesDamagedRow {
+            try deleteRows(
+                "DELETE FROM generation WHERE archive_id = ? AND generation < ?", of: archive, bound: oldestKept, connection)
+        } else {
+            // One row each: `DELETE … RETURNING` collects its rows in a temporary table first,
+            // which tripled the prune's instructions.
+            let deleteGeneration = try connection.statement(
+                "DELETE FROM generation WHERE archive_id = ? AND generation = ?")
+            for generation in pruned {
+                defer { deleteGeneration.reset() }
+                try deleteGeneration.bind(archive.id, at: 1)
+                try deleteGeneration.bind(generation.rawValue, at: 2)
+                try deleteGeneration.run()
+            }
+        }
         // The rows of earlier epochs, then the rows retired within the retained ones: a row
         // retired by generation d is last part of d - 1, so no retained generation holds it once
         // d <= oldestKept. Each `DELETE` is one pass over a range of an index.
@@ -476,7 +484,7 @@ extension ArchiveStore {
         // older than the oldest retained one (most saves are incremental and prune a
         // generation of the epoch they write to). A `DELETE` that finds nothing still costs
         // about as much as a one-row `SELECT`.
-        guard deletedAny else { return pruned }
+        guard !pruned.isEmpty || prunesDamagedRow else { return pruned }
         if oldestPrunedEpoch < oldestEpoch {
             try deleteRows(Self.deleteEarlierEpochs, of: archive, bound: oldestEpoch, connection)
         }
@@ -484,8 +492,9 @@ extension ArchiveStore {
         return pruned
     }
 
-    /// Runs ``deleteEarlierEpochs`` (epochs below `bound`) or ``deleteRetiredRows`` (rows
-    /// retired at or below `bound`) for an archive.
+    /// Runs a `DELETE` of an archive's rows up to `bound`: ``deleteEarlierEpochs`` (epochs
+    /// below it), ``deleteRetiredRows`` (rows retired at or below it) or the prune's of the
+    /// generations below it.
     private static func deleteRows(
         _ sql: String, of archive: ArchiveRows.ArchiveRow, bound limit: Int64, _ connection: Connection
     ) throws {
