@@ -744,6 +744,47 @@ struct StoreDamageTests {
         }
     }
 
+    /// An archive row whose name damage made no valid archive name (bytes that are not text,
+    /// text that is not UTF-8, an empty or a control character) names no archive: it is left
+    /// out of every list of the archives, and `check()` names it. It was damage to the whole
+    /// store (which an app erases): the list of archives, the crash markers, a discard of
+    /// every archive and the crash policy's invalidation of them all at the next launch threw.
+    @Test(arguments: ["x'0102'", "CAST(x'73ff' AS TEXT)", "''", "'scene' || char(7)"])
+    func anArchiveRowWhoseNameIsNoArchiveNameIsLeftOutOfTheLists(name: String) throws {
+        try withSavedStore { path, nodes in
+            let policy = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+            do {
+                // A launch that dies on screen with two scenes' archives saved.
+                let store = try ArchiveStore(path: path, configuration: policy)
+                try store.save(nodes, header: SampleArchives.header, in: try ArchiveName("scene-1"))
+                try store.record(.willFinishLaunching)
+                try store.record(.didBecomeActive)
+            }
+            try tamperBypassingStrict(with: path, table: "archive", "UPDATE archive SET name = \(name) WHERE name = 'scene-1'")
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            // (SQLite's own check names a blob in a text column too.)
+            #expect(
+                try reader.check().filter { $0.path == nil && !$0.problem.hasPrefix("SQLite") }.map(\.description) == [
+                    "an archive row (id 2) has a name that is not a valid archive name: its archive cannot be read, "
+                        + "saved or discarded, and its rows stay until the store is erased"
+                ])
+            #expect(try reader.archiveNames() == [.main])
+            #expect(try reader.archives().map(\.name) == [.main])
+            #expect(try reader.crashMarkers() == [])
+
+            let next = try ArchiveStore(path: path, configuration: policy)
+            try next.record(.willFinishLaunching)
+            guard case .invalidated? = try next.summary(of: .main)?.state else {
+                Issue.record("main was not invalidated: \(String(describing: try next.summary(of: .main)))")
+                return
+            }
+            #expect(try next.discardAll(reason: "quit").keys.sorted() == [.main])
+            #expect(try next.save(nodes, header: SampleArchives.header).generation == 2)
+            try ArchiveStore.erase(at: path)
+            #expect(try next.check() == [])
+        }
+    }
+
     /// An archive row whose generation damage made negative (the sign bit flipped) is damage
     /// to that archive, as any other changed value of the row: it was damage to the whole
     /// store (which an app erases). The next save replaces the row, numbering on from what

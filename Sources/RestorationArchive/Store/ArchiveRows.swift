@@ -224,13 +224,35 @@ enum ArchiveRows {
     }
 
     /// Every archive row as stored, in name order, each with what is wrong with it.
+    ///
+    /// A row whose name damage made no valid archive name is none of them: no archive is read,
+    /// saved or discarded under it, and ``unnamedArchives(in:)`` lists it for `check()`. It
+    /// was damage to the whole store: one such row stopped every list of the archives, the
+    /// crash policy's invalidation of them all at a launch, and a discard of them all, so that
+    /// an app erased every archive.
     static func allStoredArchives(in connection: Connection) throws -> [StoredArchive] {
-        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive ORDER BY name")
+        let statement = try connection.statement(allArchiveRows)
         defer { statement.reset() }
         var rows: [StoredArchive] = []
-        while try statement.step() { rows.append(try storedArchiveRow(statement)) }
+        while try statement.step() {
+            if let row = try namedArchiveRow(statement) { rows.append(row) }
+        }
         return rows
     }
+
+    /// The ids of the archive rows whose name is not a valid archive name (see
+    /// ``allStoredArchives(in:)``): their archives' rows stay until the store is erased.
+    static func unnamedArchives(in connection: Connection) throws -> [Int64] {
+        let statement = try connection.statement(allArchiveRows)
+        defer { statement.reset() }
+        var ids: [Int64] = []
+        while try statement.step() {
+            if (try? ArchiveName(try statement.string(1))) == nil { ids.append(try statement.int64(0)) }
+        }
+        return ids
+    }
+
+    private static let allArchiveRows = "SELECT \(archiveColumns) FROM archive ORDER BY name"
 
     static func createArchive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow {
         let now = Clock.nowMilliseconds()
@@ -287,11 +309,17 @@ enum ArchiveRows {
     /// that does not match, a negative generation, a value of another type or a reason that is
     /// not UTF-8 (damage to this row alone, as a changed value is: it stopped every read of the
     /// list of archives, and a discard of them all). A name that is not a valid archive name is
-    /// thrown: the row cannot be told apart from another archive's.
+    /// thrown: the row that the name index found cannot be told apart from another archive's.
     private static func storedArchiveRow(_ statement: Statement) throws -> StoredArchive {
-        guard let name = try? ArchiveName(try statement.string(1)) else {
+        guard let row = try namedArchiveRow(statement) else {
             throw ArchiveStoreError.damagedStore("an archive's name is not a valid archive name")
         }
+        return row
+    }
+
+    /// ``storedArchiveRow(_:)``, or `nil` when the row's name is not a valid archive name.
+    private static func namedArchiveRow(_ statement: Statement) throws -> StoredArchive? {
+        guard let name = try? ArchiveName(try statement.string(1)) else { return nil }
         let id = try statement.int64(0)
         let row: ArchiveRow
         let checksum: Int64?

@@ -62,6 +62,12 @@ extension ArchiveStore {
                 problems.append(StoreProblem(problem: "the list of archives cannot be read: \(try Self.damage(error, path: path))"))
                 return problems
             }
+            for id in try ArchiveRows.unnamedArchives(in: connection) {
+                problems.append(
+                    StoreProblem(
+                        problem: "an archive row (id \(id)) has a name that is not a valid archive name: its archive "
+                            + "cannot be read, saved or discarded, and its rows stay until the store is erased"))
+            }
             // A damaged archive row is a problem of its archive; its generations and nodes,
             // which have checksums of their own, are checked all the same.
             for archive in archives {
