@@ -90,7 +90,11 @@ struct EventsCommand: ParsableCommand {
                             detail: "\(generation.saveKind.rawValue) save, \(generation.nodeCount) nodes, \(generation.totalBytes) bytes",
                             tiebreak: Int64.max - 1))
                 }
-                for report in try store.restoreReports(of: archive).reversed() {
+                // A damaged restore report hides its archive's reports; the rest is listed.
+                let reports = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
+                    try store.restoreReports(of: archive)
+                }
+                for report in (reports ?? []).reversed() {
                     events.append(
                         Event(
                             date: report.date, kind: "restored", archive: archive.rawValue,

@@ -21,11 +21,15 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         let store = try options.openReadOnly()
         var reports: [RestoreReport] = []
+        var unreadable: [ArchiveStoreError] = []
         do {
-            // Reports have checksums of their own: damage to their archive does not hide them.
+            // Reports have checksums of their own: damage to their archive does not hide them,
+            // and a damaged report hides only its archive's.
             for name in try options.selectedArchiveNames(in: store) {
-                let kept = try store.restoreReports(of: name)
-                reports += all ? kept : Array(kept.prefix(1))
+                let kept = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
+                    try store.restoreReports(of: name)
+                }
+                reports += all ? kept ?? [] : Array((kept ?? []).prefix(1))
             }
         } catch {
             Diagnostics.fail(error, exitCode: 1)
@@ -34,6 +38,7 @@ struct ReportCommand: ParsableCommand {
         case .text: print(Self.text(reports, path: store.path), terminator: "")
         case .json: print(try JSONOutput.render(ReportsJSON(store: store.path, reports: reports.map(ReportJSON.init))))
         }
+        Diagnostics.failIfAny(unreadable)
     }
 
     static func text(_ reports: [RestoreReport], path: String) -> String {

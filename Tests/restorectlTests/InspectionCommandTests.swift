@@ -316,6 +316,31 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A damaged restore report hides only its archive's reports: `events` shows the journal
+    /// and the saves, `report` what else it can read; both name it and exit 1. They printed
+    /// nothing else.
+    @Test func aDamagedRestoreReportHidesOnlyItsArchivesReports() throws {
+        try withDemoStore { path in
+            let damage = """
+                import sqlite3; c = sqlite3.connect('\(path)')
+                c.execute("UPDATE restore_report SET report = x'00' WHERE sequence = 1")
+                c.commit()
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let named = "restorectl: error: The store's history is damaged: a restore report of archive 'main' cannot be read.\n"
+            let events = try run(["events", path, "--limit", "500"])
+            #expect(events.status == 1 && events.standardError == named)
+            #expect(events.standardOutput.contains("willFinishLaunching: app inactive"))
+            #expect(events.standardOutput.contains("saved  archive main generation"))
+            #expect(!events.standardOutput.contains("restored  archive main"))
+            for arguments in [["report", path, "--all"], ["report", path, "--format", "json"]] {
+                let report = try run(arguments)
+                #expect(report.status == 1 && report.standardError == named)
+                #expect(report.standardOutput.contains("(no restore reports)") || report.standardOutput.contains("\"reports\" : ["))
+            }
+        }
+    }
+
     /// A store saved by an earlier version of the library (schema 6) is inspected as it is,
     /// through a migrated copy, and left unchanged; its saves of one millisecond are listed in
     /// the order they were made (they came newest first).
