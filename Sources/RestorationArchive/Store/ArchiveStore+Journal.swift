@@ -273,6 +273,10 @@ extension ArchiveStore {
     /// launch anew; a launch another `ArchiveStore` records keeps its number, which the
     /// journal refuses (`CHECK (launch <= id)`) while the new ids are below it, so that its
     /// next event starts a launch anew too.
+    ///
+    /// Looked into before each entry (one query on the counter and the newest id), not after
+    /// the insertion failed: on `SQLITE_FULL` SQLite may roll back the whole transaction, and
+    /// a discard's deletions with it (https://sqlite.org/lang_transaction.html).
     private static func startAfreshWhenNumberingRanOut(_ connection: Connection) throws -> Bool {
         guard try connection.pragmaInteger(numberingRanOut) == 1 else { return false }
         try connection.execute("DELETE FROM journal; DELETE FROM sqlite_sequence WHERE name = 'journal'")
