@@ -47,11 +47,8 @@ struct EventsCommand: ParsableCommand {
         do {
             let archives = try options.selectedArchiveNames(in: store)
             let selected = Set(archives)
-            // A damaged journal hides only its own entries.
-            let journal = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
-                try store.journal()
-            }
-            for entry in journal ?? [] {
+            // A damaged journal entry hides only the entries before it.
+            for entry in try Self.readableJournal(of: store, &unreadable) {
                 switch entry.kind {
                 case .lifecycle(let event, let state):
                     // Lifecycle events concern the whole app: shown unless --archive asks otherwise.
@@ -126,6 +123,42 @@ struct EventsCommand: ParsableCommand {
             print(try JSONOutput.render(EventsJSON(store: store.path, events: shown)))
         }
         Diagnostics.failIfAny(unreadable)
+    }
+
+    /// The journal's entries; when one cannot be read (its damage added to `unreadable`), the
+    /// newest that can, those after the newest damaged one. The whole journal was hidden until
+    /// its pruning took the entry, 256 entries later. Found by reading the newest 1, 2, 4, …
+    /// entries, then halving the range: a few reads, each of one transaction.
+    static func readableJournal(
+        of store: ArchiveStore, _ unreadable: inout [ArchiveStoreError]
+    ) throws(ArchiveStoreError) -> [JournalEntry] {
+        do {
+            return try store.journal()
+        } catch where error.isDamage {
+            unreadable.append(error)
+        }
+        func newest(_ limit: Int) throws(ArchiveStoreError) -> [JournalEntry]? {
+            do { return try store.journal(limit: limit) } catch where error.isDamage { return nil }
+        }
+        var readable: [JournalEntry] = []
+        var limit = 1
+        while let entries = try newest(limit) {
+            // Fewer than asked: the whole journal reads now (the app wrote since).
+            guard entries.count == limit else { return entries }
+            readable = entries
+            limit *= 2
+        }
+        // The newest `low` entries read, the newest `high` do not.
+        var (low, high) = (readable.count, limit)
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            if let entries = try newest(middle) {
+                (readable, low) = (entries, middle)
+            } else {
+                high = middle
+            }
+        }
+        return readable
     }
 
     /// The events oldest first: by the millisecond, the precision the store keeps times in,

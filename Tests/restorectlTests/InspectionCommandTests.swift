@@ -316,6 +316,34 @@ struct InspectionCommandTests {
         }
     }
 
+    /// An older damaged journal entry hides only the entries before it: `events` shows the
+    /// newer ones (it showed none), names the damage and exits 1.
+    @Test func aDamagedJournalEntryHidesOnlyTheEntriesBeforeIt() throws {
+        try withDemoStore { path in
+            let damage = """
+                import sqlite3; c = sqlite3.connect('\(path)')
+                c.execute("PRAGMA ignore_check_constraints = ON")
+                c.execute("UPDATE journal SET event = 'bogus' WHERE id = (SELECT min(id) + 6 FROM journal)")
+                c.commit()
+                rows = c.execute("SELECT count(*), min(id) FROM journal").fetchone()
+                print(rows[0], rows[1])
+                """
+            let damaged = try runProcess("/usr/bin/env", ["python3", "-c", damage])
+            #expect(damaged.status == 0)
+            let counts = damaged.standardOutput.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let (count, first) = (try #require(counts.first), try #require(counts.last))
+            let document = try json(try run(["events", path, "--format", "json", "--limit", "500"]))
+            let launches = (document["events"] as? [[String: Any]] ?? []).compactMap { $0["launch"] as? Int }
+            // The entries after the damaged one (id first + 6), the newest included.
+            #expect(launches.count == count - 7)
+            #expect(launches.allSatisfy { $0 > first })
+            let events = try run(["events", path, "--limit", "500"])
+            #expect(events.status == 1 && events.standardError == "restorectl: error: The store's history is damaged: a journal entry has an unknown event.\n")
+            #expect(!events.standardOutput.contains("launch \(first):\n"))
+            #expect(events.standardOutput.contains("didEnterBackground: app background"))
+        }
+    }
+
     /// A damaged restore report hides only its archive's reports: `events` shows the journal
     /// and the saves, `report` what else it can read; both name it and exit 1. They printed
     /// nothing else.
