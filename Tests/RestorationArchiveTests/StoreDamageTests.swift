@@ -613,6 +613,31 @@ struct StoreDamageTests {
         }
     }
 
+    /// A number of another type among those a damaged archive's rows name (text, which
+    /// SQLite's `max` takes over any number, or a real) names no generation: it does not stop
+    /// the save that replaces the archive, which said the whole store was damaged (which an
+    /// app erases).
+    @Test(arguments: [
+        ("crash_marker", "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (1, 'x', 0, 1)"),
+        ("crash_marker", "INSERT INTO crash_marker (archive_id, generation, started_at, process_id) VALUES (1, 5.5, 0, 1)"),
+        ("restore_report", "INSERT INTO restore_report (archive_id, sequence, generation, reported_at, outcome, report) "
+            + "VALUES (1, 99, 'x', 0, 'failed', x'00')"),
+        ("journal", "INSERT INTO journal (at, process_id, event, archive, generation, detail) "
+            + "VALUES (0, 1, 'invalidated', 'main', 5.5, 'x')"),
+        ("generation", "UPDATE generation SET generation = 'x'"),
+        ("node", "UPDATE node SET epoch = 5.5 WHERE path = 'Root'"),
+    ])
+    func aNumberOfAnotherTypeBesideADamagedArchiveRowNamesNoGeneration(table: String, sql: String) throws {
+        try withSavedStore { path, nodes in
+            try tamperBypassingStrict(with: path, table: table, sql)
+            try tamper(with: path, "UPDATE archive SET created_at = created_at + 1")
+            let store = try ArchiveStore(path: path)
+            #expect(try store.save(nodes, header: SampleArchives.header).generation == 2)
+            let snapshot = try #require(try store.snapshot())
+            #expect(snapshot.header.generation == 2 && Set(snapshot.nodes) == Set(nodes))
+        }
+    }
+
     /// The highest generation a damaged archive's rows name may be the highest there is:
     /// then no new one can be numbered, and the save says the store is damaged rather than
     /// overflowing.

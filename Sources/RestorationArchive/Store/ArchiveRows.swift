@@ -359,16 +359,20 @@ enum ArchiveRows {
     /// node rows (born, retired, epoch), its crash marker, its restore reports and the
     /// journal's entries about it; 0 when nothing does. What a damaged archive row's newest
     /// generation is taken to be, unless the row's own is higher.
+    /// Only integers count: a number that damage made text (which `max` takes over any
+    /// number) or a real names no generation, and threw (damage to the whole store, which an
+    /// app erases).
     /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when that is the highest generation
     ///   there can be, which no write could follow.
     static func highestGenerationNamed(by archive: ArchiveRow, in connection: Connection) throws -> Generation {
+        func named(_ column: String) -> String { "iif(typeof(\(column)) = 'integer', \(column), 0)" }
         let statement = try connection.statement(
             """
-            SELECT max((SELECT ifnull(max(generation), 0) FROM generation WHERE archive_id = ?1), \
-            (SELECT ifnull(max(max(born, ifnull(died, 0), epoch)), 0) FROM node WHERE archive_id = ?1), \
-            (SELECT ifnull(max(generation), 0) FROM crash_marker WHERE archive_id = ?1), \
-            (SELECT ifnull(max(generation), 0) FROM restore_report WHERE archive_id = ?1), \
-            (SELECT ifnull(max(generation), 0) FROM journal WHERE archive = ?2))
+            SELECT max((SELECT ifnull(max(\(named("generation"))), 0) FROM generation WHERE archive_id = ?1), \
+            (SELECT ifnull(max(max(\(named("born")), \(named("died")), \(named("epoch")))), 0) FROM node WHERE archive_id = ?1), \
+            (SELECT ifnull(max(\(named("generation"))), 0) FROM crash_marker WHERE archive_id = ?1), \
+            (SELECT ifnull(max(\(named("generation"))), 0) FROM restore_report WHERE archive_id = ?1), \
+            (SELECT ifnull(max(\(named("generation"))), 0) FROM journal WHERE archive = ?2))
             """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
