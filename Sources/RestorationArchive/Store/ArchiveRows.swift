@@ -359,9 +359,10 @@ enum ArchiveRows {
     /// node rows (born, retired, epoch), its crash marker, its restore reports and the
     /// journal's entries about it; 0 when nothing does. What a damaged archive row's newest
     /// generation is taken to be, unless the row's own is higher.
+    ///
     /// Only integers count: a number that damage made text (which `max` takes over any
-    /// number) or a real names no generation, and threw (damage to the whole store, which an
-    /// app erases).
+    /// number) or a real names no generation. Read as an integer, it failed this read as
+    /// damage to the whole store, which an app erases.
     /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when that is the highest generation
     ///   there can be, which no write could follow.
     static func highestGenerationNamed(by archive: ArchiveRow, in connection: Connection) throws -> Generation {
