@@ -19,7 +19,7 @@ struct EventsCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
     @OptionGroup var output: FormatOptions
 
-    @Option(name: .long, help: "Show only the newest N events (50 by default).")
+    @Option(name: .long, parsing: .unconditional, help: "Show only the newest N events (50 by default).")
     var limit: Int = 50
 
     func validate() throws {

@@ -127,7 +127,12 @@ struct InspectionCommandTests {
             let events = try #require(document["events"] as? [[String: Any]])
             #expect(events.count == 3)
             #expect(events.last?["kind"] as? String == "saved" || events.last?["kind"] as? String == "didEnterBackground")
-            #expect(try run(["events", path, "--limit", "0"]).status != 0)
+            // A negative limit is a number, and refused as one: it was read as an option
+            // ("Missing value for '--limit <limit>'").
+            for limit in ["0", "-5"] {
+                let refused = try run(["events", path, "--limit", limit])
+                #expect(refused.status == 64 && refused.standardError.contains("--limit must be at least 1"), "\(refused.standardError)")
+            }
         }
     }
 
