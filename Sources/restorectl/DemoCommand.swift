@@ -269,11 +269,20 @@ struct DemoCommand: ParsableCommand {
     // MARK: The whole story
 
     private func story(path: String) throws {
+        // A store an earlier story left (the default path's, run again): its state would be
+        // restored at the "first" launch, and every step would tell another story. A file
+        // that is not an archive store is refused here, before the story begins: its first
+        // launch runs in a child process, and the story printed the child's refusal, then
+        // that the child had failed.
+        let archives: [ArchiveSummary]?
+        do throws(ArchiveStoreError) {
+            archives = try ArchiveStore(path: path, mode: .readOnly).archives()
+        } catch {
+            if case .notAStore = error { throw NotAStoreRefusal(error) }
+            archives = nil
+        }
         print("Store: \(TerminalText.escaped(path))")
         print("")
-        // A store an earlier story left (the default path's, run again): its state would be
-        // restored at the "first" launch, and every step would tell another story.
-        let archives = try? ArchiveStore(path: path, mode: .readOnly).archives()
         if archives?.contains(where: { !$0.generations.isEmpty }) == true {
             print("0. The store holds the state of an earlier session: the user quits the app explicitly, which discards it, so that the story starts afresh:")
             try Self.run(.quit, path: path, policy: .discard)

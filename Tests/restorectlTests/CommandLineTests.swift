@@ -216,6 +216,23 @@ struct CommandLineTests {
         }
     }
 
+    /// The whole story refuses a file that is not an archive store (here a named pipe) before
+    /// it begins, in one line: it printed its first step, the refusal of the child process
+    /// that plays it, then that the child had failed.
+    @Test func theDemosStoryRefusesAFileThatIsNotAStoreBeforeItBegins() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/pipe"
+            #expect(mkfifo(path, 0o600) == 0)
+            let refused = try runProcess(restorectl, ["demo", path])
+            #expect(refused.status == 1)
+            #expect(refused.standardOutput == "")
+            #expect(
+                refused.standardError.hasPrefix("restorectl: error: '\(path)' is not an archive store: it is not a regular file.")
+                    && refused.standardError.filter { $0 == "\n" }.count == 1,
+                "\(refused.standardError)")
+        }
+    }
+
     @Test func showRendersANodeAsATypedTree() throws {
         try withTemporaryStorePath { path in
             // Two launches that save: the second adds one more latte to the restored order.
