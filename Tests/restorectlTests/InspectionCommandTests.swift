@@ -17,6 +17,20 @@ struct InspectionCommandTests {
         try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
     }
 
+    /// Runs `statements` on the store in one transaction of a plain connection (python3's
+    /// sqlite3), as damage or another program would write them, `CHECK` constraints off.
+    private func tamper(_ path: String, _ statements: String...) throws {
+        let script = """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("PRAGMA ignore_check_constraints = ON")
+            for statement in sys.argv[2:]: c.execute(statement)
+            c.commit()
+            """
+        let outcome = try runProcess("/usr/bin/env", ["python3", "-c", script, path] + statements)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+    }
+
     /// A store after the demo's story and one more saving launch: generations 3 and 4.
     private func withDemoStore(_ body: (String) throws -> Void) throws {
         try withTemporaryStorePath { path in
@@ -236,12 +250,7 @@ struct InspectionCommandTests {
             #expect(unknown.status == 2 && unknown.standardOutput.isEmpty)
             #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9'.\n")
             // Damage: one node's state changed behind the store's back, and an orphan row.
-            let damage = """
-                import sqlite3; c = sqlite3.connect('\(path)')
-                c.execute("UPDATE node SET state = X'01' WHERE path = 'Tabs/Profile' AND died IS NULL")
-                c.commit()
-                """
-            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            try tamper(path, "UPDATE node SET state = X'01' WHERE path = 'Tabs/Profile' AND died IS NULL")
             let broken = try run(["check", path])
             #expect(broken.status == 1)
             #expect(broken.standardOutput.contains("node 'Tabs/Profile': its content does not match its checksum"))
@@ -259,12 +268,7 @@ struct InspectionCommandTests {
         try withDemoStore { path in
             let scene = try ArchiveName("scene-2")
             try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header, in: scene)
-            let damage = """
-                import sqlite3; c = sqlite3.connect('\(path)')
-                c.execute("UPDATE archive SET generation = generation + 7 WHERE name = 'main'")
-                c.commit()
-                """
-            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            try tamper(path, "UPDATE archive SET generation = generation + 7 WHERE name = 'main'")
             let named = "restorectl: error: Archive 'main' generation 11 is damaged: its archive row does not match its checksum.\n"
 
             let info = try run(["info", path])
@@ -300,13 +304,7 @@ struct InspectionCommandTests {
     /// last launch cannot be read, `events` shows the saves and reports; both exit 1.
     @Test func aDamagedJournalEntryHidesOnlyTheJournal() throws {
         try withDemoStore { path in
-            let damage = """
-                import sqlite3; c = sqlite3.connect('\(path)')
-                c.execute("PRAGMA ignore_check_constraints = ON")
-                c.execute("UPDATE journal SET event = 'bogus' WHERE id = (SELECT max(id) FROM journal)")
-                c.commit()
-                """
-            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            try tamper(path, "UPDATE journal SET event = 'bogus' WHERE id = (SELECT max(id) FROM journal)")
             let info = try run(["info", path])
             #expect(info.status == 1 && info.standardError.hasPrefix("restorectl: error: The store's history is damaged: a journal entry"))
             #expect(info.standardOutput.contains("  last launch:   cannot be read: The store's history is damaged: a journal entry"))
@@ -325,18 +323,9 @@ struct InspectionCommandTests {
     /// newer ones (it showed none), names the damage and exits 1.
     @Test func aDamagedJournalEntryHidesOnlyTheEntriesBeforeIt() throws {
         try withDemoStore { path in
-            let damage = """
-                import sqlite3; c = sqlite3.connect('\(path)')
-                c.execute("PRAGMA ignore_check_constraints = ON")
-                c.execute("UPDATE journal SET event = 'bogus' WHERE id = (SELECT min(id) + 6 FROM journal)")
-                c.commit()
-                rows = c.execute("SELECT count(*), min(id) FROM journal").fetchone()
-                print(rows[0], rows[1])
-                """
-            let damaged = try runProcess("/usr/bin/env", ["python3", "-c", damage])
-            #expect(damaged.status == 0)
-            let counts = damaged.standardOutput.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            let (count, first) = (try #require(counts.first), try #require(counts.last))
+            let journal = try ArchiveStore(path: path, mode: .readOnly).journal()
+            let (count, first) = (journal.count, try #require(journal.first).sequence)
+            try tamper(path, "UPDATE journal SET event = 'bogus' WHERE id = \(first + 6)")
             let document = try json(try run(["events", path, "--format", "json", "--limit", "500"]))
             let launches = (document["events"] as? [[String: Any]] ?? []).compactMap { $0["launch"] as? Int }
             // The entries after the damaged one (id first + 6), the newest included.
@@ -354,12 +343,7 @@ struct InspectionCommandTests {
     /// nothing else.
     @Test func aDamagedRestoreReportHidesOnlyItsArchivesReports() throws {
         try withDemoStore { path in
-            let damage = """
-                import sqlite3; c = sqlite3.connect('\(path)')
-                c.execute("UPDATE restore_report SET report = x'00' WHERE sequence = 1")
-                c.commit()
-                """
-            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            try tamper(path, "UPDATE restore_report SET report = x'00' WHERE sequence = 1")
             let named = "restorectl: error: The store's history is damaged: a restore report of archive 'main' cannot be read.\n"
             let events = try run(["events", path, "--limit", "500"])
             #expect(events.status == 1 && events.standardError == named)
