@@ -524,6 +524,11 @@ struct StoreDamageTests {
                 // A number of 2.5 is no generation 2: the newest generation's header is missing.
                 let newest = column == "generation" ? ArchiveStoreError.damagedArchive(.main, 2, ArchiveRows.newestHeaderMissing) : unreadable
                 #expect(throws: newest) { try store.snapshot() }
+                if column == "generation" {
+                    // Nor generation 3, the newest at or below which it is (it read as damage
+                    // to the whole store).
+                    #expect(throws: ArchiveStoreError.generationNotFound(.main, 3)) { try store.snapshot(generation: 3) }
+                }
             }
             #expect(try store.save(nodes, header: SampleArchives.header).generation == 3)
             // A number of 2.5 is no generation to report as pruned.

@@ -226,33 +226,26 @@ enum ArchiveRows {
     /// Every archive row as stored, in name order, each with what is wrong with it.
     ///
     /// A row whose name damage made no valid archive name is none of them: no archive is read,
-    /// saved or discarded under it, and ``unnamedArchives(in:)`` lists it for `check()`. It
-    /// was damage to the whole store: one such row stopped every list of the archives, the
-    /// crash policy's invalidation of them all at a launch, and a discard of them all, so that
-    /// an app erased every archive.
+    /// saved or discarded under it, and ``storedArchives(in:)`` lists it for `check()`. It was
+    /// damage to the whole store: one such row stopped every list of the archives, the crash
+    /// policy's invalidation of them all at a launch, and a discard of them all, so that an app
+    /// erased every archive.
     static func allStoredArchives(in connection: Connection) throws -> [StoredArchive] {
-        let statement = try connection.statement(allArchiveRows)
-        defer { statement.reset() }
-        var rows: [StoredArchive] = []
-        while try statement.step() {
-            if let row = try namedArchiveRow(statement) { rows.append(row) }
-        }
-        return rows
+        try storedArchives(in: connection).named
     }
 
-    /// The ids of the archive rows whose name is not a valid archive name (see
-    /// ``allStoredArchives(in:)``): their archives' rows stay until the store is erased.
-    static func unnamedArchives(in connection: Connection) throws -> [Int64] {
-        let statement = try connection.statement(allArchiveRows)
+    /// ``allStoredArchives(in:)``, and the ids of the rows it leaves out, whose names are not
+    /// valid archive names: their archives' rows stay until the store is erased.
+    static func storedArchives(in connection: Connection) throws -> (named: [StoredArchive], unnamed: [Int64]) {
+        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive ORDER BY name")
         defer { statement.reset() }
-        var ids: [Int64] = []
+        var named: [StoredArchive] = []
+        var unnamed: [Int64] = []
         while try statement.step() {
-            if (try? ArchiveName(try statement.string(1))) == nil { ids.append(try statement.int64(0)) }
+            if let row = try namedArchiveRow(statement) { named.append(row) } else { unnamed.append(try statement.int64(0)) }
         }
-        return ids
+        return (named, unnamed)
     }
-
-    private static let allArchiveRows = "SELECT \(archiveColumns) FROM archive ORDER BY name"
 
     static func createArchive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow {
         let now = Clock.nowMilliseconds()

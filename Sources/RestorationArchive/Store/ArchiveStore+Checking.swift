@@ -55,14 +55,14 @@ extension ArchiveStore {
             } catch {
                 problems.append(StoreProblem(problem: "SQLite integrity check stopped: \(try Self.damage(error, path: path))"))
             }
-            let archives: [ArchiveRows.StoredArchive]
+            let (archives, unnamed): ([ArchiveRows.StoredArchive], [Int64])
             do {
-                archives = try ArchiveRows.allStoredArchives(in: connection)
+                (archives, unnamed) = try ArchiveRows.storedArchives(in: connection)
             } catch {
                 problems.append(StoreProblem(problem: "the list of archives cannot be read: \(try Self.damage(error, path: path))"))
                 return problems
             }
-            for id in try ArchiveRows.unnamedArchives(in: connection) {
+            for id in unnamed {
                 problems.append(
                     StoreProblem(
                         problem: "an archive row (id \(id)) has a name that is not a valid archive name: its archive "
