@@ -331,6 +331,11 @@ final class Connection {
     /// Number of rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes64(handle)) }
 
+    /// The rowid of the row the connection's last successful `INSERT` added
+    /// (`sqlite3_last_insert_rowid`): a table's `INTEGER PRIMARY KEY`. Reading it costs
+    /// nothing, where an `INSERT … RETURNING` is prepared and run as a query.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// Number of rows changed since the connection opened (`sqlite3_total_changes64`).
     var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
 

@@ -250,14 +250,14 @@ enum ArchiveRows {
     static func createArchive(named name: ArchiveName, in connection: Connection) throws -> ArchiveRow {
         let now = Clock.nowMilliseconds()
         let statement = try connection.statement(
-            "INSERT INTO archive (name, created_at, generation, checksum) VALUES (?, ?, 0, ?) RETURNING id")
+            "INSERT INTO archive (name, created_at, generation, checksum) VALUES (?, ?, 0, ?)")
         defer { statement.reset() }
         var row = ArchiveRow(id: 0, name: name, createdAt: now, generation: 0)
         try statement.bind(name.rawValue, at: 1)
         try statement.bind(now, at: 2)
         try statement.bind(archiveChecksum(row), at: 3)
-        guard try statement.step() else { throw ArchiveStoreError.damagedStore("an inserted archive has no id") }
-        row.id = try statement.int64(0)
+        try statement.run()
+        row.id = connection.lastInsertedRowID
         return row
     }
 

@@ -293,7 +293,7 @@ extension ArchiveStore {
         let statement = try connection.statement(
             """
             INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail, \
-            process_boot, process_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            process_boot, process_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
         let now = Clock.nowMilliseconds()
@@ -324,8 +324,8 @@ extension ArchiveStore {
         let start = ProcessStart.current
         try statement.bind(start?.boot, at: 9)
         try statement.bind(start?.ticks, at: 10)
-        guard try statement.step() else { throw ArchiveStoreError.damagedStore("a journal entry was not written") }
-        let id = try statement.int64(0)
+        try statement.run()
+        let id = connection.lastInsertedRowID
         statement.reset()
         var entryLaunch = launch
         if launch == nil, case .lifecycle = kind {
