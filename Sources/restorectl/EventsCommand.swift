@@ -73,13 +73,17 @@ struct EventsCommand: ParsableCommand {
                 }
             }
             for archive in archives {
-                // A damaged archive's saves are not listed; the rest is.
-                let generations = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
-                    try store.generations(of: archive)
+                // A damaged archive's saves are not listed, nor a generation whose header cannot
+                // be read (named, as the archive's damage is); the rest is.
+                let summary = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
+                    try store.summary(of: archive)
+                } ?? nil
+                for (generation, reason) in (summary?.damagedGenerations ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    unreadable.append(.damagedArchive(archive, generation, reason))
                 }
                 // Oldest first (the store lists them newest first): the sort below keeps
                 // events of one millisecond in the order they came.
-                for generation in (generations ?? []).reversed() {
+                for generation in (summary?.generations ?? []).reversed() {
                     events.append(
                         Event(
                             date: generation.savedAt, kind: "saved", archive: archive.rawValue,

@@ -36,7 +36,7 @@ struct InfoCommand: ParsableCommand {
                 if let error = damage.first {
                     archives.append(.damaged(name, error))
                 } else if let summary = summary ?? nil {
-                    archives.append(.readable(summary, damage: try Self.nodeDamage(of: summary, in: store)))
+                    archives.append(.readable(summary, damage: try Self.generationDamage(of: summary, in: store)))
                 }
             }
             let markers = Dictionary(
@@ -61,15 +61,16 @@ struct InfoCommand: ParsableCommand {
                 + status.markers.values.sorted { $0.archive < $1.archive }.compactMap(MarkersCommand.damage))
     }
 
-    /// Reads each retained generation of an archive as `check` does, keeping damaged nodes: a
+    /// The damage of each retained generation of an archive: a header that cannot be read (the
+    /// summary names it), or nodes, read as `check` reads them, keeping damaged nodes: a
     /// header reads `valid` (never refused) whether or not its nodes match their checksums.
     /// A generation that the app's saves pruned since the summary was read is left out, and
     /// so is one whose states are sealed (the Encryption trait): without the key they cannot
     /// be read as nodes, and `check` verifies them by their checksums.
-    static func nodeDamage(of summary: ArchiveSummary, in store: ArchiveStore) throws(ArchiveStoreError)
+    static func generationDamage(of summary: ArchiveSummary, in store: ArchiveStore) throws(ArchiveStoreError)
         -> [Generation: CrashStatus.GenerationDamage]
     {
-        var found: [Generation: CrashStatus.GenerationDamage] = [:]
+        var found = summary.damagedGenerations.mapValues(CrashStatus.GenerationDamage.header)
         for generation in summary.generations {
             var unreadable: [ArchiveStoreError] = []
             var snapshot: ArchiveSnapshot? = nil
@@ -111,8 +112,11 @@ struct InfoCommand: ParsableCommand {
             }
         }
 
-        /// What is damaged in a retained generation whose header reads well.
+        /// What is damaged in a retained generation.
         enum GenerationDamage {
+            /// Its header cannot be read, for this reason: the generation is not in the
+            /// summary's list, and its nodes are not read.
+            case header(String)
             /// The paths of the nodes that do not match their checksums (or whose seals do not
             /// open), in tree order.
             case nodes([RestorationPath])
@@ -123,6 +127,7 @@ struct InfoCommand: ParsableCommand {
             /// The errors to name on stderr for this damage to `generation` of `archive`.
             func errors(of archive: ArchiveName, _ generation: Generation) -> [ArchiveStoreError] {
                 switch self {
+                case .header(let reason): [.damagedArchive(archive, generation, reason)]
                 case .nodes(let paths): paths.map { .damagedNode(archive, $0, generation) }
                 case .unreadable(let error): [error]
                 }
@@ -131,6 +136,7 @@ struct InfoCommand: ParsableCommand {
             /// The end of a generation's line in `info`'s text.
             var text: String {
                 switch self {
+                case .header(let reason): "DAMAGED: \(TerminalText.escaped(reason))"
                 case .nodes(let paths): paths.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(paths.count) nodes"
                 case .unreadable(let error): "; DAMAGED: \(TerminalText.escaped(error.description))"
                 }
@@ -191,7 +197,13 @@ struct InfoCommand: ParsableCommand {
                 }
             }
             out += "  retained generations:\n"
-            for generation in summary.generations {
+            // Newest first, those whose header cannot be read among them.
+            let listed = Dictionary(summary.generations.map { ($0.generation, $0) }, uniquingKeysWith: { first, _ in first })
+            for number in Set(listed.keys).union(summary.damagedGenerations.keys).sorted(by: >) {
+                guard let generation = listed[number] else {
+                    out += "    \(number)  \(damage[number]?.text ?? "")\n"
+                    continue
+                }
                 out += "    \(generation.generation)  saved \(Timestamp.text(generation.savedAt))  \(generation.saveKind.rawValue)"
                 out += "  \(generation.nodeCount) nodes  \(generation.totalBytes) bytes  \(describe(generation.state))"
                 out += "; \(restorations(of: generation))\(damage[generation.generation]?.text ?? "")\n"
@@ -320,6 +332,8 @@ struct ArchiveJSON: Encodable {
     let crash_marker: MarkerJSON?
     let header: HeaderJSON?
     let generations: [GenerationJSON]
+    /// The retained generations whose header cannot be read; left out when there is none.
+    let damaged_generations: [DamagedGenerationJSON]?
 
     init(_ summary: ArchiveSummary, marker: CrashMarker?, damage: [Generation: InfoCommand.CrashStatus.GenerationDamage]) {
         name = summary.name.rawValue
@@ -329,7 +343,16 @@ struct ArchiveJSON: Encodable {
         crash_marker = marker.map(MarkerJSON.init)
         header = summary.header.map(HeaderJSON.init)
         generations = summary.generations.map { GenerationJSON($0, damage: damage[$0.generation]) }
+        let unreadable = summary.damagedGenerations.sorted { $0.key > $1.key }
+        damaged_generations =
+            unreadable.isEmpty ? nil : unreadable.map { DamagedGenerationJSON(generation: $0.key.rawValue, error: $0.value) }
     }
+}
+
+struct DamagedGenerationJSON: Encodable {
+    let generation: Int64
+    /// What is wrong with its header.
+    let error: String
 }
 
 struct HeaderJSON: Encodable {
@@ -392,7 +415,7 @@ struct GenerationJSON: Encodable {
         case .unreadable(let unreadable):
             damaged_nodes = nil
             error = unreadable.description
-        case nil:
+        case .header, nil:
             damaged_nodes = nil
             error = nil
         }

@@ -712,6 +712,38 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A retained generation older than the newest whose header cannot be read is listed as
+    /// damaged under its number, and the archive shown as the app restores it. The whole
+    /// archive read as damaged ("the app's next full save writes it afresh"), with nothing of
+    /// its newest generation, and `events` left out every save of the archive.
+    @Test func anOlderGenerationWhoseHeaderIsDamagedIsNamedAndTheArchiveShown() throws {
+        try withDemoStore { path in
+            try tamper(path, "UPDATE generation SET app_version = '12.0' WHERE generation = 3")
+            let named = "restorectl: error: Archive 'main' generation 3 is damaged: its header does not match its checksum.\n"
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError == named, "\(info.standardError)")
+            let lines = info.standardOutput.split(separator: "\n")
+            #expect(lines.contains("  state:         valid") && lines.contains { $0.hasPrefix("  generation:    4, saved ") })
+            #expect(lines.contains { $0.hasPrefix("    4  saved ") } && lines.last == "    3  DAMAGED: its header does not match its checksum",
+                "\(info.standardOutput)")
+            let archive = try #require((try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first)
+            #expect((archive["generations"] as? [[String: Any]])?.map { $0["generation"] as? Int } == [4])
+            let damaged = try #require(archive["damaged_generations"] as? [[String: Any]])
+            #expect(damaged.count == 1 && damaged.first?["generation"] as? Int == 3)
+            #expect(damaged.first?["error"] as? String == "its header does not match its checksum")
+
+            let events = try run(["events", path])
+            #expect(events.status == 1 && events.standardError == named, "\(events.standardError)")
+            #expect(events.standardOutput.contains("  saved  archive main generation 4: "), "\(events.standardOutput)")
+            #expect(!events.standardOutput.contains("  saved  archive main generation 3: "))
+            for command in [["tree", path, "--generation", "3"], ["diff", path, "--from", "3", "--to", "4"], ["check", path]] {
+                let outcome = try run(command)
+                #expect(outcome.status == 1, "\(command[0])")
+                #expect((outcome.standardError + outcome.standardOutput).contains("generation 3"), "\(command[0])")
+            }
+        }
+    }
+
     /// info reads the archives' summaries, then each retained generation's nodes, in separate
     /// reads: a generation the app's saves pruned in between is left out, not an error.
     @Test func infoLeavesOutAGenerationPrunedAfterItsSummaryWasRead() throws {
@@ -725,7 +757,7 @@ struct InspectionCommandTests {
             // Two more saves retire both generations the summary lists.
             try app.save(try SampleArchives.tree(count: 6), header: SampleArchives.header)
             try app.save(try SampleArchives.tree(count: 7), header: SampleArchives.header)
-            #expect(try InfoCommand.nodeDamage(of: summary, in: inspector).isEmpty)
+            #expect(try InfoCommand.generationDamage(of: summary, in: inspector).isEmpty)
             #expect(throws: ArchiveStoreError.generationNotFound(.main, 1)) {
                 try inspector.inspectionSnapshot(of: .main, generation: 1)
             }

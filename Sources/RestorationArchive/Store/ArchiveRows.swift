@@ -422,13 +422,14 @@ enum ArchiveRows {
         node_count, total_bytes, node_digest, checksum, invalidated_at, invalidated_reason, restore_attempts, \
         restored_cleanly, state_checksum, epoch
         """
-    /// The archive's generations at or below `?2`, newest first. Both reads below use this one
-    /// text, so a connection prepares it once: a launch reads the list, then one generation
-    /// again under the write lock, and preparing a second statement over these columns cost
-    /// about 165,000 instructions (4% of a launch of 100 nodes). Built once, like
-    /// ``archiveByName``.
+    /// The archive's generations at or below `?2`, newest first, and a number damage made a
+    /// real that SQLite converts to `?2` (below `?2 + 1`; at `Int64.max`, SQLite makes the sum
+    /// a real above every integer). Both reads below use this one text, so a connection
+    /// prepares it once: a launch reads the list, then one generation again under the write
+    /// lock, and preparing a second statement over these columns cost about 165,000
+    /// instructions (4% of a launch of 100 nodes). Built once, like ``archiveByName``.
     private static let generationsFromNumber = """
-        SELECT \(generationColumns) FROM generation WHERE archive_id = ?1 AND generation <= ?2 \
+        SELECT \(generationColumns) FROM generation WHERE archive_id = ?1 AND generation < ?2 + 1 \
         ORDER BY generation DESC
         """
 
@@ -439,9 +440,10 @@ enum ArchiveRows {
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.rawValue, at: 2)
-        // The first row is the newest at or below `generation`: it is the one asked for or none
-        // (a number damage made a real below it is not it).
-        guard try statement.step(), (try? statement.int64(0)) == generation.rawValue else { return nil }
+        // The first row is the newest at or below `generation`: it is the one asked for or none.
+        // A number damage made a real is taken as SQLite converts it, as the list of generations
+        // names it: the one asked for, damaged, or (a real further below) none.
+        guard try statement.step(), statement.uncheckedInt64(0) == generation.rawValue else { return nil }
         return try generationRow(statement, archive: archive.name)
     }
 
@@ -463,23 +465,50 @@ enum ArchiveRows {
     /// `forRestoring`: as a restoration reads them, the newest as always (its damage is
     /// thrown), older ones only when intact. A damaged older generation is no candidate for
     /// restoring, and must not stop the newest's restoration (it did, at every launch, until
-    /// it was pruned).
+    /// it was pruned). Otherwise the first damaged one, newest first, is thrown.
     static func generations(of archive: ArchiveRow, in connection: Connection, forRestoring: Bool = false) throws
         -> [GenerationRow]
+    {
+        let (rows, damaged) = try generationsReadingEach(of: archive, in: connection)
+        if let thrown = forRestoring ? damaged.first(where: { $0.generation == archive.generation }) : damaged.first {
+            throw thrown.error
+        }
+        return rows
+    }
+
+    /// A retained generation whose header cannot be read, named by its number (a number of
+    /// another type as SQLite converts it).
+    struct DamagedGeneration {
+        var archive: ArchiveName
+        var generation: Generation
+        /// What is wrong with its header.
+        var reason: String
+        /// The error reading it throws.
+        var error: ArchiveStoreError { .damagedArchive(archive, generation, reason) }
+    }
+
+    /// Retained generations, newest first, each read on its own: those whose header can be
+    /// read, and the damage of each whose header cannot, so that one damaged generation does
+    /// not hide the others.
+    static func generationsReadingEach(of archive: ArchiveRow, in connection: Connection) throws
+        -> (readable: [GenerationRow], damaged: [DamagedGeneration])
     {
         let statement = try connection.statement(generationsFromNumber)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(Int64.max, at: 2)
         var rows: [GenerationRow] = []
+        var damaged: [DamagedGeneration] = []
         while try statement.step() {
             do {
                 rows.append(try generationRow(statement, archive: archive.name))
-            } catch where forRestoring && isDamage(error) {
-                if (try? statement.int64(0)) == archive.generation.rawValue { throw error }
+            } catch let error as ArchiveStoreError {
+                // `generationRow` throws `damagedArchive` for any damage to the row it reads.
+                guard case .damagedArchive(_, let generation, let reason) = error else { throw error }
+                damaged.append(DamagedGeneration(archive: archive.name, generation: generation, reason: reason))
             }
         }
-        return rows
+        return (rows, damaged)
     }
 
     /// Whether reading a row failed on what the row holds (a checksum, a value of another

@@ -71,8 +71,14 @@ public struct ArchiveSummary: Hashable, Sendable {
     /// The newest retained generation's header; `nil` when none is retained (never saved,
     /// or discarded).
     public var header: ArchiveHeader?
-    /// The retained generations, newest first.
+    /// The retained generations, newest first, but those in ``damagedGenerations``.
     public var generations: [GenerationSummary]
+    /// Retained generations older than the newest whose header cannot be read, each with what
+    /// is wrong with it (the words of the ``ArchiveStoreError/damagedArchive(_:_:_:)`` that
+    /// reading it throws). No restoration picks one, and the archive's saves prune them in
+    /// time. Damage to the newest generation's header is thrown instead: the archive's state
+    /// and header are that generation's.
+    public var damagedGenerations: [Generation: String]
 }
 
 /// What a discard did.

@@ -154,15 +154,14 @@ extension ArchiveStore {
     private static func check(
         _ archive: ArchiveRows.ArchiveRow, rowIsDamaged: Bool, path: String, seal: StateSeal?, _ connection: Connection
     ) throws -> [StoreProblem] {
-        var problems: [StoreProblem] = []
-        let generations: [ArchiveRows.GenerationRow]
-        do {
-            generations = try ArchiveRows.generations(of: archive, in: connection)
-        } catch {
-            return [StoreProblem(archive: archive.name, problem: try damage(error, path: path))]
+        // Each generation read on its own: a damaged header is named, and the others checked.
+        let (generations, damaged) = try ArchiveRows.generationsReadingEach(of: archive, in: connection)
+        var problems = damaged.map { damage in
+            StoreProblem(archive: archive.name, generation: damage.generation, problem: damage.reason)
         }
         if !rowIsDamaged, archive.discardedAt == nil, archive.generation.rawValue > 0,
-            !generations.contains(where: { $0.generation == archive.generation })
+            !generations.contains(where: { $0.generation == archive.generation }),
+            !damaged.contains(where: { $0.generation == archive.generation })
         {
             problems.append(
                 StoreProblem(archive: archive.name, generation: archive.generation, problem: ArchiveRows.newestHeaderMissing))

@@ -115,6 +115,9 @@ extension ArchiveStore {
     }
 
     /// The retained generations of an archive, newest first; empty when it has none.
+    ///
+    /// - Throws: ``ArchiveStoreError/damagedArchive(_:_:_:)`` when the header of any of them
+    ///   cannot be read; ``summary(of:)`` lists the others and names the damaged ones.
     public func generations(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> [GenerationSummary] {
         try read { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else { return [] }
@@ -140,6 +143,10 @@ extension ArchiveStore {
     }
 
     /// One archive at a glance, or `nil` when the store has no archive of that name.
+    ///
+    /// - Throws: ``ArchiveStoreError/damagedArchive(_:_:_:)`` when the archive's row or its
+    ///   newest generation's header is damaged. A damaged older generation is listed in
+    ///   ``ArchiveSummary/damagedGenerations``.
     public func summary(of archive: ArchiveName) throws(ArchiveStoreError) -> ArchiveSummary? {
         try read { connection in
             try ArchiveRows.archive(named: archive, in: connection).map { try Self.summary(of: $0, connection) }
@@ -148,8 +155,12 @@ extension ArchiveStore {
 
     // MARK: Internals
 
+    /// The archive's summary. Damage to its newest generation's header is thrown: the archive's
+    /// state and header are that generation's. An older generation whose header is damaged is
+    /// listed as such, and the others are read.
     private static func summary(of row: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> ArchiveSummary {
-        let generations = try ArchiveRows.generations(of: row, in: connection)
+        let (generations, damaged) = try ArchiveRows.generationsReadingEach(of: row, in: connection)
+        if let newestDamage = damaged.first(where: { $0.generation == row.generation }) { throw newestDamage.error }
         let newest = generations.first { $0.generation == row.generation }
         let state: ArchiveState
         if let discardedAt = row.discardedAt {
@@ -160,7 +171,8 @@ extension ArchiveStore {
         return ArchiveSummary(
             name: row.name, createdAt: Clock.date(milliseconds: row.createdAt), latestGeneration: row.generation,
             state: state, header: try newest.map { try ArchiveRows.header($0, archive: row) },
-            generations: generations.map { $0.summary() })
+            generations: generations.map { $0.summary() },
+            damagedGenerations: Dictionary(damaged.map { ($0.generation, $0.reason) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The rows of a generation older than the newest: of its epoch, born by then, and not
