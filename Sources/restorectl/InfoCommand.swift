@@ -97,9 +97,9 @@ struct InfoCommand: ParsableCommand {
     struct CrashStatus {
         /// An archive as `info` could read it.
         enum Archive {
-            /// Its summary, and the damage found in the nodes of its retained generations.
+            /// Its summary, and the damage found in its retained generations.
             case readable(ArchiveSummary, damage: [Generation: GenerationDamage])
-            /// Its row or a retained generation does not match its checksum.
+            /// Its row, or its newest generation's header, cannot be read or does not match its checksum.
             case damaged(ArchiveName, ArchiveStoreError)
 
             /// Every error to name on stderr, generations oldest first.
