@@ -99,6 +99,30 @@ struct StoreErasingTests {
         }
     }
 
+    /// An erased store's incarnation is above the one of the store it replaces, which a
+    /// launch begun before the erase holds. The clock alone gave it that incarnation when the
+    /// erase came in the millisecond the store was created, or an earlier store's after the
+    /// wall clock went back: a store created while the clock was an hour ahead stands for both.
+    @Test func anErasedStoresIncarnationIsAboveTheOneItReplaces() throws {
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            func incarnation() throws -> Int64 {
+                try ArchiveStore.incarnation(try Connection(filename: path, flags: SQLITE_OPEN_READONLY))
+            }
+            let ahead = Clock.nowMilliseconds() + 3_600_000
+            try tamper(with: path, "UPDATE schema_migration SET applied_at = \(ahead)")
+            try ArchiveStore.erase(at: path)
+            #expect(try incarnation() == ahead + 1)
+            // Behind the clock, or the highest integer (damage): the time of the erase.
+            for replaced in [Int64(5), .max] {
+                try tamper(with: path, "UPDATE schema_migration SET applied_at = \(replaced)")
+                let before = Clock.nowMilliseconds()
+                try ArchiveStore.erase(at: path)
+                #expect((before...Clock.nowMilliseconds()).contains(try incarnation()))
+            }
+        }
+    }
+
     /// The engine's store errors answer `isUnusableStore` as the store's own do.
     @Test func theEngineSaysWhenItsStoreIsUnusable() throws {
         #expect(RestorationError.store(.damagedStore("SQLite finds the file malformed")).isUnusableStore)

@@ -84,14 +84,19 @@ extension ArchiveStore {
     }
 
     /// A new store in memory, its schema migrated: what an erase leaves in the file. Its
-    /// incarnation is never `replaced`, the one of the store it replaces (an erase in the
-    /// millisecond the store was created): a launch begun before the erase must not take
-    /// the store after it for its own.
-    private static func emptyStore(path: String, replacing replaced: Int64?) throws -> Connection {
+    /// incarnation is above `replaced`, the one of the store it replaces: a launch begun
+    /// before the erase must not take the store after it for its own. The clock alone could
+    /// give it that incarnation, or one of a store before it: an erase in the millisecond the
+    /// store was created, or after the wall clock went back.
+    static func emptyStore(path: String, replacing replaced: Int64?) throws -> Connection {
         let store = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
         try SchemaMigrator().migrate(store, path: path)
-        if let replaced, try incarnation(store) == replaced {
-            try store.execute("UPDATE schema_migration SET applied_at = applied_at + 1")
+        // The highest integer is damage, and any other incarnation is not it.
+        if let replaced, replaced < Int64.max, try incarnation(store) <= replaced {
+            let later = try store.statement("UPDATE schema_migration SET applied_at = max(applied_at, ?)")
+            defer { later.reset() }
+            try later.bind(replaced + 1, at: 1)
+            try later.run()
         }
         return store
     }
