@@ -13,8 +13,9 @@ struct InfoCommand: ParsableCommand {
             last completed and whether one ever completed. Every retained generation's nodes \
             are read and their checksums verified: a damaged node is counted under its \
             generation and named on stderr, and the exit status is 1 (sealed states are left \
-            to check, which verifies them without the key). Opens the store read-only; safe \
-            while the app is running.
+            to check, which verifies them without the key). So is an older generation whose \
+            header cannot be read, listed as damaged among the others. Opens the store \
+            read-only; safe while the app is running.
             """
     )
 
