@@ -573,6 +573,24 @@ struct StoreDamageTests {
         }
     }
 
+    /// A number damage made a real that SQLite converts to the newest generation's number
+    /// (generation 1's made 2.5, beside an intact 2) is damage to that row alone. It comes
+    /// first, newest first, and read as the newest generation it kept the newest from being
+    /// read and restored (a first form of the lookup that takes reals as SQLite converts them).
+    @Test func aRowWhoseDamagedNumberConvertsToTheNewestsLeavesTheNewestReadable() throws {
+        try withTwoGenerations { path, store, _ in
+            try tamperBypassingStrict(with: path, table: "generation", "UPDATE generation SET generation = 2.5 WHERE generation = 1")
+            #expect(try store.snapshot()?.header.generation == 2)
+            #expect(try store.snapshot(generation: 2)?.header.generation == 2)
+            #expect(try store.prepareRestoration(of: .main).snapshot?.header.generation == 2)
+            let summary = try #require(try store.summary(of: .main))
+            #expect(summary.generations.map(\.generation) == [2] && summary.damagedGenerations.isEmpty)
+            let unreadable = "its header cannot be read (column 'generation' holds a value that is not integer)"
+            #expect(throws: ArchiveStoreError.damagedArchive(.main, 2, unreadable)) { try store.generations() }
+            #expect(try store.check().contains(StoreProblem(archive: .main, generation: 2, problem: unreadable)))
+        }
+    }
+
     /// Found by `scripts/torture` (damage): these used to read as "nothing to restore", so a
     /// launch silently started afresh.
     @Test func aNewestGenerationWithoutItsHeaderIsDamageNotNothingToRestore() throws {

@@ -440,11 +440,20 @@ enum ArchiveRows {
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         try statement.bind(generation.rawValue, at: 2)
-        // The first row is the newest at or below `generation`: it is the one asked for or none.
-        // A number damage made a real is taken as SQLite converts it, as the list of generations
-        // names it: the one asked for, damaged, or (a real further below) none.
-        guard try statement.step(), statement.uncheckedInt64(0) == generation.rawValue else { return nil }
-        return try generationRow(statement, archive: archive.name)
+        // The first rows are the newest at or below `generation`: the one asked for, or none. A
+        // number damage made a real is taken as SQLite converts it, as the list of generations
+        // names it: damage to the one asked for, unless an intact row of that number follows
+        // (the real came first, ordered above it: 2.5 before 2); or, a real further below, none.
+        var damage: (any Error)?
+        while try statement.step(), statement.uncheckedInt64(0) == generation.rawValue {
+            do {
+                return try generationRow(statement, archive: archive.name)
+            } catch where isDamage(error) {
+                damage = damage ?? error
+            }
+        }
+        if let damage { throw damage }
+        return nil
     }
 
     /// The header row of the archive's newest generation; `nil` when it has none (never
@@ -470,10 +479,18 @@ enum ArchiveRows {
         -> [GenerationRow]
     {
         let (rows, damaged) = try generationsReadingEach(of: archive, in: connection)
-        if let thrown = forRestoring ? damaged.first(where: { $0.generation == archive.generation }) : damaged.first {
-            throw thrown.error
-        }
+        if let thrown = forRestoring ? newestDamage(of: archive, rows, damaged) : damaged.first { throw thrown.error }
         return rows
+    }
+
+    /// The damage of the archive's newest generation among `damaged`, unless `readable` holds
+    /// an intact row of its number: a damaged row that damage gave that number (a real, as
+    /// SQLite converts it) is no damage to the newest generation.
+    static func newestDamage(of archive: ArchiveRow, _ readable: [GenerationRow], _ damaged: [DamagedGeneration])
+        -> DamagedGeneration?
+    {
+        guard !readable.contains(where: { $0.generation == archive.generation }) else { return nil }
+        return damaged.first { $0.generation == archive.generation }
     }
 
     /// A retained generation whose header cannot be read, named by its number (a number of

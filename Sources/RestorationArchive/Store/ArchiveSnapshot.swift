@@ -77,7 +77,9 @@ public struct ArchiveSummary: Hashable, Sendable {
     /// is wrong with it (the words of the ``ArchiveStoreError/damagedArchive(_:_:_:)`` that
     /// reading it throws). No restoration picks one, and the archive's saves prune them in
     /// time. Damage to the newest generation's header is thrown instead: the archive's state
-    /// and header are that generation's.
+    /// and header are that generation's. A row whose number damage turned into a real that
+    /// SQLite converts to a listed generation's number is not listed here; ``ArchiveStore/check()``
+    /// names it.
     public var damagedGenerations: [Generation: String]
 }
 

@@ -160,8 +160,10 @@ extension ArchiveStore {
     /// listed as such, and the others are read.
     private static func summary(of row: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> ArchiveSummary {
         let (generations, damaged) = try ArchiveRows.generationsReadingEach(of: row, in: connection)
-        if let newestDamage = damaged.first(where: { $0.generation == row.generation }) { throw newestDamage.error }
+        if let newestDamage = ArchiveRows.newestDamage(of: row, generations, damaged) { throw newestDamage.error }
         let newest = generations.first { $0.generation == row.generation }
+        // A damaged row that damage gave an intact generation's number is left to `check()`.
+        let listed = Set(generations.map(\.generation))
         let state: ArchiveState
         if let discardedAt = row.discardedAt {
             state = .discarded(reason: row.discardReason ?? "", at: Clock.date(milliseconds: discardedAt))
@@ -172,7 +174,9 @@ extension ArchiveStore {
             name: row.name, createdAt: Clock.date(milliseconds: row.createdAt), latestGeneration: row.generation,
             state: state, header: try newest.map { try ArchiveRows.header($0, archive: row) },
             generations: generations.map { $0.summary() },
-            damagedGenerations: Dictionary(damaged.map { ($0.generation, $0.reason) }, uniquingKeysWith: { first, _ in first }))
+            damagedGenerations: Dictionary(
+                damaged.filter { !listed.contains($0.generation) }.map { ($0.generation, $0.reason) },
+                uniquingKeysWith: { first, _ in first }))
     }
 
     /// The rows of a generation older than the newest: of its epoch, born by then, and not
