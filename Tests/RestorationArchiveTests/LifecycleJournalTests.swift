@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RestorationArchive
 import Synchronization
 import Testing
@@ -401,17 +402,22 @@ struct ForegroundDeathPolicyTests {
     func aJournalWhoseNumberingRanOutStartsAfresh(_ damage: String) throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved")
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let sink = LogSink()
+            let store = try ArchiveStore(path: path, configuration: policy, logger: Logger(label: "test") { _ in sink })
+            try store.record(.willFinishLaunching)
             try tamper(with: path, "PRAGMA ignore_check_constraints = ON; \(damage)")
             #expect(
                 try store.check().map(\.description) == [
                     "the lifecycle journal: its numbering has reached the highest integer (the next entry written starts it afresh)"
                 ])
+            let restart = "The lifecycle journal's numbering had reached the highest integer (damage): its entries are deleted and it starts afresh"
+            #expect(!sink.messages.contains(restart))
             let root = Probe("Root")
             #expect(try makeEngine(store).restore([root]).report.outcome == .restored)
             #expect(root.value == "saved")
             let first = try store.record(.didFinishLaunching)
             #expect(first.sequence == 1 && first.launch == 1)
+            #expect(sink.messages.filter { $0 == restart }.count == 1, "\(sink.messages)")
             _ = try store.discard(.main, reason: "the user quit")
             #expect(try store.journal().map(\.sequence) == [1, 2])
             #expect(try store.journal().map(\.launch) == [1, 1])

@@ -103,7 +103,7 @@ extension ArchiveStore {
                         : nil
                     let entry = try Self.append(
                         .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch,
-                        incarnation: incarnation, connection)
+                        incarnation: incarnation, logger: logger, connection)
                     let entryLaunch = entry.launch.map { StoreLaunch(number: $0, incarnation: incarnation) }
                     if let started = entryLaunch, started != launch {
                         let key = LaunchInProgress(file: file, launch: started)
@@ -235,17 +235,23 @@ extension ArchiveStore {
     /// Writes a store event into the journal, in the caller's transaction, as part of the
     /// launch this store records events in (if any).
     func appendStoreEvent(_ kind: JournalEntry.Kind, _ connection: Connection) throws {
-        _ = try Self.append(kind, launch: currentLaunch.withLock { $0 }, connection)
+        _ = try Self.append(kind, launch: currentLaunch.withLock { $0 }, logger: logger, connection)
     }
 
     /// Appends an entry, then deletes the ones too old to keep. `launch` `nil` with a
     /// lifecycle event starts a new launch; so does a launch of the store before an erase
     /// (its number may be another launch's now).
-    /// `incarnation` is the store's, when the caller has read it already.
+    /// `incarnation` is the store's, when the caller has read it already; `logger` says when
+    /// the journal starts afresh (its numbering ran out).
     static func append(
-        _ kind: JournalEntry.Kind, launch: StoreLaunch?, incarnation: Int64? = nil, _ connection: Connection
+        _ kind: JournalEntry.Kind, launch: StoreLaunch?, incarnation: Int64? = nil, logger: Logger? = nil,
+        _ connection: Connection
     ) throws -> JournalEntry {
         let restarted = try startAfreshWhenNumberingRanOut(connection)
+        if restarted {
+            logger?.warning(
+                "The lifecycle journal's numbering had reached the highest integer (damage): its entries are deleted and it starts afresh")
+        }
         let number = try launch.flatMap { launch in
             try !restarted && launch.incarnation == (incarnation ?? Self.incarnation(connection)) ? launch.number : nil
         }
