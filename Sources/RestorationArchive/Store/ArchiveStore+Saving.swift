@@ -141,23 +141,33 @@ extension ArchiveStore {
             var otherForms = OtherUnicodeForms(archive: row, epoch: epoch)
             // Looked up only when something is removed (most saves remove nothing).
             if !removed.isEmpty {
+                // Read, then retire: `UPDATE … RETURNING` collects its rows in two temporary
+                // tables first, where the plain `UPDATE` changes them in one pass.
+                let subtree = try connection.statement(Self.subtreeRows)
                 let retireSubtree = try connection.statement(Self.retireSubtree)
                 // Retires the subtree stored under `text`'s bytes; returns how many rows.
                 func retire(_ text: String) throws -> Int {
-                    defer { retireSubtree.reset() }
-                    try retireSubtree.bind(generation.rawValue, at: 1)
-                    try retireSubtree.bind(row.id, at: 2)
-                    try retireSubtree.bind(text, at: 3)
-                    // Everything below `text` sorts between "text/" and "text0" ('0' follows '/').
-                    try retireSubtree.bind(text + "/", at: 4)
-                    try retireSubtree.bind(text + "0", at: 5)
-                    try retireSubtree.bind(epoch.rawValue, at: 6)
+                    defer {
+                        subtree.reset()
+                        retireSubtree.reset()
+                    }
+                    for statement in [subtree, retireSubtree] {
+                        try statement.bind(generation.rawValue, at: 1)
+                        try statement.bind(row.id, at: 2)
+                        try statement.bind(text, at: 3)
+                        // Everything below `text` sorts between "text/" and "text0" ('0' follows '/').
+                        try statement.bind(text + "/", at: 4)
+                        try statement.bind(text + "0", at: 5)
+                        try statement.bind(epoch.rawValue, at: 6)
+                    }
                     var retired = 0
-                    while try retireSubtree.step() {
-                        digest &-= try retireSubtree.int64(0)
-                        totalBytes -= try retireSubtree.int64(1)
+                    while try subtree.step() {
+                        digest &-= try subtree.int64(0)
+                        totalBytes -= try subtree.int64(1)
                         retired += 1
                     }
+                    guard retired > 0 else { return 0 }
+                    try retireSubtree.run()
                     return retired
                 }
                 for path in removed {
@@ -328,15 +338,27 @@ extension ArchiveStore {
         }
     }
 
-    /// Retires a path and its subtree, returning each row's checksum and state size.
+    /// Retires a path and its subtree in the generation `?1` (each row's checksum and state
+    /// size read first by ``subtreeRows``).
     ///
     /// The subtree is searched as one range of the primary key, from the path to the end of
     /// its descendants ("path0"); the few paths in it that are not below (`path-x`, which sorts
     /// before "path/") are left out. Written as `path = ?3 OR path >= ?4`, SQLite read the
     /// whole epoch instead.
     private static let retireSubtree = """
-        UPDATE node SET died = ?1 WHERE archive_id = ?2 AND epoch = ?6 AND path >= ?3 AND path < ?5 \
-        AND died IS NULL AND (path = ?3 OR path >= ?4) RETURNING checksum, \(ArchiveRows.plainLength)
+        UPDATE node SET died = ?1 WHERE \(subtreeOfPath)
+        """
+
+    /// The checksum and state size of each row ``retireSubtree`` retires, read first in the
+    /// same transaction. (`?1`, the retiring generation, is bound and unused.)
+    private static let subtreeRows = """
+        SELECT checksum, \(ArchiveRows.plainLength) FROM node WHERE \(subtreeOfPath)
+        """
+
+    /// The current rows of the path `?3` and of its subtree in the epoch `?6`: see
+    /// ``retireSubtree``.
+    private static let subtreeOfPath = """
+        archive_id = ?2 AND epoch = ?6 AND path >= ?3 AND path < ?5 AND died IS NULL AND (path = ?3 OR path >= ?4)
         """
 
     /// The rows of an archive's epochs older than the oldest one a retained generation reads.
