@@ -47,6 +47,7 @@ let package = Package(
                 .embedInCode("v0008_node_rows_without_foreign_key.sql"),
                 .embedInCode("v0009_node_rows_without_parent_path.sql"),
                 .embedInCode("v0010_process_start.sql"),
+                .embedInCode("v0011_checks_without_value_lists.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

@@ -31,5 +31,7 @@ package enum StoreMigrations {
         StoreMigration(
             "v0009_node_rows_without_parent_path", PackageResources.v0009_node_rows_without_parent_path_sql),
         StoreMigration("v0010_process_start", PackageResources.v0010_process_start_sql),
+        StoreMigration(
+            "v0011_checks_without_value_lists", PackageResources.v0011_checks_without_value_lists_sql),
     ]
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import StoreMigrations
 import Testing
@@ -143,6 +144,80 @@ struct MigrationTests {
             try store.save(nodes, header: SampleArchives.header)
             #expect(try store.snapshot()?.nodes == nodes.sorted { $0.path < $1.path })
             #expect(try store.archives().map(\.latestGeneration) == [1])
+        }
+    }
+
+    /// v0011 rebuilds the journal and the restore reports with their constraints written as
+    /// comparisons: every row is kept as it was, the journal's numbering carries on after the
+    /// ids it gave before, and a row damage left with a value the new table would refuse is
+    /// left out rather than failing the migration (which would leave the store unusable).
+    @Test func v11KeepsTheJournalAndTheReportsAndLeavesOutOnlyRowsTheyCannotHold() throws {
+        try withTemporaryStorePath { path in
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            let journal = "SELECT * FROM journal ORDER BY id"
+            let reports = "SELECT * FROM restore_report ORDER BY archive_id, sequence"
+            // Each row's values as text, as SQLite converts them ("NULL" for NULL).
+            func rows(_ sql: String) throws -> [[String]] {
+                let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+                let statement = try connection.statement(sql)
+                var rows: [[String]] = []
+                while try statement.step() {
+                    rows.append(
+                        (0..<sqlite3_column_count(statement.handle)).map { column in
+                            sqlite3_column_text(statement.handle, column).map { String(cString: $0) } ?? "NULL"
+                        })
+                }
+                return rows
+            }
+            do {
+                let connection = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+                try SchemaMigrator(migrations: Array(StoreMigrations.all.prefix(10))).migrate(connection, path: path)
+                try connection.execute(
+                    """
+                    INSERT INTO archive (id, name, created_at, generation, checksum) VALUES (1, 'main', 5, 1, 0);
+                    INSERT INTO journal (id, launch, at, process_id, event, app_state, process_boot, process_start)
+                        VALUES (7, 7, 10, 42, 'willFinishLaunching', 'inactive', 'boot', 9),
+                        (8, 7, 11, 42, 'didEnterBackground', 'background', NULL, NULL);
+                    INSERT INTO journal (id, launch, at, process_id, event, archive, generation, detail)
+                        VALUES (9, 7, 12, 42, 'invalidated', 'main', 1, 'it crashed');
+                    UPDATE sqlite_sequence SET seq = 40 WHERE name = 'journal';
+                    INSERT INTO restore_report VALUES (1, 1, NULL, 20, 'nothing', x'0102'), (1, 2, 1, 21, 'restored', x'0304');
+                    """)
+            }
+            let kept = (journal: try rows(journal), reports: try rows(reports))
+            #expect(kept.journal.count == 3 && kept.reports.count == 2)
+            // Damage: a value of another type, a constraint broken, a report of no archive.
+            try tamperBypassingStrict(
+                with: path, table: "journal", "INSERT INTO journal (id, launch, at, process_id, event, app_state) VALUES (20, 7, 'x', 42, 'didBecomeActive', 'active')")
+            try tamper(
+                with: path,
+                """
+                PRAGMA ignore_check_constraints = ON;
+                INSERT INTO journal (id, launch, at, process_id, event, app_state) VALUES (21, 7, 13, 42, 'bogus', 'active');
+                PRAGMA foreign_keys = OFF;
+                INSERT INTO restore_report VALUES (9, 1, NULL, 22, 'nothing', x'05')
+                """)
+            #expect(try rows(journal).count == 5 && rows(reports).count == 3)
+
+            let store = try ArchiveStore(path: path)
+            #expect(try rows("PRAGMA user_version") == [["11"]])
+            #expect(try rows(journal) == kept.journal)
+            #expect(try rows(reports) == kept.reports)
+            #expect(try rows("SELECT name FROM sqlite_schema WHERE name LIKE '%_v11' OR name = 'journal_by_launch'") == [["journal_by_launch"]])
+            #expect(try rows("PRAGMA foreign_key_check").isEmpty && rows("PRAGMA integrity_check") == [["ok"]])
+            #expect(try store.journal().map(\.sequence) == [7, 8, 9])
+            #expect(try store.record(.willFinishLaunching).sequence == 41)
+            // (The archive row and the reports' blobs written here are not the library's: check()
+            // names them, and nothing of the journal.)
+            let problems = try store.check().map(\.description)
+            #expect(problems.count == 3 && !problems.contains { $0.contains("journal") }, "\(problems)")
+            // The constraints still refuse what they refused.
+            #expect(throws: DatabaseError.self) {
+                try tamper(with: path, "INSERT INTO journal (launch, at, process_id, event, app_state) VALUES (NULL, 1, 1, 'bogus', 'active')")
+            }
+            #expect(throws: DatabaseError.self) {
+                try tamper(with: path, "INSERT INTO restore_report VALUES (1, 3, NULL, 23, 'bogus', x'06')")
+            }
         }
     }
 
