@@ -102,6 +102,12 @@ final class Statement {
         try check(sqlite3_bind_null(handle, index))
     }
 
+    /// Binds the value in `column` of `other`'s current row as it is, of whatever type (a copy:
+    /// `other` may step or reset after).
+    func bind(valueIn column: Int32, of other: Statement, at index: Int32) throws(DatabaseError) {
+        try check(sqlite3_bind_value(handle, index, sqlite3_column_value(other.handle, column)))
+    }
+
     // MARK: Stepping
 
     /// Runs one step: `true` when a row is available, `false` when done.
