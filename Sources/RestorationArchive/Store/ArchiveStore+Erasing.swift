@@ -88,7 +88,7 @@ extension ArchiveStore {
     /// before the erase must not take the store after it for its own. The clock alone could
     /// give it that incarnation, or one of a store before it: an erase in the millisecond the
     /// store was created, or after the wall clock went back.
-    static func emptyStore(path: String, replacing replaced: Int64?) throws -> Connection {
+    private static func emptyStore(path: String, replacing replaced: Int64?) throws -> Connection {
         let store = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
         try SchemaMigrator().migrate(store, path: path)
         // The highest integer is damage, and any other incarnation is not it.
