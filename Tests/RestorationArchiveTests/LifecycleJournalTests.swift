@@ -425,6 +425,33 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A launch number that damage made NULL, text or a real is damage to the history, named,
+    /// as any other unreadable entry is: the launches are read launch by launch, by number, and
+    /// such an entry must not drop out of them unseen (`launch = ?` finds no NULL).
+    /// `previousLaunch()` reads the newest two launches: a NULL number sorts below them, text
+    /// above every number, and 2.5 is the second newest here (the launches are 1 and 6).
+    @Test(arguments: [("NULL", true), ("'x'", false), ("2.5", false)])
+    func aLaunchNumberOfAnotherTypeIsDamageToTheHistory(_ number: String, previousStillReads: Bool) throws {
+        try withTemporaryStorePath { path in
+            _ = try launch(path, backgrounded)
+            _ = try launch(path, backgrounded)
+            try tamperBypassingStrict(
+                with: path, table: "journal", "PRAGMA ignore_check_constraints = ON; UPDATE journal SET launch = \(number) WHERE id = 2")
+            let store = try ArchiveStore(path: path)
+            let error = #expect(throws: ArchiveStoreError.self) { try store.launches() }
+            guard case .damagedHistory? = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
+            if previousStillReads {
+                #expect(try store.previousLaunch()?.launch == 6)
+            } else {
+                let previous = #expect(throws: ArchiveStoreError.self) { try store.previousLaunch() }
+                #expect(previous?.isDamage == true && previous?.isUnusableStore == false)
+            }
+        }
+    }
+
     /// A damaged record of the previous launch must not stop the launches after it (each
     /// judged it again, threw, and recorded nothing): under this policy it counts as a death
     /// in the foreground, since it may have been one, and the launch goes on.

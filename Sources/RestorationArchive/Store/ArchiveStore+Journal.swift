@@ -415,7 +415,12 @@ extension ArchiveStore {
         while try numbers.step() {
             try last.bind(valueIn: 0, of: numbers, at: 1)
             defer { last.reset() }
-            guard try last.step() else { continue }
+            // Each number is an entry's, read in the same transaction, and finds it again (`IS`
+            // finds NULL, and the column's affinity stores text that reads as a number as that
+            // number): none found would be damage all the same, never a launch to leave out.
+            guard try last.step() else {
+                throw ArchiveStoreError.damagedHistory("a journal entry's launch number cannot be read")
+            }
             launches.append(try launch(last))
         }
         return launches.reversed()
