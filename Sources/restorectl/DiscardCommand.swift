@@ -10,8 +10,10 @@ struct DiscardCommand: ParsableCommand {
             One of the three commands that write, with erase and demo. The archive is marked \
             discarded with the reason (shown by info and events); deleted content is \
             overwritten in the file and the write-ahead log is truncated. The app's next save \
-            starts the archive afresh. A damaged archive can be discarded. Never creates a \
-            store: a path that is not one is refused.
+            starts the archive afresh. A damaged archive can be discarded. The store \
+            remembers its newest \(ArchiveStore.retainedDiscardedArchives) discarded archives \
+            and forgets older ones, with their restore reports. Never creates a store: a path \
+            that is not one is refused.
             """
     )
 

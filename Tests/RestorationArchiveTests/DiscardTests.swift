@@ -83,4 +83,125 @@ struct DiscardTests {
             #expect(try store.snapshot() == nil)
         }
     }
+
+    /// The rows left in a table of the store at `path`, by a connection of its own.
+    private static func rowCount(_ table: String, in path: String) throws -> Int64? {
+        let connection = try Connection(filename: path, flags: 1 /* SQLITE_OPEN_READONLY */)
+        return try connection.pragmaInteger("SELECT count(*) FROM \(table)")
+    }
+
+    /// A window's archive as an app with scenes keeps it: saved, restored once (a restore
+    /// report), then discarded when the window closes for good.
+    private static func closeWindow(_ name: ArchiveName, _ store: ArchiveStore) throws {
+        let engine = try makeEngine(store)
+        try engine.preserve([Probe("Root", value: "open", [Probe("list")])], in: name)
+        _ = try makeEngine(store).restore([Probe("Root", [Probe("list")])], from: name)
+        try store.discard(name, reason: "the window was closed")
+    }
+
+    /// An app that gives each window an archive discards one at every window closed, under a
+    /// name never used again: the store keeps the newest discarded archives, and their
+    /// reports, and forgets older ones, so that it does not grow with every window ever
+    /// closed. An archive that holds state is never forgotten.
+    @Test func aStoreForgetsArchivesDiscardedBeforeTheNewestItKeeps() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "main", [Probe("a"), Probe("b")])])
+            let windows = try (0..<(ArchiveStore.retainedDiscardedArchives + 2)).map {
+                try ArchiveName("window-\($0)")
+            }
+            for window in windows { try Self.closeWindow(window, store) }
+
+            let forgotten = windows.prefix(2)
+            let kept = windows.dropFirst(2)
+            #expect(try store.archiveNames() == ([.main] + kept).sorted())
+            for window in forgotten {
+                #expect(try store.summary(of: window) == nil)
+                #expect(try store.restoreReports(of: window).isEmpty)
+            }
+            for window in kept {
+                let summary = try #require(try store.summary(of: window))
+                guard case .discarded(let reason, _) = summary.state else {
+                    Issue.record("\(window): expected discarded, got \(summary.state)")
+                    continue
+                }
+                #expect(reason == "the window was closed")
+                #expect(try store.restoreReports(of: window).count == 1)
+            }
+            // Nothing of the forgotten archives is left behind: each kept window has one
+            // report, and only "main" holds nodes and a generation.
+            #expect(try Self.rowCount("archive", in: path) == Int64(1 + kept.count))
+            #expect(try Self.rowCount("restore_report", in: path) == Int64(kept.count))
+            #expect(try Self.rowCount("generation", in: path) == 1)
+            #expect(try store.snapshot()?.nodes.count == 3)
+            let problems = try store.check()
+            #expect(problems.isEmpty, "\(problems)")
+
+            // A save under a forgotten name starts a new archive; a kept one goes on.
+            #expect(try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: windows[0]).generation == 1)
+            #expect(try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: windows[2]).generation == 2)
+        }
+    }
+
+    /// Discarding every archive at once keeps the newest ``ArchiveStore/retainedDiscardedArchives``
+    /// (by when they were discarded, then by when they were created).
+    @Test func discardingEveryArchiveKeepsTheNewestDiscarded() throws {
+        try withTemporaryStore { store in
+            let windows = try (0..<(ArchiveStore.retainedDiscardedArchives + 5)).map { try ArchiveName("w\($0)") }
+            for window in windows {
+                try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: window)
+            }
+            let discarded = try store.discardAll(reason: "the user quit the app")
+            #expect(discarded.count == windows.count)
+            let names = try store.archiveNames()
+            #expect(names.count == ArchiveStore.retainedDiscardedArchives)
+            #expect(Set(names).isSubset(of: Set(windows)))
+            #expect(try store.check().isEmpty)
+        }
+    }
+
+    /// A discarded archive whose row damage changed is not forgotten: damage that made a live
+    /// archive's row read as discarded must not delete it. `check()` names it, and a discard
+    /// under its name writes the row again.
+    @Test func aDamagedDiscardedArchiveIsNotForgotten() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let damaged = try ArchiveName("window-damaged")
+            try Self.closeWindow(damaged, store)
+            try tamper(with: path, "UPDATE archive SET discard_reason = 'changed' WHERE name = 'window-damaged'")
+            for index in 0..<(ArchiveStore.retainedDiscardedArchives + 1) {
+                try Self.closeWindow(try ArchiveName("window-\(index)"), store)
+            }
+            #expect(try store.archiveNames().contains(damaged))
+            #expect(try store.archiveNames().count == ArchiveStore.retainedDiscardedArchives + 1)
+            #expect(try store.check().contains { "\($0)".contains("window-damaged") })
+            // Discarded again, the row is whole, and the oldest discarded archive is forgotten.
+            try store.discard(damaged, reason: "the window was closed")
+            #expect(try store.archiveNames().contains(damaged))
+            #expect(try !store.archiveNames().contains(try ArchiveName("window-0")))
+            #expect(try store.check().isEmpty)
+        }
+    }
+
+    /// An engine that saved an archive before it was forgotten saves it again, afresh.
+    @Test func anEngineSavesAnArchiveTheStoreForgot() throws {
+        try withTemporaryStore { store in
+            let window = try ArchiveName("window-old")
+            let engine = try makeEngine(store)
+            let root = Probe("Root", value: "before", [Probe("list")])
+            try engine.preserve([root], in: window)
+            try engine.preserve([root], in: window)
+            try store.discard(window, reason: "the window was closed")
+            for index in 0..<ArchiveStore.retainedDiscardedArchives {
+                try Self.closeWindow(try ArchiveName("window-\(index)"), store)
+            }
+            #expect(try store.summary(of: window) == nil)
+            root.value = "after"
+            let result = try engine.preserve([root], in: window)
+            #expect(result.save?.generation == 1)
+            let copy = Probe("Root", [Probe("list")])
+            _ = try makeEngine(store).restore([copy], from: window)
+            #expect(copy.value == "after")
+        }
+    }
 }

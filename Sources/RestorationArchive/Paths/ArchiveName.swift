@@ -48,7 +48,10 @@ public struct ArchiveName: Hashable, Comparable, Sendable, CustomStringConvertib
 
 /// A generation number: every successful save of an archive makes generation g + 1.
 ///
-/// Numbers are never reused within an archive, not even after it is discarded.
+/// Numbers are never reused within an archive, not even after it is discarded. An archive the
+/// store has forgotten (one discarded before the newest
+/// ``ArchiveStore/retainedDiscardedArchives``), or one of an erased store, is gone: a save under
+/// its name starts a new archive at generation 1.
 public struct Generation: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible,
     ExpressibleByIntegerLiteral
 {

@@ -1,9 +1,25 @@
 import Logging
 
 extension ArchiveStore {
+    /// How many discarded archives a store remembers: their rows (name, when and why they
+    /// were discarded, their generation numbers) and their restore reports.
+    ///
+    /// An app that gives each scene or window session an archive of its own discards one
+    /// whenever a window closes for good, under a name never used again; remembered for
+    /// ever, each would leave its row and up to ``retainedRestoreReports`` reports in the
+    /// store, which would grow with every window the user ever closed. A discard that leaves
+    /// more discarded archives than this forgets those discarded longest ago, in its
+    /// transaction: they are no longer listed, their restore reports are deleted, and a later
+    /// save under the name starts a new archive at generation 1. An archive that holds state
+    /// is never forgotten, however old, nor is one whose row is damaged (``check()`` names it,
+    /// and a discard or save under its name writes it again).
+    public static let retainedDiscardedArchives = 32
+
     /// Discards an archive: all its generations and nodes are deleted and it is marked
     /// discarded with `reason`, as UIKit does when the user quits an app explicitly (R13) or
-    /// a scene's window is closed for good (R14). The next save starts it afresh.
+    /// a scene's window is closed for good (R14). The next save starts it afresh. The store
+    /// remembers the newest ``retainedDiscardedArchives`` discarded archives and forgets
+    /// older ones.
     ///
     /// Deleted content is overwritten in the file (`secure_delete`), and the write-ahead log is
     /// then checkpointed and truncated, so no copy of the discarded state remains in the
@@ -23,7 +39,9 @@ extension ArchiveStore {
             guard let found = try ArchiveRows.archiveToReplace(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
             }
-            return try discard(found, reason: reason, connection)
+            let deleted = try discard(found, reason: reason, connection)
+            try forgetArchivesDiscardedLongAgo(connection)
+            return deleted
         }
         let truncated = try withConnection { connection in
             try Self.checkpointAndTruncate(connection)
@@ -50,6 +68,7 @@ extension ArchiveStore {
             where found.damage != nil || (found.row.discardedAt == nil && found.row.generation.rawValue > 0) {
                 deleted[found.row.name] = try discard(found, reason: reason, connection)
             }
+            try forgetArchivesDiscardedLongAgo(connection)
             return deleted
         }
         let truncated = try withConnection { connection in
@@ -69,26 +88,55 @@ extension ArchiveStore {
         if let damage = found.damage {
             logger?.warning("Archive '\(row.name)' was damaged (\(damage)); the discard replaces its row")
         }
-        let nodes = try connection.statement("DELETE FROM node WHERE archive_id = ?")
-        defer { nodes.reset() }
-        try nodes.bind(row.id, at: 1)
-        try nodes.run()
-        let count = connection.changes
-        let generations = try connection.statement("DELETE FROM generation WHERE archive_id = ?")
-        defer { generations.reset() }
-        try generations.bind(row.id, at: 1)
-        try generations.run()
+        let count = try deleteContents(ofArchive: row.id, connection)
         var discarded = row
         discarded.discardedAt = Clock.nowMilliseconds()
         discarded.discardReason = reason
         try ArchiveRows.update(discarded, in: connection)
-        // A restoration of discarded state that died no longer matters.
-        let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
-        defer { marker.reset() }
-        try marker.bind(row.id, at: 1)
-        try marker.run()
         try appendStoreEvent(.discarded(row.name, reason: reason), connection)
         return count
+    }
+
+    /// Forgets the discarded archives beyond the newest ``retainedDiscardedArchives``, newest
+    /// by when they were discarded (then by row, for one millisecond): deletes their rows and
+    /// their restore reports, and, should damage have left any, their generations, nodes and
+    /// crash markers, so that no row names an archive the store no longer has. Only rows that
+    /// match their checksums are forgotten: damage that made a live archive's row look
+    /// discarded must not delete it.
+    private func forgetArchivesDiscardedLongAgo(_ connection: Connection) throws {
+        let forgotten = try ArchiveRows.allStoredArchives(in: connection)
+            .compactMap { stored in
+                stored.damage == nil ? stored.row.discardedAt.map { (at: $0, row: stored.row) } : nil
+            }
+            .sorted { ($0.at, $0.row.id) > ($1.at, $1.row.id) }
+            .dropFirst(Self.retainedDiscardedArchives)
+        guard !forgotten.isEmpty else { return }
+        for archive in forgotten {
+            _ = try deleteContents(ofArchive: archive.row.id, connection)
+            try Self.deleteRows(ofArchive: archive.row.id, "DELETE FROM restore_report WHERE archive_id = ?", connection)
+            try Self.deleteRows(ofArchive: archive.row.id, "DELETE FROM archive WHERE id = ?", connection)
+        }
+        logger?.info(
+            "Forgot \(forgotten.count) archive\(forgotten.count == 1 ? "" : "s") discarded before the newest \(Self.retainedDiscardedArchives): their rows and restore reports are deleted")
+    }
+
+    /// Deletes what an archive holds: its nodes, its generations and its crash marker (a
+    /// restoration of discarded state that died no longer matters). Returns the number of
+    /// node rows deleted.
+    private func deleteContents(ofArchive id: Int64, _ connection: Connection) throws -> Int {
+        try Self.deleteRows(ofArchive: id, "DELETE FROM node WHERE archive_id = ?", connection)
+        let nodesDeleted = connection.changes
+        try Self.deleteRows(ofArchive: id, "DELETE FROM generation WHERE archive_id = ?", connection)
+        try Self.deleteRows(ofArchive: id, "DELETE FROM crash_marker WHERE archive_id = ?", connection)
+        return nodesDeleted
+    }
+
+    /// Runs a deletion whose one parameter is an archive's id.
+    private static func deleteRows(ofArchive id: Int64, _ deletion: String, _ connection: Connection) throws {
+        let statement = try connection.statement(deletion)
+        defer { statement.reset() }
+        try statement.bind(id, at: 1)
+        try statement.run()
     }
 
     /// `PRAGMA wal_checkpoint(TRUNCATE)`: copies the log into the file and empties it.
