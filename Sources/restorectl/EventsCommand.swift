@@ -46,7 +46,9 @@ struct EventsCommand: ParsableCommand {
         var unreadable: [ArchiveStoreError] = []
         do {
             let archives = try options.selectedArchiveNames(in: store)
-            let selected = Set(archives)
+            // Without --archive, the journal's invalidations and discards of every archive,
+            // those of archives the store has since forgotten included.
+            let concerns = { (archive: ArchiveName) in options.archiveName.map { $0 == archive } ?? true }
             // A damaged journal entry hides only the entries before it.
             for entry in try Self.readableJournal(of: store, &unreadable) {
                 switch entry.kind {
@@ -58,12 +60,12 @@ struct EventsCommand: ParsableCommand {
                                 date: entry.date, kind: event.rawValue, archive: nil, generation: nil, launch: entry.launch,
                                 detail: "app \(state.rawValue), process \(entry.processID)", tiebreak: entry.sequence))
                     }
-                case .invalidated(let archive, let generation, let reason) where selected.contains(archive):
+                case .invalidated(let archive, let generation, let reason) where concerns(archive):
                     events.append(
                         Event(
                             date: entry.date, kind: "invalidated", archive: archive.rawValue, generation: generation.rawValue,
                             launch: entry.launch, detail: reason, tiebreak: entry.sequence))
-                case .discarded(let archive, let reason) where selected.contains(archive):
+                case .discarded(let archive, let reason) where concerns(archive):
                     events.append(
                         Event(
                             date: entry.date, kind: "discarded", archive: archive.rawValue, generation: nil,

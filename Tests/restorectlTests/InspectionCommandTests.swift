@@ -123,6 +123,30 @@ struct InspectionCommandTests {
         }
     }
 
+    /// The store forgets archives discarded before the newest it keeps; the journal's entry
+    /// of such a discard is still an event of the store, and `events` lists it, while `info`
+    /// lists only the archives the store has.
+    @Test func eventsListTheDiscardsOfArchivesTheStoreForgot() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            for index in 0...ArchiveStore.retainedDiscardedArchives {
+                let window = try ArchiveName("window-\(index)")
+                try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: window)
+                try store.discard(window, reason: "the window was closed")
+            }
+            let events = try run(["events", path, "--limit", "500"])
+            #expect(events.status == 0, "\(events.standardError)")
+            #expect(events.standardOutput.contains("discarded  archive window-0: the window was closed"))
+            #expect(events.standardOutput.contains("discarded  archive window-1: the window was closed"))
+            let info = try run(["info", path])
+            #expect(info.status == 0, "\(info.standardError)")
+            #expect(!info.standardOutput.contains("window-0") && info.standardOutput.contains("window-1"))
+            // Asked for by name, a forgotten archive is one the store does not have.
+            let named = try run(["events", path, "--archive", "window-0"])
+            #expect(named.status == 1 && named.standardError.contains("window-0"), "\(named.standardError)")
+        }
+    }
+
     @Test func eventsMergeTheJournalSavesRestoresAndDiscards() throws {
         try withDemoStore { path in
             let text = try run(["events", path, "--limit", "500"])
