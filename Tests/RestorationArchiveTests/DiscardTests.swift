@@ -183,6 +183,32 @@ struct DiscardTests {
         }
     }
 
+    /// A discard never forgets the archive it discards, whatever the clock says: here the
+    /// other archives were discarded with the clock an hour ahead, so that this discard's
+    /// time is the oldest of all (as it is once the clock goes back).
+    @Test func aDiscardKeepsTheArchiveItDiscardsWhenTheClockWentBack() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let windows = try (0..<ArchiveStore.retainedDiscardedArchives).map { try ArchiveName("window-\($0)") }
+            for window in windows { try Self.closeWindow(window, store) }
+            let connection = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+            try connection.transaction(.immediate) {
+                for stored in try ArchiveRows.allStoredArchives(in: connection) {
+                    var row = stored.row
+                    row.discardedAt = row.discardedAt.map { $0 + 3_600_000 }
+                    try ArchiveRows.update(row, in: connection)
+                }
+            }
+            let late = try ArchiveName("window-late")
+            try Self.closeWindow(late, store)
+            let names = try store.archiveNames()
+            #expect(names.contains(late))
+            #expect(!names.contains(windows[0]))
+            #expect(names.count == ArchiveStore.retainedDiscardedArchives)
+            #expect(try store.check().isEmpty)
+        }
+    }
+
     /// An engine that saved an archive before it was forgotten saves it again, afresh.
     @Test func anEngineSavesAnArchiveTheStoreForgot() throws {
         try withTemporaryStore { store in

@@ -10,9 +10,11 @@ extension ArchiveStore {
     /// store, which would grow with every window the user ever closed. A discard that leaves
     /// more discarded archives than this forgets those discarded longest ago, in its
     /// transaction: they are no longer listed, their restore reports are deleted, and a later
-    /// save under the name starts a new archive at generation 1. An archive that holds state
-    /// is never forgotten, however old, nor is one whose row is damaged (``check()`` names it,
-    /// and a discard or save under its name writes it again).
+    /// save under the name starts a new archive at generation 1. A discard never forgets the
+    /// archives it discards, even with the clock set back (unless ``discardAll(reason:)``
+    /// discards more than this many at once). An archive that holds state is never
+    /// forgotten, however old, nor is one whose row is damaged (``check()`` names it, and a
+    /// discard or save under its name writes it again).
     public static let retainedDiscardedArchives = 32
 
     /// Discards an archive: all its generations and nodes are deleted and it is marked
@@ -40,7 +42,7 @@ extension ArchiveStore {
                 throw ArchiveStoreError.archiveNotFound(archive)
             }
             let deleted = try discard(found, reason: reason, connection)
-            try forgetArchivesDiscardedLongAgo(connection)
+            try forgetArchivesDiscardedLongAgo(keeping: [found.row.id], connection)
             return deleted
         }
         let truncated = try withConnection { connection in
@@ -63,12 +65,14 @@ extension ArchiveStore {
     public func discardAll(reason: String) throws(ArchiveStoreError) -> [ArchiveName: DiscardResult] {
         let deleted = try write { connection in
             var deleted: [ArchiveName: Int] = [:]
+            var discarded: Set<Int64> = []
             // A damaged row is discarded whatever it says: only its damage is certain.
             for found in try ArchiveRows.allArchivesToReplace(in: connection)
             where found.damage != nil || (found.row.discardedAt == nil && found.row.generation.rawValue > 0) {
                 deleted[found.row.name] = try discard(found, reason: reason, connection)
+                discarded.insert(found.row.id)
             }
-            try forgetArchivesDiscardedLongAgo(connection)
+            try forgetArchivesDiscardedLongAgo(keeping: discarded, connection)
             return deleted
         }
         let truncated = try withConnection { connection in
@@ -97,18 +101,22 @@ extension ArchiveStore {
         return count
     }
 
-    /// Forgets the discarded archives beyond the newest ``retainedDiscardedArchives``, newest
-    /// by when they were discarded (then by row, for one millisecond): deletes their rows and
-    /// their restore reports, and, should damage have left any, their generations, nodes and
-    /// crash markers, so that no row names an archive the store no longer has. Only rows that
-    /// match their checksums are forgotten: damage that made a live archive's row look
-    /// discarded must not delete it.
-    private func forgetArchivesDiscardedLongAgo(_ connection: Connection) throws {
+    /// Forgets the discarded archives beyond the newest ``retainedDiscardedArchives``: deletes
+    /// their rows and their restore reports, and, should damage have left any, their
+    /// generations, nodes and crash markers, so that no row names an archive the store no
+    /// longer has. The newest are those this transaction discarded (`justDiscarded`, ids),
+    /// whatever the clock said, then the others by when they were discarded, then by row (for
+    /// one millisecond). Only rows that match their checksums are forgotten: damage that made
+    /// a live archive's row look discarded must not delete it.
+    private func forgetArchivesDiscardedLongAgo(keeping justDiscarded: Set<Int64>, _ connection: Connection) throws {
         let forgotten = try ArchiveRows.allStoredArchives(in: connection)
             .compactMap { stored in
                 stored.damage == nil ? stored.row.discardedAt.map { (at: $0, row: stored.row) } : nil
             }
-            .sorted { ($0.at, $0.row.id) > ($1.at, $1.row.id) }
+            .sorted { first, second in
+                let (firstIsNew, secondIsNew) = (justDiscarded.contains(first.row.id), justDiscarded.contains(second.row.id))
+                return firstIsNew != secondIsNew ? firstIsNew : (first.at, first.row.id) > (second.at, second.row.id)
+            }
             .dropFirst(Self.retainedDiscardedArchives)
         guard !forgotten.isEmpty else { return }
         for archive in forgotten {
