@@ -10,9 +10,10 @@ struct EventsCommand: ParsableCommand {
             Merges, oldest first: the lifecycle events the app recorded (each with the state it \
             left the app in, grouped by launch), the saves of the retained generations, the kept \
             restore reports, and the generations a crash policy invalidated or archives \
-            discarded, with why. The journal keeps its newest 256 entries and the store its \
-            newest restore reports and retained generations, so older events are gone. Opens \
-            the store read-only; safe while the app is running.
+            discarded, with why (archives the store has since forgotten included). The journal \
+            keeps its newest 256 entries and the store its newest restore reports and retained \
+            generations, so older events are gone. Opens the store read-only; safe while the \
+            app is running.
             """
     )
 
