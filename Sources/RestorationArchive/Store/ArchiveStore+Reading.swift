@@ -127,7 +127,8 @@ extension ArchiveStore {
 
     /// The names of the store's archives, sorted, read without checking the archives: one
     /// damaged archive, which ``archives()`` throws for, does not hide the others. Ask
-    /// ``summary(of:)`` for each.
+    /// ``summary(of:)`` for each. They are the archives that hold state, and those discarded
+    /// that the store still remembers (``retainedDiscardedArchives``).
     public func archiveNames() throws(ArchiveStoreError) -> [ArchiveName] {
         try read { connection in
             try ArchiveRows.allStoredArchives(in: connection).map(\.row.name)
