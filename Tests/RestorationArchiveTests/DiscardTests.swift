@@ -143,8 +143,8 @@ struct DiscardTests {
         }
     }
 
-    /// Discarding every archive at once keeps the newest ``ArchiveStore/retainedDiscardedArchives``
-    /// (by when they were discarded, then by when they were created).
+    /// Discarding more archives at once than the store remembers keeps
+    /// ``ArchiveStore/retainedDiscardedArchives`` of them, all discarded by this call.
     @Test func discardingEveryArchiveKeepsTheNewestDiscarded() throws {
         try withTemporaryStore { store in
             let windows = try (0..<(ArchiveStore.retainedDiscardedArchives + 5)).map { try ArchiveName("w\($0)") }
