@@ -204,6 +204,31 @@ struct RestoreReportTests {
         }
     }
 
+    /// `limit` reads the newest reports only: damage to an older one does not hide them.
+    @Test func theNewestReportsReadWhenAnOlderOneIsDamaged() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Root")])
+            for _ in 0..<4 { _ = try engine.restore([Probe("Root")]) }
+            let reports = try store.restoreReports()
+            #expect(reports.count == 4)
+            #expect(try store.restoreReports(limit: 1) == Array(reports.prefix(1)))
+            #expect(try store.restoreReports(limit: 3) == Array(reports.prefix(3)))
+            #expect(try store.restoreReports(limit: 10) == reports)
+            #expect(try store.restoreReports(limit: 0).isEmpty)
+            #expect(try store.restoreReports(limit: -1).isEmpty)
+            try tamper(with: path, "UPDATE restore_report SET report = x'00' WHERE sequence = 2")
+            #expect(throws: ArchiveStoreError.damagedHistory("a restore report of archive 'main' cannot be read")) {
+                try store.restoreReports()
+            }
+            #expect(try store.restoreReports(limit: 2) == Array(reports.prefix(2)))
+            #expect(throws: ArchiveStoreError.damagedHistory("a restore report of archive 'main' cannot be read")) {
+                try store.restoreReports(limit: 3)
+            }
+        }
+    }
+
     @Test func incrementalSaveFallsBackToFullWhenAnotherWriterSavedInBetween() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

@@ -5,7 +5,7 @@ public import Foundation
 #endif
 
 /// What one restoration did, node by node: a value an app can log, and that the store keeps
-/// (``ArchiveStore/restoreReports(of:)``, `restorectl report`).
+/// (``ArchiveStore/restoreReports(of:limit:)``, `restorectl report`).
 ///
 /// Reports name paths, class names and keys, never stored values.
 public struct RestoreReport: Hashable, Sendable, Codable {

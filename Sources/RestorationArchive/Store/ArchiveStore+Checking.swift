@@ -84,7 +84,7 @@ extension ArchiveStore {
     }
 
     /// The problems of an archive's crash marker and restore reports: what
-    /// ``crashMarkers()`` and ``restoreReports(of:)`` would fail to read.
+    /// ``crashMarkers()`` and ``restoreReports(of:limit:)`` would fail to read.
     private static func checkRecords(of archive: ArchiveRows.ArchiveRow, path: String, _ connection: Connection) throws
         -> [StoreProblem]
     {

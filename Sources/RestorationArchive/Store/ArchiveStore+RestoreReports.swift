@@ -8,15 +8,23 @@ extension ArchiveStore {
     /// Damage to the archive's row or generations does not hide them: each report has a
     /// checksum of its own.
     ///
+    /// - Parameters:
+    ///   - archive: the archive, ``ArchiveName/main`` by default.
+    ///   - limit: at most this many, the newest; all that are kept when `nil`. Only the
+    ///     reports returned are read, so that damage to an older one does not hide the newest
+    ///     (`limit: 1` is the last restoration's).
     /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for a report that cannot be read
     ///   (``ArchiveStore/check()`` names it); the archive's next reports replace it in time.
-    public func restoreReports(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> [RestoreReport] {
+    public func restoreReports(of archive: ArchiveName = .main, limit: Int? = nil) throws(ArchiveStoreError)
+        -> [RestoreReport]
+    {
         try read { connection in
             guard let row = try ArchiveRows.storedArchive(named: archive, in: connection)?.row else { return [] }
             let statement = try connection.statement(
-                "SELECT report FROM restore_report WHERE archive_id = ? ORDER BY sequence DESC")
+                "SELECT report FROM restore_report WHERE archive_id = ? ORDER BY sequence DESC LIMIT ?")
             defer { statement.reset() }
             try statement.bind(row.id, at: 1)
+            try statement.bind(Int64(clamping: max(0, limit ?? Int.max)), at: 2)
             var reports: [RestoreReport] = []
             while try statement.step() {
                 guard let report = (try? statement.bytes(0)).flatMap(RestoreReport.init(storedBlob:)) else {
