@@ -24,6 +24,44 @@ enum Diagnostics {
         }
     }
 
+    /// What `read` returns with no limit; when that meets damage (added to `unreadable`), the
+    /// newest items that can be read, those after the newest damaged one. `read(limit)`
+    /// returns the newest `limit` items (a journal's entries, an archive's restore reports).
+    /// One damaged item hid every other until the store's pruning took it. Found by reading
+    /// the newest 1, 2, 4, … items, then halving the range: a few reads, each of one
+    /// transaction.
+    static func readableNewest<Item>(
+        _ unreadable: inout [ArchiveStoreError], _ read: (Int?) throws(ArchiveStoreError) -> [Item]
+    ) throws(ArchiveStoreError) -> [Item] {
+        do {
+            return try read(nil)
+        } catch where error.isDamage {
+            unreadable.append(error)
+        }
+        func newest(_ limit: Int) throws(ArchiveStoreError) -> [Item]? {
+            do { return try read(limit) } catch where error.isDamage { return nil }
+        }
+        var readable: [Item] = []
+        var limit = 1
+        while let items = try newest(limit) {
+            // Fewer than asked: everything reads now (the app wrote since).
+            guard items.count == limit else { return items }
+            readable = items
+            limit *= 2
+        }
+        // The newest `low` items read, the newest `high` do not.
+        var (low, high) = (readable.count, limit)
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            if let items = try newest(middle) {
+                (readable, low) = (items, middle)
+            } else {
+                high = middle
+            }
+        }
+        return readable
+    }
+
     /// After a command printed what it could read: one error line for each part it could not
     /// (a damaged archive, the journal), then exit status 1; nothing when there was none.
     static func failIfAny(_ unreadable: [ArchiveStoreError]) {

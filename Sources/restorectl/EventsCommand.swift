@@ -51,7 +51,10 @@ struct EventsCommand: ParsableCommand {
             // those of archives the store has since forgotten included.
             let concerns = { (archive: ArchiveName) in options.archiveName.map { $0 == archive } ?? true }
             // A damaged journal entry hides only the entries before it.
-            for entry in try Self.readableJournal(of: store, &unreadable) {
+            let journal = try Diagnostics.readableNewest(&unreadable) { (limit) throws(ArchiveStoreError) in
+                try store.journal(limit: limit)
+            }
+            for entry in journal {
                 switch entry.kind {
                 case .lifecycle(let event, let state):
                     // Lifecycle events concern the whole app: shown unless --archive asks otherwise.
@@ -94,11 +97,11 @@ struct EventsCommand: ParsableCommand {
                             detail: "\(generation.saveKind.rawValue) save, \(generation.nodeCount) nodes, \(generation.totalBytes) bytes",
                             tiebreak: Int64.max - 1))
                 }
-                // A damaged restore report hides its archive's reports; the rest is listed.
-                let reports = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
-                    try store.restoreReports(of: archive)
+                // A damaged restore report hides only its archive's older reports.
+                let reports = try Diagnostics.readableNewest(&unreadable) { (limit) throws(ArchiveStoreError) in
+                    try store.restoreReports(of: archive, limit: limit)
                 }
-                for report in (reports ?? []).reversed() {
+                for report in reports.reversed() {
                     events.append(
                         Event(
                             date: report.date, kind: "restored", archive: archive.rawValue,
@@ -130,42 +133,6 @@ struct EventsCommand: ParsableCommand {
             print(try JSONOutput.render(EventsJSON(store: store.path, events: shown)))
         }
         Diagnostics.failIfAny(unreadable)
-    }
-
-    /// The journal's entries; when one cannot be read (its damage added to `unreadable`), the
-    /// newest that can, those after the newest damaged one. The whole journal was hidden until
-    /// its pruning took the entry, 256 entries later. Found by reading the newest 1, 2, 4, …
-    /// entries, then halving the range: a few reads, each of one transaction.
-    static func readableJournal(
-        of store: ArchiveStore, _ unreadable: inout [ArchiveStoreError]
-    ) throws(ArchiveStoreError) -> [JournalEntry] {
-        do {
-            return try store.journal()
-        } catch where error.isDamage {
-            unreadable.append(error)
-        }
-        func newest(_ limit: Int) throws(ArchiveStoreError) -> [JournalEntry]? {
-            do { return try store.journal(limit: limit) } catch where error.isDamage { return nil }
-        }
-        var readable: [JournalEntry] = []
-        var limit = 1
-        while let entries = try newest(limit) {
-            // Fewer than asked: the whole journal reads now (the app wrote since).
-            guard entries.count == limit else { return entries }
-            readable = entries
-            limit *= 2
-        }
-        // The newest `low` entries read, the newest `high` do not.
-        var (low, high) = (readable.count, limit)
-        while high - low > 1 {
-            let middle = low + (high - low) / 2
-            if let entries = try newest(middle) {
-                (readable, low) = (entries, middle)
-            } else {
-                high = middle
-            }
-        }
-        return readable
     }
 
     /// The events oldest first: by the millisecond, the precision the store keeps times in,

@@ -8,7 +8,9 @@ struct ReportCommand: ParsableCommand {
         abstract: "Show the restore reports the store kept: each node restored, skipped or failed, and why.",
         discussion: """
             Shows the newest restore report of each archive (or of --archive), or every retained \
-            report with --all. Opens the store read-only; safe while the app is running.
+            report with --all. A damaged report hides only its archive's older reports; it is \
+            named on stderr (exit status 1). Opens the store read-only; safe while the app is \
+            running.
             """
     )
 
@@ -24,12 +26,11 @@ struct ReportCommand: ParsableCommand {
         var unreadable: [ArchiveStoreError] = []
         do {
             // Reports have checksums of their own: damage to their archive does not hide them,
-            // and a damaged report hides only its archive's.
+            // and a damaged report hides only its archive's older reports.
             for name in try options.selectedArchiveNames(in: store) {
-                let kept = try Diagnostics.unlessDamaged(&unreadable) { () throws(ArchiveStoreError) in
-                    try store.restoreReports(of: name)
+                reports += try Diagnostics.readableNewest(&unreadable) { (limit) throws(ArchiveStoreError) in
+                    try store.restoreReports(of: name, limit: all ? limit : 1)
                 }
-                reports += all ? kept ?? [] : Array((kept ?? []).prefix(1))
             }
         } catch {
             Diagnostics.fail(error, exitCode: 1)

@@ -362,22 +362,36 @@ struct InspectionCommandTests {
         }
     }
 
-    /// A damaged restore report hides only its archive's reports: `events` shows the journal
-    /// and the saves, `report` what else it can read; both name it and exit 1. They printed
-    /// nothing else.
-    @Test func aDamagedRestoreReportHidesOnlyItsArchivesReports() throws {
+    /// A damaged restore report hides only its archive's older reports: `events` and `report
+    /// --all` show the journal, the saves and the newer reports, name it and exit 1 (they
+    /// showed none of the archive's reports). `report` alone reads the newest report only.
+    @Test func aDamagedRestoreReportHidesOnlyTheOlderReportsOfItsArchive() throws {
         try withDemoStore { path in
-            try tamper(path, "UPDATE restore_report SET report = x'00' WHERE sequence = 1")
+            let kept = try ArchiveStore(path: path, mode: .readOnly).restoreReports()
+            #expect(kept.count >= 3)
+            try tamper(path, "UPDATE restore_report SET report = x'00' WHERE sequence = (SELECT max(sequence) - 1 FROM restore_report)")
             let named = "restorectl: error: The store's history is damaged: a restore report of archive 'main' cannot be read.\n"
+            func count(_ text: String, in output: String) -> Int { output.components(separatedBy: text).count - 1 }
+
             let events = try run(["events", path, "--limit", "500"])
             #expect(events.status == 1 && events.standardError == named)
             #expect(events.standardOutput.contains("willFinishLaunching: app inactive"))
             #expect(events.standardOutput.contains("saved  archive main generation"))
-            #expect(!events.standardOutput.contains("restored  archive main"))
-            for arguments in [["report", path, "--all"], ["report", path, "--format", "json"]] {
+            #expect(count("restored  archive main", in: events.standardOutput) == 1)
+            let all = try run(["report", path, "--all"])
+            #expect(all.status == 1 && all.standardError == named)
+            #expect(count("Archive main, restoration at", in: all.standardOutput) == 1)
+            let newest = try run(["report", path, "--format", "json"])
+            #expect(newest.status == 0 && newest.standardError.isEmpty, "\(newest.standardError)")
+            let reports = try #require(try json(newest)["reports"] as? [[String: Any]])
+            #expect(reports.count == 1)
+
+            // The newest damaged too: nothing of the archive's reports reads.
+            try tamper(path, "UPDATE restore_report SET report = x'00' WHERE sequence = (SELECT max(sequence) FROM restore_report)")
+            for arguments in [["report", path, "--all"], ["report", path]] {
                 let report = try run(arguments)
                 #expect(report.status == 1 && report.standardError == named)
-                #expect(report.standardOutput.contains("(no restore reports)") || report.standardOutput.contains("\"reports\" : ["))
+                #expect(report.standardOutput.contains("(no restore reports)"))
             }
         }
     }
