@@ -137,6 +137,10 @@ struct DiscardTests {
             let problems = try store.check()
             #expect(problems.isEmpty, "\(problems)")
 
+            // A forgotten archive is one the store does not have: discarding it again is refused.
+            #expect(throws: ArchiveStoreError.archiveNotFound(windows[0])) {
+                try store.discard(windows[0], reason: "the window was closed")
+            }
             // A save under a forgotten name starts a new archive; a kept one goes on.
             #expect(try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: windows[0]).generation == 1)
             #expect(try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: windows[2]).generation == 2)

@@ -334,7 +334,7 @@ struct CommandLineTests {
 
             let unknown = try runProcess(restorectl, ["report", path, "--archive", "scene-9"])
             #expect(unknown.status == 1)
-            #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9'.\n")
+            #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9': it was never saved, or it was discarded and the store has since forgotten it.\n")
         }
     }
 
@@ -344,7 +344,7 @@ struct CommandLineTests {
             let outcome = try runProcess(restorectl, ["info", path, "--archive", "scene-9"])
             #expect(outcome.status == 1)
             #expect(outcome.standardOutput.isEmpty)
-            #expect(outcome.standardError == "restorectl: error: No archive named 'scene-9'.\n")
+            #expect(outcome.standardError == "restorectl: error: No archive named 'scene-9': it was never saved, or it was discarded and the store has since forgotten it.\n")
         }
     }
 
@@ -363,7 +363,7 @@ struct CommandLineTests {
                 let outcome = try runProcess(restorectl, arguments + ["--archive", "scene-9"])
                 #expect(outcome.status == 1, "\(arguments)")
                 #expect(outcome.standardOutput.isEmpty, "\(arguments)")
-                #expect(outcome.standardError == "restorectl: error: No archive named 'scene-9'.\n", "\(arguments)")
+                #expect(outcome.standardError == "restorectl: error: No archive named 'scene-9': it was never saved, or it was discarded and the store has since forgotten it.\n", "\(arguments)")
             }
             let noNode = try runProcess(restorectl, ["show", path, "Root/Nowhere"])
             #expect(noNode.status == 1)

@@ -143,7 +143,11 @@ struct InspectionCommandTests {
             #expect(!info.standardOutput.contains("window-0") && info.standardOutput.contains("window-1"))
             // Asked for by name, a forgotten archive is one the store does not have.
             let named = try run(["events", path, "--archive", "window-0"])
-            #expect(named.status == 1 && named.standardError.contains("window-0"), "\(named.standardError)")
+            #expect(
+                named.status == 1
+                    && named.standardError
+                        == "restorectl: error: No archive named 'window-0': it was never saved, or it was discarded and the store has since forgotten it.\n",
+                "\(named.standardError)")
         }
     }
 
@@ -272,7 +276,7 @@ struct InspectionCommandTests {
             #expect(healthy.standardOutput.hasSuffix(": healthy\n"))
             let unknown = try run(["check", path, "--archive", "scene-9"])
             #expect(unknown.status == 2 && unknown.standardOutput.isEmpty)
-            #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9'.\n")
+            #expect(unknown.standardError == "restorectl: error: No archive named 'scene-9': it was never saved, or it was discarded and the store has since forgotten it.\n")
             // Damage: one node's state changed behind the store's back, and an orphan row.
             try tamper(path, "UPDATE node SET state = X'01' WHERE path = 'Tabs/Profile' AND died IS NULL")
             let broken = try run(["check", path])

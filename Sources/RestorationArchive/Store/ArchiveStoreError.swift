@@ -64,7 +64,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
 
     // MARK: Archives
 
-    /// No archive of that name exists in the store.
+    /// No archive of that name exists in the store: none was ever saved under it, or it was
+    /// discarded and the store has since forgotten it
+    /// (``ArchiveStore/retainedDiscardedArchives``).
     case archiveNotFound(ArchiveName)
     /// The archive does not retain that generation (never saved, pruned or discarded).
     case generationNotFound(ArchiveName, Generation)
@@ -165,7 +167,7 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .reportNotRecorded(let reason):
             "The restore report was not recorded: \(reason)."
         case .archiveNotFound(let name):
-            "No archive named '\(name)'."
+            "No archive named '\(name)': it was never saved, or it was discarded and the store has since forgotten it."
         case .generationNotFound(let name, let generation):
             "Archive '\(name)' does not retain generation \(generation)."
         case .generationConflict(let name, let expected, let found):
