@@ -3,9 +3,9 @@ import RestorationArchive
 import Testing
 import TestSupport
 
-/// The usage example of README.md, against a temporary store instead of the default location.
-/// The types and calls are the README's, word for word: a change to the public API that
-/// breaks the README breaks this test.
+/// The code of README.md, against temporary stores instead of the default location, word for
+/// word (`everyBlockOfTheREADMEIsHereWordForWord` checks it; see `DocumentationBlocks`): a
+/// change to the public API that breaks the README breaks this file's build.
 @Suite("README")
 struct ReadmeExampleTests {
     // A screen the user would miss after a relaunch. Its state goes into a coder of its own.
@@ -42,8 +42,9 @@ struct ReadmeExampleTests {
 
     /// One launch of the README's app: everything between "At launch" and "Going to the background".
     private func launch(_ path: String) throws -> (ArchiveStore, RestorationEngine, MenuNavigation, RestorationResult) {
-        // README: let store = try ArchiveStore(appIdentifier: "com.example.orders")
-        let store = try ArchiveStore(path: path)
+        // At launch: open the app's store (created owner-only on first use), and say how to
+        // recreate the screens the app's start-up does not make.
+        let store = try ArchiveStore(path: path)  // as written: let store = try ArchiveStore(appIdentifier: "com.example.orders")
         var registry = RestorationRegistry()
         try registry.register(MenuItemDetail.self) { request in
             MenuItemDetail(itemName: try request.coder.decode(String.self, forKey: "itemName"))
@@ -63,22 +64,27 @@ struct ReadmeExampleTests {
 
     @Test func usageExampleWorksAsWritten() throws {
         try withTemporaryStorePath { path in
-            let first = try launch(path)
-            let (engine, navigation) = (first.1, first.2)
-            #expect(first.3.report.outcome == .nothingToRestore)
+            do {
+                let (store, engine, navigation, restoration) = try launch(path)
+                #expect(restoration.report.outcome == .nothingToRestore)
 
-            // Going to the background: save what is on screen (only changed objects are written).
-            navigation.screens.append(MenuItemDetail(itemName: "Caffè Latte"))
-            (navigation.screens[0] as? MenuItemDetail)?.quantity = 2
-            try engine.preserve([navigation])
-            try first.0.record(.didEnterBackground)
-
-            // The next launch gets the screen back, knowing the previous one ended in the background.
-            let (store, _, relaunched, second) = try launch(path)
-            #expect(try store.previousLaunch()?.ending == .inBackground)
-            #expect(second.report.restoredCount == 2)
-            let detail = try #require(relaunched.screens.first as? MenuItemDetail)
-            #expect(detail.itemName == "Caffè Latte" && detail.quantity == 2)
+                // Going to the background: save what is on screen (only changed objects are written).
+                navigation.screens.append(MenuItemDetail(itemName: "Caffè Latte"))
+                try engine.preserve([navigation])
+                try store.record(.didEnterBackground)
+            }
+            do {
+                // The next launch gets the screen back, knowing the previous one ended in the background.
+                let (store, engine, navigation, restoration) = try launch(path)
+                #expect(try store.previousLaunch()?.ending == .inBackground)
+                #expect(restoration.report.restoredCount == 2)
+                let detail = try #require(navigation.screens.first as? MenuItemDetail)
+                #expect(detail.itemName == "Caffè Latte" && detail.quantity == 1)
+                detail.quantity = 2
+                try engine.preserve([navigation])
+            }
+            let (store, _, navigation, _) = try launch(path)
+            #expect((navigation.screens.first as? MenuItemDetail)?.quantity == 2)
 
             // The user quit the app explicitly: its UI state is thrown away, every scene's.
             try store.discardAll(reason: "the user quit the app")
@@ -95,5 +101,31 @@ struct ReadmeExampleTests {
             #expect(sink.messages.contains { $0.contains("Migrated the archive store") })
             #expect(sink.messages.contains { $0.contains("Discarded archive 'main': 1 nodes deleted") })
         }
+    }
+
+    #if Encryption
+    @Test func encryptionExampleSealsEveryState() throws {
+        try withTemporaryStorePath { path in
+            let keyFromTheKeychain = StateEncryptionKey.generate().bytes
+            var configuration = ArchiveStore.Configuration()
+            configuration.encryptionKey = try StateEncryptionKey(bytes: keyFromTheKeychain)  // 32 bytes
+            let store = try ArchiveStore(path: path, configuration: configuration)  // as written: let store = try ArchiveStore(appIdentifier: "com.example.orders", configuration: configuration)
+            let node = ArchivedNode(path: try .text("Root"), className: "Root", state: [7, 7, 7])
+            try store.save([node], header: SampleArchives.header)
+            #expect(try store.snapshot(of: .main)?.nodes == [node])
+            #expect(throws: ArchiveStoreError.encryptionKeyRequired(.main, try .text("Root"))) {
+                try ArchiveStore(path: path, mode: .readOnly).snapshot(of: .main)
+            }
+        }
+    }
+    #endif
+
+    // The README's Swift blocks are this file's code, and the erase at opening is Getting
+    // Started's (GettingStartedExampleTests). Block 3 is a line of an app's Package.swift.
+    @Test func everyBlockOfTheREADMEIsHereWordForWord() throws {
+        let blocks = try DocumentationBlocks(of: "README.md", in: #filePath, "GettingStartedExampleTests.swift")
+        #expect(blocks.count == 4)
+        #expect(blocks.blocks[2] == [#".package(url: "…/RestorationArchive", from: "…", traits: ["Encryption"])"#])
+        for problem in blocks.notWordForWord(skipping: [3]) { Issue.record("README's \(problem)") }
     }
 }
