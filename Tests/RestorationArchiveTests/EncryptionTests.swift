@@ -5,7 +5,7 @@ import TestSupport
 @testable import RestorationArchive
 
 /// Encryption at rest (the Encryption trait): `swift test --traits Encryption`.
-@Suite("Sealed states: AES-GCM bound to archive, path and generation")
+@Suite("Sealed states: AES-GCM bound to their node and generation")
 struct EncryptionTests {
     private let key = StateEncryptionKey.generate()
     private let secret = "the user's unsent message"
@@ -37,21 +37,40 @@ struct EncryptionTests {
     private func replace(
         _ path: String, node: String, born: Generation, with stored: [UInt8], className: String = "Screen"
     ) throws {
+        try rewrite(path, node: node, born: born) { row in
+            row.state = stored
+            row.className = className
+        }
+    }
+
+    /// Changes a node row as stored (its state as sealed), as `replace` does.
+    private func rewrite(_ path: String, node: String, born: Generation, _ change: (inout ArchivedNode) -> Void) throws {
         let connection = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
         try withExtendedLifetime(connection) {
-            let old = try connection.statement("SELECT checksum FROM node WHERE path = ? AND born = ?")
+            let old = try connection.statement(
+                "SELECT checksum, class_name, class_version, sibling_order, state FROM node WHERE path = ? AND born = ?")
             try old.bind(node, at: 1)
             try old.bind(born.rawValue, at: 2)
             #expect(try old.step())
             let oldChecksum = try old.int64(0)
+            var archived = ArchivedNode(
+                path: try RestorationPath(parsing: node), className: try old.string(1),
+                classVersion: Int(try old.int64(2)), order: Int(try old.int64(3)), state: try old.bytes(4))
             old.reset()
-            let archived = ArchivedNode(path: try RestorationPath(parsing: node), className: className, state: stored)
+            change(&archived)
             let checksum = ArchiveRows.nodeChecksum(archive: .main, node: archived, born: born)
-            let update = try connection.statement("UPDATE node SET state = ?, checksum = ? WHERE path = ? AND born = ?")
-            try update.bind(bytes: stored, at: 1)
-            try update.bind(checksum, at: 2)
-            try update.bind(node, at: 3)
-            try update.bind(born.rawValue, at: 4)
+            let update = try connection.statement(
+                """
+                UPDATE node SET class_name = ?, class_version = ?, sibling_order = ?, state = ?, checksum = ? \
+                WHERE path = ? AND born = ?
+                """)
+            try update.bind(archived.className, at: 1)
+            try update.bind(archived.classVersion, at: 2)
+            try update.bind(archived.order, at: 3)
+            try update.bind(bytes: archived.state, at: 4)
+            try update.bind(checksum, at: 5)
+            try update.bind(node, at: 6)
+            try update.bind(born.rawValue, at: 7)
             try update.run()
             update.reset()
             // Every generation holding the row: its digest and header checksum. (Its total size
@@ -142,6 +161,52 @@ struct EncryptionTests {
                 .restored, .failed(.checksumMismatch), .skipped(.parentNotRestored), .restored,
             ])
             #expect(b.value == "b")
+        }
+    }
+
+    /// A sealed state is bound to its node's class, class version and order too: a row given
+    /// another of them (with a checksum to match) does not open, so that no object of another
+    /// class gets the state (R7), nor the state of another version of its class (R12).
+    @Test(arguments: ["class name", "class version", "order"])
+    func aSealedStateGivenAnotherClassVersionOrOrderIsRejected(change: String) throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path, configuration: configuration(key)).save(try nodes(secret), header: SampleArchives.header)
+            try rewrite(path, node: "Root/A", born: 1) { row in
+                switch change {
+                case "class name": row.className = "Settings"
+                case "class version": row.classVersion += 1
+                default: row.order += 1
+                }
+            }
+            let store = try ArchiveStore(path: path, configuration: configuration(key))
+            let a = try RestorationPath("Root", "A")
+            #expect(throws: ArchiveStoreError.sealRejected(.main, a, 1)) { () throws -> Void in _ = try store.snapshot() }
+            #expect(try store.check().map(\.path) == [a])
+            // The row as it was opens again: only the change stood in the way.
+            try rewrite(path, node: "Root/A", born: 1) { row in
+                row.className = "Screen"
+                row.classVersion = 0
+                row.order = 0
+            }
+            #expect(try store.snapshot()?.nodes == (try nodes(secret)))
+        }
+    }
+
+    /// A store sealed before the class, version and order were bound (`Fixtures/sealed-v1.sqlite`)
+    /// reads as it did, and what a save writes into it is bound to them.
+    @Test func aStoreSealedBeforeClassesWereBoundStillOpens() throws {
+        try withTemporaryStorePath { path in
+            try SchemaV6Fixture.copy(to: path, fixture: "sealed-v1.sqlite")
+            let fixtureKey = try StateEncryptionKey(bytes: Array(0..<32))
+            let store = try ArchiveStore(path: path, configuration: configuration(fixtureKey))
+            try SchemaV6Fixture.expectRetainedGenerations(in: store)
+
+            try store.save(try nodes(secret), header: SampleArchives.header)
+            #expect(try store.snapshot()?.nodes == (try nodes(secret)))
+            try rewrite(path, node: "Root/A", born: 4) { $0.className = "Settings" }
+            #expect(throws: ArchiveStoreError.sealRejected(.main, try RestorationPath("Root", "A"), 4)) {
+                () throws -> Void in _ = try store.snapshot()
+            }
         }
     }
 

@@ -62,9 +62,9 @@ enum SchemaV6Fixture {
         try store.discard(closed, reason: "scene closed")
     }
 
-    /// Copies `Fixtures/schema-v6.sqlite` to `path`.
-    static func copy(to path: String) throws {
-        let fixture = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Fixtures/schema-v6.sqlite")
+    /// Copies `Fixtures/schema-v6.sqlite`, or another fixture holding these saves, to `path`.
+    static func copy(to path: String, fixture name: String = "schema-v6.sqlite") throws {
+        let fixture = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Fixtures/\(name)")
         try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
     }
 

@@ -38,7 +38,8 @@ public struct RestoreReport: Hashable, Sendable, Codable {
         /// Its parent was not restored, so it has nowhere to go.
         case parentNotRestored
         /// Its stored state does not match its checksum (the store was damaged), or its sealed
-        /// state does not open under the store's key (it was changed, moved or replayed).
+        /// state does not open under the store's key (it was changed, moved, replayed or given
+        /// another class).
         case checksumMismatch
         /// Its state is larger than the engine's per-node budget.
         case overBudget(bytes: Int, budget: Int)

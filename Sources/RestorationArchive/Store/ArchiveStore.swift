@@ -81,11 +81,15 @@ public final class ArchiveStore: Sendable {
         public var crashPolicy: CrashPolicy
         #if Encryption
         /// The key that seals every node's state on disk, as UIKit encrypts its restoration
-        /// archives; `nil` (the default) stores states as they are. Paths, class names,
-        /// headers and the journal are not sealed. Set it when the store is created: states
-        /// saved without it are refused (``ArchiveStoreError/sealRejected(_:_:_:)``) once a
-        /// key is set, and a store opened with a key other than its first refuses to open
-        /// (``ArchiveStoreError/wrongEncryptionKey``).
+        /// archives; `nil` (the default) stores states as they are. Each state is bound to its
+        /// node: its archive, path, class name, class version and order, and the generation
+        /// that wrote it (a state sealed by an earlier version of this library, which bound
+        /// archive, path and generation only, opens bound as it was until a save writes its
+        /// node again). Paths, class names, headers and the journal are not encrypted.
+        ///
+        /// Set it when the store is created: states saved without it are refused
+        /// (``ArchiveStoreError/sealRejected(_:_:_:)``) once a key is set, and a store opened
+        /// with a key other than its first refuses to open (``ArchiveStoreError/wrongEncryptionKey``).
         public var encryptionKey: StateEncryptionKey?
         #endif
 

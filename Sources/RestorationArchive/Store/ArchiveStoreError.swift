@@ -81,7 +81,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// An archive's header or its set of nodes does not match its checksums.
     case damagedArchive(ArchiveName, Generation, String)
     /// A node's sealed state does not open under the store's encryption key: it was changed,
-    /// moved from another node, archive or generation, or written unsealed.
+    /// moved from another node, archive or generation, given another class name, class
+    /// version or order, or written unsealed.
     case sealRejected(ArchiveName, RestorationPath, Generation)
     /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
     /// or SQLite finds the file malformed (`SQLITE_CORRUPT`): the file was damaged.
@@ -178,7 +179,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
             "Archive '\(name)' generation \(generation) is damaged: \(reason)."
         case .sealRejected(let name, let path, let generation):
             "The sealed state of the node at '\(path)' in archive '\(name)' (generation \(generation)) does not open "
-                + "under the store's key: it was changed, moved from another node or generation, or written unsealed."
+                + "under the store's key: it was changed, moved from another node or generation, given another class, "
+                + "or written unsealed."
         case .damagedStore(let reason):
             "The store is damaged: \(reason)."
         case .damagedHistory(let reason):

@@ -22,7 +22,10 @@ struct NodeRowWriter {
     func insert(_ node: ArchivedNode, born generation: Generation, epoch: Generation) throws -> Int64 {
         var state = node.state
         if let seal {
-            state = try seal.seal(state, archive: archive.name, pathText: node.path.description, born: generation)
+            let place = StateSeal.Place(
+                archive: archive.name, pathText: node.path.description, className: node.className,
+                classVersion: Int64(node.classVersion), order: Int64(node.order), born: generation)
+            state = try seal.seal(state, for: place)
         }
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
@@ -173,7 +176,10 @@ struct NodeRowReader {
                 if leavingSealed { return (node(state, className), row.checksum, nil) }
                 throw ArchiveStoreError.encryptionKeyRequired(archive, path)
             }
-            guard let opened = seal.open(state, archive: archive, pathText: pathText, born: Generation(row.born)) else {
+            let place = StateSeal.Place(
+                archive: archive, pathText: pathText, className: className, classVersion: row.classVersion,
+                order: row.order, born: Generation(row.born))
+            guard let opened = seal.open(state, for: place) else {
                 return (node(state, className), row.checksum, ArchiveStoreError.sealRejected(archive, path, generation))
             }
             return (node(opened, className), row.checksum, nil)

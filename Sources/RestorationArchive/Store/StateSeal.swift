@@ -5,11 +5,16 @@ internal import Crypto
 /// How node states are kept on disk: as they are, or sealed under the app's key.
 ///
 /// A sealed state is `0xE1`, then AES-GCM's 12-byte nonce, the ciphertext and the 16-byte tag.
-/// The associated data binds it to its place: the archive's name, the node's path and the
-/// generation that wrote the row. A sealed state moved to another node or archive, or
-/// replayed from another generation, does not open. States the app stores never start with
-/// `0xE1` (the blob format starts with its version, 1; the store refuses raw states that do),
-/// so a sealed state is recognised even by a library built without the Encryption trait.
+/// The associated data binds it to its node (``Place``): the archive's name, the node's path,
+/// its class name, class version and order, and the generation that wrote the row. A sealed
+/// state moved to another node or archive, replayed from another generation, or given another
+/// class, version or order, does not open. States the app stores never start with `0xE1` (the
+/// blob format starts with its version, 1; the store refuses raw states that do), so a sealed
+/// state is recognised even by a library built without the Encryption trait.
+///
+/// States sealed before the class, version and order were bound (associated data
+/// `restoration-archive/state/v1`: archive, path, generation) still open, bound to what they
+/// were bound to, until a save writes their nodes again.
 struct StateSeal: Sendable {
     /// The first byte of every sealed state.
     static let marker: UInt8 = 0xE1
@@ -18,54 +23,95 @@ struct StateSeal: Sendable {
 
     static func isSealed(_ stored: [UInt8]) -> Bool { stored.first == marker }
 
-    /// The sealed constant that tells a wrong key from damage when a store opens.
+    /// Everything a sealed state is bound to: its node as stored, and the generation that
+    /// wrote its row.
+    struct Place {
+        var archive: ArchiveName
+        var pathText: String
+        var className: String
+        var classVersion: Int64
+        var order: Int64
+        var born: Generation
+
+        /// The associated data: a version, each text length-prefixed (so that no two places
+        /// read the same), then the numbers.
+        var associatedData: [UInt8] {
+            var data = Array("restoration-archive/state/v2".utf8)
+            for field in [archive.rawValue, pathText, className] { Self.append(field, to: &data) }
+            for number in [classVersion, order, born.rawValue] {
+                withUnsafeBytes(of: number.littleEndian) { data += $0 }
+            }
+            return data
+        }
+
+        /// The associated data of states sealed before the class, version and order were bound.
+        var unboundAssociatedData: [UInt8] {
+            Self.unboundAssociatedData(archive: archive, pathText: pathText, born: born)
+        }
+
+        static func unboundAssociatedData(archive: ArchiveName, pathText: String, born: Generation) -> [UInt8] {
+            var data = Array("restoration-archive/state/v1".utf8)
+            for field in [archive.rawValue, pathText] { append(field, to: &data) }
+            withUnsafeBytes(of: born.rawValue.littleEndian) { data += $0 }
+            return data
+        }
+
+        private static func append(_ field: String, to data: inout [UInt8]) {
+            let bytes = Array(field.utf8)
+            withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { data += $0 }
+            data += bytes
+        }
+    }
+
+    /// The sealed constant that tells a wrong key from damage when a store opens. Its
+    /// associated data is the one it has had since stores were first sealed.
     func keyCheck() throws -> [UInt8] {
-        try seal(Self.keyCheckText, archive: .main, pathText: Self.keyCheckPath, born: 0)
+        try seal(Self.keyCheckText, authenticating: Self.keyCheckData)
     }
 
     /// Whether `stored` is the key check sealed under this key.
     func matchesKeyCheck(_ stored: [UInt8]) -> Bool {
-        open(stored, archive: .main, pathText: Self.keyCheckPath, born: 0) == Self.keyCheckText
+        open(stored, authenticating: Self.keyCheckData) == Self.keyCheckText
     }
 
     private static let keyCheckText = Array("restoration archive key check".utf8)
     // Not a restoration path's text ('/' alone is no path), so no node's place can match it.
-    private static let keyCheckPath = "/"
+    private static let keyCheckData = Place.unboundAssociatedData(archive: .main, pathText: "/", born: 0)
+
+    /// Seals a node's state for its place in the store.
+    func seal(_ state: [UInt8], for place: Place) throws -> [UInt8] {
+        try seal(state, authenticating: place.associatedData)
+    }
+
+    /// Opens a sealed state; `nil` when it does not open under this key at this place. A state
+    /// that does not open bound to the whole place is tried as one sealed before the class,
+    /// version and order were bound: no such state can be made without the key.
+    func open(_ stored: [UInt8], for place: Place) -> [UInt8]? {
+        open(stored, authenticating: place.associatedData)
+            ?? open(stored, authenticating: place.unboundAssociatedData)
+    }
 
     #if Encryption
     let key: SymmetricKey
 
-    /// Seals a node's state for its place in the store.
-    func seal(_ state: [UInt8], archive: ArchiveName, pathText: String, born: Generation) throws -> [UInt8] {
-        let box = try AES.GCM.seal(state, using: key, authenticating: Self.place(archive, pathText, born))
+    private func seal(_ state: [UInt8], authenticating data: [UInt8]) throws -> [UInt8] {
+        let box = try AES.GCM.seal(state, using: key, authenticating: data)
         guard let combined = box.combined else { throw ArchiveStoreError.damagedStore("AES-GCM gave no combined box") }
         return [Self.marker] + combined
     }
 
-    /// Opens a sealed state; `nil` when it does not open under this key at this place.
-    func open(_ stored: [UInt8], archive: ArchiveName, pathText: String, born: Generation) -> [UInt8]? {
+    private func open(_ stored: [UInt8], authenticating data: [UInt8]) -> [UInt8]? {
         guard Self.isSealed(stored), stored.count >= Self.overhead,
             let box = try? AES.GCM.SealedBox(combined: stored.dropFirst()),
-            let state = try? AES.GCM.open(box, using: key, authenticating: Self.place(archive, pathText, born))
+            let state = try? AES.GCM.open(box, using: key, authenticating: data)
         else { return nil }
         return [UInt8](state)
-    }
-
-    /// The associated data: each field length-prefixed, so no two places read the same.
-    private static func place(_ archive: ArchiveName, _ path: String, _ born: Generation) -> [UInt8] {
-        var data = Array("restoration-archive/state/v1".utf8)
-        for field in [Array(archive.rawValue.utf8), Array(path.utf8)] {
-            withUnsafeBytes(of: UInt64(field.count).littleEndian) { data += $0 }
-            data += field
-        }
-        withUnsafeBytes(of: born.rawValue.littleEndian) { data += $0 }
-        return data
     }
     #else
     // Without the trait no seal exists (a store's `seal` is always nil); these keep the
     // callers free of conditions.
-    func seal(_ state: [UInt8], archive: ArchiveName, pathText: String, born: Generation) throws -> [UInt8] { state }
-    func open(_ stored: [UInt8], archive: ArchiveName, pathText: String, born: Generation) -> [UInt8]? { nil }
+    private func seal(_ state: [UInt8], authenticating data: [UInt8]) throws -> [UInt8] { state }
+    private func open(_ stored: [UInt8], authenticating data: [UInt8]) -> [UInt8]? { nil }
     #endif
 }
 
