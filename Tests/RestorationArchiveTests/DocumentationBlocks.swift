@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The Swift blocks of one of the package's Markdown documents, checked against the test files
 /// that compile and run them: the code a reader copies is code the tests build.
@@ -9,8 +10,6 @@ import Foundation
 /// file that must differ from the document (a temporary store instead of the app's default
 /// location) ends with `// as written:` and the document's line.
 struct DocumentationBlocks {
-    /// The document, from the package's root.
-    let document: String
     /// The lines of each ```` ```swift ```` block, trimmed.
     let blocks: [[String]]
     /// Each test file's lines, trimmed, each `// as written:` line read as the document's.
@@ -24,18 +23,11 @@ struct DocumentationBlocks {
     ///   - otherFiles: names of test files beside it that hold some of them.
     init(of document: String, in testFile: String, _ otherFiles: String...) throws {
         let folder = URL(fileURLWithPath: testFile).deletingLastPathComponent()
-        var root = folder
-        while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
-            guard root.pathComponents.count > 1 else { throw CocoaError(.fileNoSuchFile) }
-            root.deleteLastPathComponent()
-        }
-        self.document = document
-        blocks = Self.swiftBlocks(
-            in: try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8))
+        blocks = Self.swiftBlocks(in: try packageFileText(document, testFile: testFile))
         let files = [testFile] + otherFiles.map { folder.appendingPathComponent($0).path }
         names = files.map { URL(fileURLWithPath: $0).lastPathComponent }
         sources = try files.map { file in
-            try String(contentsOfFile: file, encoding: .utf8).lines.map { line in
+            try fileText(file).lines.map { line in
                 guard let marker = line.range(of: "// as written: ") else { return line.trimmed }
                 return line[marker.upperBound...].trimmed
             }

@@ -94,3 +94,20 @@ private func locksListed(on path: String) -> [String]? {
         return "\(fields[3]) \(fields[6]) \(fields[7])"
     }
 }
+
+/// The text of one of the package's own files (`docs/cli.md`), found from a test's source
+/// file by going up to the folder that holds `Package.swift`.
+public func packageFileText(_ relativePath: String, testFile: String = #filePath) throws -> String {
+    var folder = URL(fileURLWithPath: testFile).deletingLastPathComponent()
+    while !fileExists(folder.appendingPathComponent("Package.swift").path) {
+        guard folder.pathComponents.count > 1 else { throw CocoaError(.fileNoSuchFile) }
+        folder.deleteLastPathComponent()
+    }
+    return try fileText(folder.appendingPathComponent(relativePath).path)
+}
+
+/// The text of a file, read as ``fileBytes(_:)`` reads it.
+public func fileText(_ path: String) throws -> String {
+    guard let bytes = fileBytes(path) else { throw CocoaError(.fileNoSuchFile) }
+    return String(decoding: bytes, as: UTF8.self)
+}
