@@ -12,6 +12,8 @@
 ///     let restorationIdentifier: String? = "MenuItemDetail"
 ///     var item: MenuItem
 ///
+///     init(item: MenuItem) { self.item = item }
+///
 ///     func encodeRestorableState(with coder: StateEncoder) throws {
 ///         try coder.encode(item, forKey: "item")
 ///     }

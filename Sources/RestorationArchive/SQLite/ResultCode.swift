@@ -1,10 +1,11 @@
 /// A result code returned by SQLite: primary (low byte) or extended.
 ///
 /// Compare a code against the named constants, or use ``primary`` to match the
-/// family of an extended code:
+/// family of an extended code. The store's calls throw ``ArchiveStoreError``, which carries
+/// SQLite's errors as ``ArchiveStoreError/database(_:)``:
 ///
 /// ```swift
-/// catch let error as DatabaseError where error.resultCode == .busy { … }
+/// catch ArchiveStoreError.database(let error) where error.resultCode == .busy { … }
 /// ```
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The integer value SQLite returned.
