@@ -36,8 +36,12 @@ struct StateSeal: Sendable {
         /// The associated data: a version, each text length-prefixed (so that no two places
         /// read the same), then the numbers.
         var associatedData: [UInt8] {
-            var data = Array("restoration-archive/state/v2".utf8)
-            for field in [archive.rawValue, pathText, className] { Self.append(field, to: &data) }
+            var data: [UInt8] = []
+            data.reserveCapacity(64 + archive.rawValue.utf8.count + pathText.utf8.count + className.utf8.count)
+            data += "restoration-archive/state/v2".utf8
+            Self.append(archive.rawValue, to: &data)
+            Self.append(pathText, to: &data)
+            Self.append(className, to: &data)
             for number in [classVersion, order, born.rawValue] {
                 withUnsafeBytes(of: number.littleEndian) { data += $0 }
             }
@@ -57,9 +61,8 @@ struct StateSeal: Sendable {
         }
 
         private static func append(_ field: String, to data: inout [UInt8]) {
-            let bytes = Array(field.utf8)
-            withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { data += $0 }
-            data += bytes
+            withUnsafeBytes(of: UInt64(field.utf8.count).littleEndian) { data += $0 }
+            data += field.utf8
         }
     }
 
