@@ -33,20 +33,46 @@ struct StateSeal: Sendable {
         var order: Int64
         var born: Generation
 
-        /// The associated data: a version, each text length-prefixed (so that no two places
-        /// read the same), then the numbers.
-        var associatedData: [UInt8] {
-            var data: [UInt8] = []
-            data.reserveCapacity(64 + archive.rawValue.utf8.count + pathText.utf8.count + className.utf8.count)
-            data += "restoration-archive/state/v2".utf8
-            Self.append(archive.rawValue, to: &data)
-            Self.append(pathText, to: &data)
-            Self.append(className, to: &data)
-            for number in [classVersion, order, born.rawValue] {
-                withUnsafeBytes(of: number.littleEndian) { data += $0 }
+        /// Calls `body` with the associated data: a version, each text length-prefixed (so
+        /// that no two places read the same), then the numbers, written into one temporary
+        /// buffer (a restore builds it for every node).
+        func withAssociatedData<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            UTF8Text.withBytes(of: archive.rawValue) { archive in
+                UTF8Text.withBytes(of: pathText) { path in
+                    UTF8Text.withBytes(of: className) { className in
+                        Self.version2.withUnsafeBytes { version in
+                            let count = version.count + 8 + archive.count + 8 + path.count + 8 + className.count + 3 * 8
+                            return withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { buffer in
+                                var offset = Self.put(version, into: buffer, at: 0)
+                                offset = Self.put(text: archive, into: buffer, at: offset)
+                                offset = Self.put(text: path, into: buffer, at: offset)
+                                offset = Self.put(text: className, into: buffer, at: offset)
+                                offset = Self.put(classVersion, into: buffer, at: offset)
+                                offset = Self.put(order, into: buffer, at: offset)
+                                _ = Self.put(born.rawValue, into: buffer, at: offset)
+                                return body(UnsafeRawBufferPointer(buffer))
+                            }
+                        }
+                    }
+                }
             }
-            return data
         }
+
+        private static func put(_ bytes: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + bytes.count]).copyMemory(from: bytes)
+            return offset + bytes.count
+        }
+
+        private static func put(text: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+            put(text, into: buffer, at: put(Int64(text.count), into: buffer, at: offset))
+        }
+
+        private static func put(_ number: Int64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+            buffer.storeBytes(of: number.littleEndian, toByteOffset: offset, as: Int64.self)
+            return offset + 8
+        }
+
+        private static let version2 = Array("restoration-archive/state/v2".utf8)
 
         /// The associated data of states sealed before the class, version and order were bound.
         var unboundAssociatedData: [UInt8] {
@@ -69,12 +95,12 @@ struct StateSeal: Sendable {
     /// The sealed constant that tells a wrong key from damage when a store opens. Its
     /// associated data is the one it has had since stores were first sealed.
     func keyCheck() throws -> [UInt8] {
-        try seal(Self.keyCheckText, authenticating: Self.keyCheckData)
+        try Self.keyCheckData.withUnsafeBytes { data in Result { try seal(Self.keyCheckText, authenticating: data) } }.get()
     }
 
     /// Whether `stored` is the key check sealed under this key.
     func matchesKeyCheck(_ stored: [UInt8]) -> Bool {
-        open(stored, authenticating: Self.keyCheckData) == Self.keyCheckText
+        Self.keyCheckData.withUnsafeBytes { data in open(stored, authenticating: data) } == Self.keyCheckText
     }
 
     private static let keyCheckText = Array("restoration archive key check".utf8)
@@ -83,27 +109,27 @@ struct StateSeal: Sendable {
 
     /// Seals a node's state for its place in the store.
     func seal(_ state: [UInt8], for place: Place) throws -> [UInt8] {
-        try seal(state, authenticating: place.associatedData)
+        try place.withAssociatedData { data in Result { try seal(state, authenticating: data) } }.get()
     }
 
     /// Opens a sealed state; `nil` when it does not open under this key at this place. A state
     /// that does not open bound to the whole place is tried as one sealed before the class,
     /// version and order were bound: no such state can be made without the key.
     func open(_ stored: [UInt8], for place: Place) -> [UInt8]? {
-        open(stored, authenticating: place.associatedData)
-            ?? open(stored, authenticating: place.unboundAssociatedData)
+        place.withAssociatedData { data in open(stored, authenticating: data) }
+            ?? place.unboundAssociatedData.withUnsafeBytes { data in open(stored, authenticating: data) }
     }
 
     #if Encryption
     let key: SymmetricKey
 
-    private func seal(_ state: [UInt8], authenticating data: [UInt8]) throws -> [UInt8] {
+    private func seal(_ state: [UInt8], authenticating data: UnsafeRawBufferPointer) throws -> [UInt8] {
         let box = try AES.GCM.seal(state, using: key, authenticating: data)
         guard let combined = box.combined else { throw ArchiveStoreError.damagedStore("AES-GCM gave no combined box") }
         return [Self.marker] + combined
     }
 
-    private func open(_ stored: [UInt8], authenticating data: [UInt8]) -> [UInt8]? {
+    private func open(_ stored: [UInt8], authenticating data: UnsafeRawBufferPointer) -> [UInt8]? {
         guard Self.isSealed(stored), stored.count >= Self.overhead,
             let box = try? AES.GCM.SealedBox(combined: stored.dropFirst()),
             let state = try? AES.GCM.open(box, using: key, authenticating: data)
@@ -113,8 +139,8 @@ struct StateSeal: Sendable {
     #else
     // Without the trait no seal exists (a store's `seal` is always nil); these keep the
     // callers free of conditions.
-    private func seal(_ state: [UInt8], authenticating data: [UInt8]) throws -> [UInt8] { state }
-    private func open(_ stored: [UInt8], authenticating data: [UInt8]) -> [UInt8]? { nil }
+    private func seal(_ state: [UInt8], authenticating data: UnsafeRawBufferPointer) throws -> [UInt8] { state }
+    private func open(_ stored: [UInt8], authenticating data: UnsafeRawBufferPointer) -> [UInt8]? { nil }
     #endif
 }
 
