@@ -6,8 +6,16 @@ import PackageDescription
 let package = Package(
     name: "RestorationBenchmarks",
     platforms: [.macOS(.v15)],
+    traits: [
+        .trait(
+            name: "Encryption",
+            description: "Builds the library with its Encryption trait and adds `ours+sealed` (scripts/bench --sealed)."
+        )
+    ],
     dependencies: [
-        .package(name: "RestorationArchive", path: ".."),
+        .package(
+            name: "RestorationArchive", path: "..",
+            traits: [.trait(name: "Encryption", condition: .when(traits: ["Encryption"]))]),
         // The `grdb` peer: the same store written idiomatically on GRDB.
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],

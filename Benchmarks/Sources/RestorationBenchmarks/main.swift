@@ -12,9 +12,11 @@ struct Options {
         "engine-preserve-unchanged", "save-1-node", "save-1-percent",
     ]
     /// `floor+generation` and `floor+retention` run in the two partial saves only: see
-    /// SaveReferences.swift.
+    /// SaveReferences.swift. `ours+sealed` (the library with an encryption key) only when the
+    /// benchmarks are built with their Encryption trait (`scripts/bench --sealed`).
     static let implementations = [
         "ours", "floor", "json-file", "plist-file", "nskeyedarchiver", "grdb", "floor+generation", "floor+retention",
+        "ours+sealed",
     ]
 
     var quick = false
@@ -63,6 +65,11 @@ struct Options {
         for name in implementations ?? [] where !Self.implementations.contains(name) {
             Self.fail("unknown implementation '\(name)'; the implementations are \(Self.implementations.joined(separator: ", "))")
         }
+        #if !Encryption
+        if implementations?.contains("ours+sealed") == true {
+            Self.fail("ours+sealed runs only in a build with the Encryption trait: scripts/bench --sealed")
+        }
+        #endif
     }
 
     private static func fail(_ message: String) -> Never {
@@ -131,7 +138,7 @@ let minimumSamples = 3
 
 /// Whether the budget may cut an implementation's cases: the peers'.
 func isBudgeted(_ implementation: String) -> Bool {
-    !["ours", "floor", "floor+generation", "floor+retention"].contains(implementation)
+    !["ours", "floor", "floor+generation", "floor+retention", "ours+sealed"].contains(implementation)
 }
 
 /// Times each implementation's `run` round-robin, `repetitions + 1` times (fewer for a
@@ -179,6 +186,18 @@ final class Box<Value> { var value: Value; init(_ value: Value) { self.value = v
 
 var results: [Measurement] = []
 let header = SaveHeader(appVersion: "11.0", appBuild: "1024")
+
+/// `ours+sealed`'s store settings: every state sealed under a key (the Encryption trait);
+/// `nil` in a build without it.
+let sealedConfiguration: ArchiveStore.Configuration? = {
+    #if Encryption
+    var configuration = ArchiveStore.Configuration()
+    configuration.encryptionKey = StateEncryptionKey.generate()
+    return configuration
+    #else
+    return nil
+    #endif
+}()
 
 if options.fsyncProbe {
     // Each store saved and closed by an earlier "process", then one launch, then its close.
@@ -282,6 +301,7 @@ for n in sizes {
 
     // Stores, one per implementation, encoded state included in the save (as an app does).
     let ours = try ArchiveStore(path: "\(directory)/ours-\(n).sqlite")
+    let sealed = try sealedConfiguration.map { try ArchiveStore(path: "\(directory)/ours-sealed-\(n).sqlite", configuration: $0) }
     let floor = FloorStore(path: "\(directory)/floor-\(n).sqlite")
     func ourNodes() throws -> [ArchivedNode] {
         try zip(paths, states).map { path, state in
@@ -301,9 +321,10 @@ for n in sizes {
         ("plist-file", { try plistPeer.save(peerNodes.value) }),
         ("nskeyedarchiver", { try saveKeyed() }),
         ("grdb", { try grdb.saveAll(grdbNodes()) }),
-    ])
+    ] + (sealed.map { store in [("ours+sealed", { try store.save(try ourNodes(), header: header) })] } ?? []))
     // With --only another operation, full-save did not run: the operations below need a saved archive.
     if try ours.header() == nil { try ours.save(try ourNodes(), header: header) }
+    if let sealed, try sealed.header() == nil { try sealed.save(try ourNodes(), header: header) }
     if floor.readAll().isEmpty { floor.saveAll(floorRows()) }
     if !FileManager.default.fileExists(atPath: jsonPeer.url.path) { try jsonPeer.save(peerNodes.value) }
     if !FileManager.default.fileExists(atPath: plistPeer.url.path) { try plistPeer.save(peerNodes.value) }
@@ -322,7 +343,12 @@ for n in sizes {
             precondition(screens.count == n)
         }),
         ("grdb", { for node in try grdb.readAll() { _ = ScreenState.decodeFloor([UInt8](node.state))! } }),
-    ])
+    ] + (sealed.map { store in
+        [("ours+sealed", {
+            let snapshot = try store.snapshot()!
+            for node in snapshot.nodes { _ = try ScreenState.decodeOurs(node.state) }
+        })]
+    } ?? []))
     // The engine: a tree of restorable screens preserved and restored through `ours`' store.
     // The floor does the same I/O and decoding and builds the same objects by hand.
     let app = AppIdentity(version: "11.0", build: "1024")
@@ -346,6 +372,11 @@ for n in sizes {
     // rebuild every screen, remove the marker (ours also keeps the restore report).
     let enginePath = "\(directory)/engine-\(n).sqlite"
     let floorPath = "\(directory)/floor-\(n).sqlite"
+    let sealedEnginePath = "\(directory)/engine-sealed-\(n).sqlite"
+    if let configuration = sealedConfiguration {
+        try benchEngine(store: try ArchiveStore(path: sealedEnginePath, configuration: configuration), app: app)
+            .preserve(screens)
+    }
     results += try measure("launch", n: n, [
         ("ours", {
             let store = try ArchiveStore(path: enginePath)
@@ -374,7 +405,14 @@ for n in sizes {
             precondition(screens.count == n)
             leftOpen.append(peer)
         }),
-    ])
+    ] + (sealedConfiguration.map { configuration in
+        [("ours+sealed", {
+            let store = try ArchiveStore(path: sealedEnginePath, configuration: configuration)
+            let result = try benchEngine(store: store, app: app).restore([])
+            precondition(result.isComplete && result.report.restoredCount == n)
+            leftOpen.append(store)
+        })]
+    } ?? []))
     // Backgrounding with nothing changed: every screen is encoded and compared, nothing but a
     // header is written (the floor: encode every screen, write one row).
     results += try measure("engine-preserve-unchanged", n: n, [
