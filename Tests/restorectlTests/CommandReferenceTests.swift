@@ -38,6 +38,25 @@ struct CommandReferenceTests {
         }
     }
 
+    /// The README's `swift run restorectl` lines on `/tmp/demo.sqlite`, run as written on a
+    /// store of their own, in the README's order (the demo first). The first line of the
+    /// README, the demo at the default location, is left out: a test writes no store there.
+    @Test func theREADMEsCommandsRunAsWritten() throws {
+        let readme = try packageFileText("README.md")
+        let lines = readme.split(separator: "\n").map { $0.split(separator: "#", maxSplits: 1)[0] }
+            .filter { $0.hasPrefix("swift run restorectl ") && $0.contains(" /tmp/demo.sqlite") }
+        #expect(lines.count >= 7)
+        #expect(lines.first?.split(separator: " ").dropFirst(3).first == "demo")
+        try withTemporaryStorePath { path in
+            for line in lines {
+                let arguments = line.split(separator: " ").dropFirst(3).map { $0 == "/tmp/demo.sqlite" ? path : String($0) }
+                let outcome = try runProcess(restorectl, arguments)
+                #expect(outcome.status == 0, "\(line): \(outcome.standardError)")
+                #expect(!outcome.standardOutput.isEmpty, "\(line) printed nothing")
+            }
+        }
+    }
+
     /// The keys of each command's JSON on the demo's store, a restoration left dying at the
     /// end (so that a crash marker shows); `diff` compares the last two generations.
     private func keysPrinted(by commands: [[String]]) throws -> [[String]: Set<String>] {
