@@ -70,9 +70,27 @@ enum Diagnostics {
         RestoreCtl.exit(withError: ExitCode(1))
     }
 
-    /// The damaged nodes of a snapshot read for inspection, each as the error that names it.
-    static func damagedNodes(in snapshot: ArchiveSnapshot) -> [ArchiveStoreError] {
-        damagedPaths(in: snapshot).map { .damagedNode(snapshot.header.archive, $0, snapshot.header.generation) }
+    /// The damaged nodes of a snapshot read for inspection, each as the error that names it:
+    /// a content that does not match its checksum, or (with a key) a seal that does not open.
+    /// The snapshot does not say which, so each such node is read again from `store`.
+    static func damagedNodes(in snapshot: ArchiveSnapshot, of store: ArchiveStore) -> [ArchiveStoreError] {
+        let (archive, generation) = (snapshot.header.archive, snapshot.header.generation)
+        return damagedPaths(in: snapshot).map { path in
+            do throws(ArchiveStoreError) {
+                _ = try store.node(at: path, in: archive, generation: generation)
+            } catch {
+                if case .sealRejected = error { return error }
+            }
+            return .damagedNode(archive, path, generation)
+        }
+    }
+
+    /// The node a node's damage names.
+    static func path(of damage: ArchiveStoreError) -> RestorationPath? {
+        switch damage {
+        case .damagedNode(_, let path, _), .sealRejected(_, let path, _): path
+        default: nil
+        }
     }
 
     /// The paths of a snapshot's damaged nodes, in its (tree) order.

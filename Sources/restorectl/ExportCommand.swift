@@ -32,7 +32,7 @@ struct ExportCommand: ParsableCommand {
         // A damaged node is exported as `show` shows it: marked, without its state, which is
         // not what was saved. The rest is written, then the damage is named (status 1).
         let snapshot = options.snapshot(in: store, keepingDamagedNodes: true)
-        let damaged = Diagnostics.damagedNodes(in: snapshot)
+        let damaged = Diagnostics.damagedNodes(in: snapshot, of: store)
         let document = ExportJSON(
             store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
             nodes: snapshot.nodes.map { node in

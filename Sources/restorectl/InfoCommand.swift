@@ -88,7 +88,7 @@ struct InfoCommand: ParsableCommand {
             if let error = unreadable.first {
                 found[generation.generation] = .unreadable(error)
             } else if let snapshot, !snapshot.damagedPaths.isEmpty {
-                found[generation.generation] = .nodes(Diagnostics.damagedPaths(in: snapshot))
+                found[generation.generation] = .nodes(Diagnostics.damagedNodes(in: snapshot, of: store))
             }
         }
         return found
@@ -118,9 +118,9 @@ struct InfoCommand: ParsableCommand {
             /// Its header cannot be read, for this reason: the generation is not in the
             /// summary's list, and its nodes are not read.
             case header(String)
-            /// The paths of the nodes that do not match their checksums (or whose seals do not
-            /// open), in tree order.
-            case nodes([RestorationPath])
+            /// The nodes that do not match their checksums or whose seals do not open, in tree
+            /// order, each as the error that names it.
+            case nodes([ArchiveStoreError])
             /// Damage that kept the generation's nodes from being read at all (a node lost or
             /// added, a path that cannot be read).
             case unreadable(ArchiveStoreError)
@@ -129,7 +129,7 @@ struct InfoCommand: ParsableCommand {
             func errors(of archive: ArchiveName, _ generation: Generation) -> [ArchiveStoreError] {
                 switch self {
                 case .header(let reason): [.damagedArchive(archive, generation, reason)]
-                case .nodes(let paths): paths.map { .damagedNode(archive, $0, generation) }
+                case .nodes(let errors): errors
                 case .unreadable(let error): [error]
                 }
             }
@@ -138,7 +138,7 @@ struct InfoCommand: ParsableCommand {
             var text: String {
                 switch self {
                 case .header(let reason): "DAMAGED: \(TerminalText.escaped(reason))"
-                case .nodes(let paths): paths.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(paths.count) nodes"
+                case .nodes(let errors): errors.count == 1 ? "; DAMAGED: 1 node" : "; DAMAGED: \(errors.count) nodes"
                 case .unreadable(let error): "; DAMAGED: \(TerminalText.escaped(error.description))"
                 }
             }
@@ -410,8 +410,8 @@ struct GenerationJSON: Encodable {
         restore_attempts = summary.restoreAttempts
         restored_cleanly = summary.restoredCleanly
         switch damage {
-        case .nodes(let paths):
-            damaged_nodes = paths.map(\.description)
+        case .nodes(let errors):
+            damaged_nodes = errors.compactMap(Diagnostics.path(of:)).map(\.description)
             error = nil
         case .unreadable(let unreadable):
             damaged_nodes = nil

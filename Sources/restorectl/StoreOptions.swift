@@ -21,7 +21,19 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "Only this archive (one per scene or window; 'main' by default in apps without scenes).")
     var archive: String?
 
+    #if Encryption
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp(
+            "A file holding the store's encryption key (32 bytes, or 64 hexadecimal digits): sealed states are then opened.",
+            valueName: "file"))
+    var keyFile: String?
+    #endif
+
     func validate() throws {
+        #if Encryption
+        if let keyFile, case .failure(let error) = KeyFile.key(at: keyFile) { throw ValidationError(error.description) }
+        #endif
         if let archive {
             do {
                 _ = try ArchiveName(archive)
@@ -89,10 +101,20 @@ struct StoreOptions: ParsableArguments {
         RestoreCtl.exit(withError: ExitCode(1))
     }
 
-    /// Opens the store read-only, or exits with status 2 and a one-line explanation.
+    /// Opens the store read-only (with the key of `--key-file`, when given), or exits with
+    /// status 2 and a one-line explanation.
     func openReadOnly() throws -> ArchiveStore {
+        var configuration = ArchiveStore.Configuration()
+        #if Encryption
+        if let keyFile {
+            switch KeyFile.key(at: keyFile) {
+            case .success(let key): configuration.encryptionKey = key
+            case .failure(let error): Diagnostics.fail(error, exitCode: 2)
+            }
+        }
+        #endif
         do {
-            return try ArchiveStore(path: db, mode: .readOnly)
+            return try ArchiveStore(path: db, mode: .readOnly, configuration: configuration)
         } catch {
             Diagnostics.failOpening(db, error)
         }

@@ -34,6 +34,11 @@ struct CommandReferenceTests {
             var expected = Self.options(in: usage)
             // `demo --db DB`, kept for earlier versions, is explained in the section, not the heading.
             if name == "demo" { expected.remove("--db") }
+            // `--key-file`, which a build with the Encryption trait gives every inspecting
+            // command, is explained once, with sealed states.
+            if expected.remove("--key-file") != nil {
+                #expect(try Self.reference().contains("`--key-file FILE`"), "docs/cli.md does not explain --key-file")
+            }
             #expect(Self.options(in: heading) == expected, "\(heading) against \(usage)")
         }
     }

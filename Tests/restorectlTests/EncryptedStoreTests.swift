@@ -1,4 +1,5 @@
 #if Encryption
+import Foundation
 import RestorationArchive
 import Testing
 import TestSupport
@@ -28,6 +29,75 @@ struct EncryptedStoreTests {
                 #expect(outcome.standardError.contains("is sealed; open the store with its encryption key"), "\(arguments[0])")
                 #expect(outcome.standardError.split(separator: "\n").count == 1)
                 #expect(!outcome.standardOutput.contains("secret draft") && !outcome.standardError.contains("secret draft"))
+            }
+        }
+    }
+    /// A store of one sealed node, and a file holding what `written` makes of its key.
+    private func sealedStore(_ directory: String, keyFileHolds written: (StateEncryptionKey) -> [UInt8]) throws
+        -> (store: String, keyFile: String)
+    {
+        let key = StateEncryptionKey.generate()
+        var configuration = ArchiveStore.Configuration()
+        configuration.encryptionKey = key
+        let coder = StateEncoder()
+        try coder.encode("secret draft", forKey: "draft")
+        let node = ArchivedNode(path: try RestorationPath("Root"), className: "Screen", state: try coder.encodedBlob())
+        let store = directory + "/store.sqlite"
+        let keyFile = directory + "/store.key"
+        try ArchiveStore(path: store, configuration: configuration).save([node], header: SampleArchives.header)
+        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(written(key))))
+        return (store, keyFile)
+    }
+
+    @Test(arguments: ["bytes", "hexadecimal"])
+    func withItsKeyFileEveryCommandReadsTheStates(keyFileHolds format: String) throws {
+        try withTemporaryDirectory { directory in
+            let (store, keyFile) = try sealedStore(directory) { key in
+                format == "bytes" ? key.bytes : Array((key.bytes.map { String(format: "%02X", $0) }.joined() + "\n").utf8)
+            }
+            let show = try runProcess(restorectl, ["show", store, "Root", "--key-file", keyFile])
+            #expect(show.status == 0, "\(show.standardError)")
+            #expect(show.standardOutput.contains("draft: string \"secret draft\""))
+            for arguments in [["info"], ["tree"], ["diff", "--from", "1", "--to", "1"], ["check"], ["export", "--output", "-"]] {
+                let outcome = try runProcess(restorectl, [arguments[0], store] + arguments.dropFirst() + ["--key-file", keyFile])
+                #expect(outcome.status == 0, "\(arguments[0]): \(outcome.standardError)")
+                #expect(outcome.standardError.isEmpty, "\(arguments[0])")
+            }
+        }
+    }
+
+    @Test func aKeyFileWithAnotherKeyOrNoKeyIsRefused() throws {
+        try withTemporaryDirectory { directory in
+            let (store, keyFile) = try sealedStore(directory) { _ in StateEncryptionKey.generate().bytes }
+            let wrong = try runProcess(restorectl, ["show", store, "Root", "--key-file", keyFile])
+            #expect(wrong.status == 2)
+            #expect(wrong.standardError == "restorectl: error: \(ArchiveStoreError.wrongEncryptionKey.description)\n")
+            #expect(!wrong.standardOutput.contains("secret draft") && !wrong.standardError.contains("secret draft"))
+
+            #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(repeating: 7, count: 31)))
+            let short = try runProcess(restorectl, ["info", store, "--key-file", keyFile])
+            #expect(short.status == 64)
+            #expect(short.standardError.contains("cannot be used: it holds neither 32 bytes nor 64 hexadecimal digits"))
+            let missing = try runProcess(restorectl, ["info", store, "--key-file", directory + "/missing.key"])
+            #expect(missing.status == 64)
+            #expect(missing.standardError.contains("cannot be used: it cannot be read"))
+        }
+    }
+
+    /// With a key, a node whose seal does not open is named as such, not as a checksum that
+    /// does not match: here the one node of a store whose states were never sealed.
+    @Test func aKeyOnAStoreThatWasNeverSealedNamesItsStatesAsNotOpening() throws {
+        try withTemporaryDirectory { directory in
+            let store = directory + "/store.sqlite"
+            let keyFile = directory + "/store.key"
+            let node = ArchivedNode(path: try RestorationPath("Root"), className: "Screen", state: try StateEncoder().encodedBlob())
+            try ArchiveStore(path: store).save([node], header: SampleArchives.header)
+            #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(StateEncryptionKey.generate().bytes)))
+            let expected = ArchiveStoreError.sealRejected(.main, try RestorationPath("Root"), 1).description
+            for command in ["info", "tree"] {
+                let outcome = try runProcess(restorectl, [command, store, "--key-file", keyFile])
+                #expect(outcome.status == 1, "\(command)")
+                #expect(outcome.standardError == "restorectl: error: \(expected)\n", "\(command)")
             }
         }
     }

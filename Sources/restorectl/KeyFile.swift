@@ -1,0 +1,61 @@
+#if Encryption
+import Foundation
+import RestorationArchive
+
+/// `--key-file`: the store's encryption key, read from a file the developer keeps it in.
+///
+/// The file holds the key's 32 bytes as they are, or as 64 hexadecimal digits (surrounding
+/// white space ignored). Its bytes are never printed.
+enum KeyFile {
+    /// The most a key file is read of: anything longer is not a key.
+    private static let readLimit = 4096
+
+    /// The key in the file at `path`, or why there is none.
+    static func key(at path: String) -> Result<StateEncryptionKey, KeyFileError> {
+        guard let bytes = read(path) else { return .failure(KeyFileError(path: path, reason: "it cannot be read")) }
+        if bytes.count == 32, let key = try? StateEncryptionKey(bytes: bytes) { return .success(key) }
+        let text = bytes.drop { isWhiteSpace($0) }.reversed().drop { isWhiteSpace($0) }.reversed()
+        if text.count == 64, let decoded = hexadecimal(Array(text)), let key = try? StateEncryptionKey(bytes: decoded) {
+            return .success(key)
+        }
+        return .failure(KeyFileError(path: path, reason: "it holds neither 32 bytes nor 64 hexadecimal digits"))
+    }
+
+    private static func read(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes = [UInt8](repeating: 0, count: readLimit + 1)
+        let count = fread(&bytes, 1, bytes.count, file)
+        guard ferror(file) == 0 else { return nil }
+        return Array(bytes[0..<count])
+    }
+
+    private static func isWhiteSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    private static func hexadecimal(_ digits: [UInt8]) -> [UInt8]? {
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+}
+
+/// Why a key file cannot be used; says nothing of its content.
+struct KeyFileError: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "The key file '\(TerminalText.escaped(path))' cannot be used: \(reason)." }
+}
+#endif
