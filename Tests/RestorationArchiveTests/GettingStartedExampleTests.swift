@@ -283,7 +283,9 @@ struct GettingStartedExampleTests {
             #expect(try launch().report.outcome == .restored)  // the last one went to the background
             #expect(!sink.messages.contains("The last launch died on screen"))
 
-            // A launch that dies while the app is on screen.
+            // A launch that ends while the app is on screen: its store is released there, which
+            // the journal reads as a process killed there would leave it (LifecycleProcessTests
+            // kill real processes).
             do {
                 let store = try ArchiveStore(path: path)
                 try store.record(.willFinishLaunching)
