@@ -36,8 +36,12 @@ struct ExportCommand: ParsableCommand {
         let document = ExportJSON(
             store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
             nodes: snapshot.nodes.map { node in
-                guard !snapshot.damagedPaths.contains(node.path) else { return NodeJSON(node: node, values: nil) }
-                return NodeJSON(node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) })
+                guard !snapshot.damagedPaths.contains(node.path) else {
+                    return NodeJSON(node: node, values: nil, damage: damaged.first { Diagnostics.path(of: $0) == node.path })
+                }
+                return NodeJSON(
+                    node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) },
+                    damage: nil)
             })
         let text = try JSONOutput.render(document) + "\n"
         if output == "-" {

@@ -47,7 +47,7 @@ struct ShowCommand: ParsableCommand {
             out += "  class:     \(TerminalText.escaped(node.className)), version \(node.classVersion)\n"
             out += "  order:     \(node.order)\n"
             out += "  size:      \(node.state.count) bytes\n"
-            out += damage == nil ? "  checksum:  ok\n" : "  checksum:  does not match: the node is damaged\n"
+            out += "  checksum:  \(NodeJSON.checksumText(of: damage))\n"
             switch values {
             case .success(let root)?:
                 out += "  state:\n" + StateRendering.text(root, indent: "    ")
@@ -58,7 +58,7 @@ struct ShowCommand: ParsableCommand {
             }
             print(out, terminator: "")
         case .json:
-            print(try JSONOutput.render(NodeJSON(node: node, values: values)))
+            print(try JSONOutput.render(NodeJSON(node: node, values: values, damage: damage)))
         }
         if let damage { Diagnostics.fail(damage, exitCode: 1) }
         if case .failure? = values { throw ExitCode(1) }
@@ -66,9 +66,9 @@ struct ShowCommand: ParsableCommand {
 }
 
 extension ShowCommand {
-    /// The node at `path`, and the damage its checksum shows, if any: what the store holds is
-    /// shown then, but not its state, which is not what was saved. Exits with status 1 when
-    /// the generation has no node at `path`, or on any other error.
+    /// The node at `path`, and the damage its checksum or (with a key) its seal shows, if any:
+    /// what the store holds is shown then, but not its state, which is not what was saved.
+    /// Exits with status 1 when the generation has no node at `path`, or on any other error.
     private func read(_ path: RestorationPath, in archive: ArchiveName, from store: ArchiveStore)
         -> (node: ArchivedNode, damage: ArchiveStoreError?)
     {
@@ -79,7 +79,10 @@ extension ShowCommand {
         } catch .generationNotFound where generation == nil {
             StoreOptions.failRetainingNothing(archive, in: store)
         } catch {
-            guard case .damagedNode = error else { Diagnostics.fail(error, exitCode: 1) }
+            switch error {
+            case .damagedNode, .sealRejected: break
+            default: Diagnostics.fail(error, exitCode: 1)
+            }
             let snapshot = options.snapshot(in: store, generation: generation, keepingDamagedNodes: true)
             guard let found = snapshot.nodes.first(where: { $0.path == path }) else { Diagnostics.fail(error, exitCode: 1) }
             return (found, error)
@@ -101,14 +104,15 @@ struct NodeJSON: Encodable {
     let state: [String: StateRendering.JSONValue]?
     let state_error: String?
 
-    /// `values` is `nil` for a damaged node, whose state is not shown.
-    init(node: ArchivedNode, values: Result<[String: StateValue], StateCodingError>?) {
+    /// `values` is `nil` for a damaged node, whose state is not shown; `damage` says how it is
+    /// damaged.
+    init(node: ArchivedNode, values: Result<[String: StateValue], StateCodingError>?, damage: ArchiveStoreError?) {
         path = node.path.description
         class_name = node.className
         class_version = node.classVersion
         order = node.order
         size = node.state.count
-        checksum = values == nil ? "mismatch" : "ok"
+        if case .damagedNode? = damage { checksum = "mismatch" } else { checksum = "ok" }
         switch values {
         case .success(let root)?:
             state = root.mapValues(StateRendering.JSONValue.init)
@@ -118,7 +122,20 @@ struct NodeJSON: Encodable {
             state_error = error.description
         case nil:
             state = nil
-            state_error = "the node is damaged: its state is not what was saved"
+            if case .sealRejected? = damage {
+                state_error = "its seal does not open under the store's key: its state is not what was saved"
+            } else {
+                state_error = "the node is damaged: its state is not what was saved"
+            }
+        }
+    }
+
+    /// `show`'s checksum line for a node with `damage` (`nil`: none).
+    static func checksumText(of damage: ArchiveStoreError?) -> String {
+        switch damage {
+        case nil: "ok"
+        case .sealRejected?: "ok, but its seal does not open under the store's key: the node is damaged"
+        default: "does not match: the node is damaged"
         }
     }
 }

@@ -94,10 +94,20 @@ struct EncryptedStoreTests {
             try ArchiveStore(path: store).save([node], header: SampleArchives.header)
             #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(StateEncryptionKey.generate().bytes)))
             let expected = ArchiveStoreError.sealRejected(.main, try RestorationPath("Root"), 1).description
-            for command in ["info", "tree"] {
-                let outcome = try runProcess(restorectl, [command, store, "--key-file", keyFile])
-                #expect(outcome.status == 1, "\(command)")
-                #expect(outcome.standardError == "restorectl: error: \(expected)\n", "\(command)")
+            for arguments in [["info"], ["tree"], ["show", "Root"], ["show", "Root", "--format", "json"], ["export", "--output", "-"]] {
+                let outcome = try runProcess(restorectl, [arguments[0], store] + arguments.dropFirst() + ["--key-file", keyFile])
+                #expect(outcome.status == 1, "\(arguments)")
+                #expect(outcome.standardError == "restorectl: error: \(expected)\n", "\(arguments)")
+                if arguments == ["show", "Root"] {
+                    #expect(outcome.standardOutput.contains(
+                        "  checksum:  ok, but its seal does not open under the store's key: the node is damaged\n"))
+                    #expect(outcome.standardOutput.contains("  state:     not shown: it is not what was saved\n"))
+                }
+                if arguments.contains("json") || arguments[0] == "export" {
+                    #expect(outcome.standardOutput.contains(#""checksum" : "ok""#), "\(arguments)")
+                    #expect(outcome.standardOutput.contains("its seal does not open under the store's key"), "\(arguments)")
+                    #expect(!outcome.standardOutput.contains(#""mismatch""#), "\(arguments)")
+                }
             }
         }
     }
