@@ -70,19 +70,11 @@ enum Diagnostics {
         RestoreCtl.exit(withError: ExitCode(1))
     }
 
-    /// The damaged nodes of a snapshot read for inspection, each as the error that names it:
-    /// a content that does not match its checksum, or (with a key) a seal that does not open.
-    /// The snapshot does not say which, so each such node is read again from `store`.
-    static func damagedNodes(in snapshot: ArchiveSnapshot, of store: ArchiveStore) -> [ArchiveStoreError] {
-        let (archive, generation) = (snapshot.header.archive, snapshot.header.generation)
-        return damagedPaths(in: snapshot).map { path in
-            do throws(ArchiveStoreError) {
-                _ = try store.node(at: path, in: archive, generation: generation)
-            } catch {
-                if case .sealRejected = error { return error }
-            }
-            return .damagedNode(archive, path, generation)
-        }
+    /// The damaged nodes of a snapshot read for inspection, in its (tree) order, each as the
+    /// error that names it: a content that does not match its checksum, or (with a key) a
+    /// seal that does not open.
+    static func damagedNodes(in snapshot: ArchiveSnapshot) -> [ArchiveStoreError] {
+        snapshot.nodes.compactMap { snapshot.nodeDamage[$0.path] }
     }
 
     /// The node a node's damage names.
@@ -93,10 +85,6 @@ enum Diagnostics {
         }
     }
 
-    /// The paths of a snapshot's damaged nodes, in its (tree) order.
-    static func damagedPaths(in snapshot: ArchiveSnapshot) -> [RestorationPath] {
-        snapshot.nodes.filter { snapshot.damagedPaths.contains($0.path) }.map(\.path)
-    }
 
     /// Prints why the store at `path` cannot be opened and exits with status 2. The errors of
     /// opening name the file, but for damage, which is about its content: it is named here.

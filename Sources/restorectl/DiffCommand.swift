@@ -61,7 +61,7 @@ struct DiffCommand: ParsableCommand {
         }
         // A damaged node is listed where it is; then named on stderr (status 1), once for each
         // generation it is damaged in.
-        Diagnostics.failIfAny(Self.distinct(old, new).flatMap { Diagnostics.damagedNodes(in: $0, of: store) })
+        Diagnostics.failIfAny(Self.distinct(old, new).flatMap(Diagnostics.damagedNodes(in:)))
     }
 
     /// The nodes that differ from `old` to `new`; a node damaged in either is `damaged`, since

@@ -32,12 +32,12 @@ struct ExportCommand: ParsableCommand {
         // A damaged node is exported as `show` shows it: marked, without its state, which is
         // not what was saved. The rest is written, then the damage is named (status 1).
         let snapshot = options.snapshot(in: store, keepingDamagedNodes: true)
-        let damaged = Diagnostics.damagedNodes(in: snapshot, of: store)
+        let damaged = Diagnostics.damagedNodes(in: snapshot)
         let document = ExportJSON(
             store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
             nodes: snapshot.nodes.map { node in
                 guard !snapshot.damagedPaths.contains(node.path) else {
-                    return NodeJSON(node: node, values: nil, damage: damaged.first { Diagnostics.path(of: $0) == node.path })
+                    return NodeJSON(node: node, values: nil, damage: snapshot.nodeDamage[node.path])
                 }
                 return NodeJSON(
                     node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) },

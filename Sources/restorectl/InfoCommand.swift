@@ -88,7 +88,7 @@ struct InfoCommand: ParsableCommand {
             if let error = unreadable.first {
                 found[generation.generation] = .unreadable(error)
             } else if let snapshot, !snapshot.damagedPaths.isEmpty {
-                found[generation.generation] = .nodes(Diagnostics.damagedNodes(in: snapshot, of: store))
+                found[generation.generation] = .nodes(Diagnostics.damagedNodes(in: snapshot))
             }
         }
         return found

@@ -34,7 +34,7 @@ struct TreeCommand: ParsableCommand {
         case .dot: print(Self.dot(snapshot), terminator: "")
         }
         // A damaged node is shown where it is, marked; then named on stderr (status 1).
-        Diagnostics.failIfAny(Diagnostics.damagedNodes(in: snapshot, of: store))
+        Diagnostics.failIfAny(Diagnostics.damagedNodes(in: snapshot))
     }
 
     static func text(_ snapshot: ArchiveSnapshot) -> String {

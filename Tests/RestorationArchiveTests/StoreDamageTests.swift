@@ -70,6 +70,8 @@ struct StoreDamageTests {
             let store = try ArchiveStore(path: path, mode: .readOnly)
             let snapshot = try #require(try store.inspectionSnapshot())
             #expect(snapshot.damagedPaths == [target])
+            #expect(snapshot.nodeDamage == [target: .damagedNode(.main, target, snapshot.header.generation)])
+            #expect(try store.check().first { $0.path == target }?.problem == "its content does not match its checksum")
             let sorted = nodes.sorted { $0.path < $1.path }
             #expect(snapshot.nodes.map(\.path) == sorted.map(\.path))
             #expect(snapshot.nodes.first { $0.path == target }?.state == [0x00, 0xFF])

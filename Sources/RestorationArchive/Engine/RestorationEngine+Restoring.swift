@@ -112,7 +112,7 @@ extension RestorationEngine {
         var walk = RestorationWalk(
             registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots),
             progress: progress)
-        walk.run(snapshot.nodes, damaged: snapshot.damaged)
+        walk.run(snapshot.nodes, damaged: snapshot.damage)
         let report = RestoreReport(
             archive: archive, generation: header.generation, date: started, outcome: .restored, nodes: walk.report)
         for node in report.notRestored {
@@ -122,7 +122,7 @@ extension RestorationEngine {
             "Restored archive '\(archive)' generation \(header.generation): \(report.restoredCount) of \(report.nodes.count) nodes")
         // The marker goes (and the report is kept) once every extension is complete too (R10).
         progress.walkEnded(with: report)
-        if snapshot.damaged.isEmpty {
+        if snapshot.damage.isEmpty {
             remember(
                 snapshot.nodes, as: header.generation, nodeDigest: snapshot.nodeDigest, of: archive,
                 pathsAreChecked: false)
@@ -238,7 +238,7 @@ struct RestorationWalk {
     /// Restores `nodes`, sorted by path. Objects refer to their parent by its place in the
     /// list of objects found, so each node's path is hashed once (entered in the objects the
     /// contexts look up), not at every step.
-    mutating func run(_ nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
+    mutating func run(_ nodes: [ArchivedNode], damaged: [RestorationPath: ArchiveStoreError]) {
         // Phase 1, parents first (sorted paths put a parent before its children): find or
         // create every object.
         var found: [Found] = []
@@ -258,7 +258,7 @@ struct RestorationWalk {
                 continue
             }
             let registration = registrations.registration(for: node.className, in: registry)
-            switch lookUp(node, registration: registration, damaged: !damaged.isEmpty && damaged.contains(node.path)) {
+            switch lookUp(node, registration: registration, damaged: !damaged.isEmpty && damaged[node.path] != nil) {
             case .success(let (object, coder)):
                 shared.objects[node.path] = object
                 parents.found(node.path, at: found.count)

@@ -10,11 +10,15 @@ public struct ArchiveSnapshot: Hashable, Sendable {
     public var header: ArchiveHeader
     /// Every node, sorted by path, so every parent comes before the nodes below it.
     public var nodes: [ArchivedNode]
-    /// The nodes whose content does not match their checksum, or whose seal does not open.
-    /// Only a snapshot read for inspection (``ArchiveStore/inspectionSnapshot(of:generation:)``)
-    /// keeps such nodes, with what the store holds, which is not what was saved; a snapshot
-    /// to restore from has none.
-    public var damagedPaths: Set<RestorationPath> = []
+    /// The nodes whose content does not match their checksum
+    /// (``ArchiveStoreError/damagedNode(_:_:_:)``), or whose seal does not open
+    /// (``ArchiveStoreError/sealRejected(_:_:_:)``), each with that error. Only a snapshot read
+    /// for inspection (``ArchiveStore/inspectionSnapshot(of:generation:)``) keeps such nodes,
+    /// with what the store holds, which is not what was saved; a snapshot to restore from has
+    /// none.
+    public var nodeDamage: [RestorationPath: ArchiveStoreError] = [:]
+    /// The paths of ``nodeDamage``.
+    public var damagedPaths: Set<RestorationPath> { Set(nodeDamage.keys) }
 }
 
 /// What a save did.

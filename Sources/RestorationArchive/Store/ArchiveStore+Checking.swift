@@ -184,8 +184,15 @@ extension ArchiveStore {
             for node in snapshot.nodes {
                 if node.path == previous { problem(node.path, "two nodes share this path") }
                 previous = node.path
-                if snapshot.damaged.contains(node.path) {
-                    problem(node.path, "its content does not match its checksum, or its seal does not open")
+                if let damage = snapshot.damage[node.path] {
+                    if case .sealRejected = damage {
+                        problem(
+                            node.path,
+                            "its sealed state does not open under the store's key "
+                                + "(changed, moved, given another class, or written unsealed)")
+                    } else {
+                        problem(node.path, "its content does not match its checksum")
+                    }
                     continue
                 }
                 if let parent = node.parentPath, !paths.contains(parent) {

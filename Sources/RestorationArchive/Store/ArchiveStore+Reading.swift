@@ -21,8 +21,9 @@ extension ArchiveStore {
 
     /// Reads one generation of an archive for inspection (`restorectl tree` and `show`): as
     /// ``snapshot(of:generation:)``, but a node whose content does not match its checksum, or
-    /// whose seal does not open, is kept and named in ``ArchiveSnapshot/damagedPaths`` rather
-    /// than failing the read, as a restoration reads the generation. Such a node holds what
+    /// whose seal does not open, is kept and named in ``ArchiveSnapshot/nodeDamage`` (with
+    /// which of the two it is) rather than failing the read, as a restoration reads the
+    /// generation. Such a node holds what
     /// the store holds, which is not what was saved: never restore from it. Damage beyond
     /// single nodes (the header, a node lost, added or with an unreadable path) still throws.
     ///
@@ -60,7 +61,7 @@ extension ArchiveStore {
         }
         let read = try Self.readNodes(of: row, generation: header, toleratingDamage: toleratingDamage, seal: seal, connection)
         return ArchiveSnapshot(
-            header: try ArchiveRows.header(header, archive: row), nodes: read.nodes, damagedPaths: read.damaged)
+            header: try ArchiveRows.header(header, archive: row), nodes: read.nodes, nodeDamage: read.damage)
     }
 
     /// Reads one node of an archive, verifying its checksum.
@@ -196,13 +197,14 @@ extension ArchiveStore {
 
     /// The nodes of one generation, sorted by path, verified against the generation's totals.
     ///
-    /// A node that does not match its checksum throws, or with `toleratingDamage` is listed
-    /// in `damaged` (the restoration engine reports it and restores the rest). Either way a
-    /// node added, lost or moved fails the whole generation.
+    /// A node that does not match its checksum, or whose seal does not open, throws, or with
+    /// `toleratingDamage` is listed in `damage` with that error (the restoration engine
+    /// reports it and restores the rest). Either way a node added, lost or moved fails the
+    /// whole generation.
     private static func readNodes(
         of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow, toleratingDamage: Bool,
         seal: StateSeal?, leavingSealed: Bool = false, _ connection: Connection
-    ) throws -> (nodes: [ArchivedNode], damaged: Set<RestorationPath>) {
+    ) throws -> (nodes: [ArchivedNode], damage: [RestorationPath: ArchiveStoreError]) {
         // One range of the table, in path order: the generation's epoch (v0007). Within it, the
         // rows born by then and not retired by then. Only a generation that exists retires a
         // row (?4 is the newest), so the newest generation's rows are exactly those never
@@ -220,7 +222,7 @@ extension ArchiveStore {
         }
         var nodes: [ArchivedNode] = []
         nodes.reserveCapacity(Int(clamping: max(0, min(generation.nodeCount, 1 << 20))))
-        var damaged: Set<RestorationPath> = []
+        var damage: [RestorationPath: ArchiveStoreError] = [:]
         var digest: Int64 = 0
         var totalBytes: Int64 = 0
         var reader = NodeRowReader(archive: archive.name, seal: seal, leavingSealed: leavingSealed)
@@ -249,7 +251,7 @@ extension ArchiveStore {
                     rows[index], in: bytes, state: state, generation: generation.generation)
                 if let rejection {
                     guard toleratingDamage else { throw rejection }
-                    damaged.insert(node.path)
+                    damage[node.path] = rejection
                 }
                 digest &+= checksum
                 // A state left sealed (checking without the key) counts as the plaintext it seals.
@@ -260,12 +262,12 @@ extension ArchiveStore {
         }
         // A damaged node's size may have changed with its content; its checksum already says so.
         guard nodes.count == generation.nodeCount, digest == generation.nodeDigest,
-            totalBytes == generation.totalBytes || !damaged.isEmpty
+            totalBytes == generation.totalBytes || !damage.isEmpty
         else {
             throw ArchiveStoreError.damagedArchive(
                 archive.name, generation.generation, "its nodes do not match the header's count, size and digest")
         }
-        return (nodes, damaged)
+        return (nodes, damage)
     }
 }
 
@@ -275,7 +277,9 @@ extension ArchiveStore {
     struct RestorationSnapshot {
         var header: ArchiveHeader
         var nodes: [ArchivedNode]
-        var damaged: Set<RestorationPath>
+        /// The nodes that do not match their checksums or whose seals do not open, each with
+        /// its error.
+        var damage: [RestorationPath: ArchiveStoreError]
         /// The sum of the generation's node checksums, as its header records it.
         var nodeDigest: Int64
     }
@@ -292,6 +296,6 @@ extension ArchiveStore {
             of: archive, generation: generation, toleratingDamage: true, seal: seal, leavingSealed: leavingSealed,
             connection)
         return RestorationSnapshot(
-            header: header, nodes: read.nodes, damaged: read.damaged, nodeDigest: generation.nodeDigest)
+            header: header, nodes: read.nodes, damage: read.damage, nodeDigest: generation.nodeDigest)
     }
 }
