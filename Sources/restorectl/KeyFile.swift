@@ -12,7 +12,11 @@ enum KeyFile {
 
     /// The key in the file at `path`, or why there is none.
     static func key(at path: String) -> Result<StateEncryptionKey, KeyFileError> {
-        guard let bytes = read(path) else { return .failure(KeyFileError(path: path, reason: "it cannot be read")) }
+        let bytes: [UInt8]
+        switch read(path) {
+        case .success(let read): bytes = read
+        case .failure(let reason): return .failure(KeyFileError(path: path, reason: "it cannot be read (\(reason))"))
+        }
         if bytes.count == 32, let key = try? StateEncryptionKey(bytes: bytes) { return .success(key) }
         let text = bytes.drop { isWhiteSpace($0) }.reversed().drop { isWhiteSpace($0) }.reversed()
         if text.count == 64, let decoded = hexadecimal(Array(text)), let key = try? StateEncryptionKey(bytes: decoded) {
@@ -21,13 +25,20 @@ enum KeyFile {
         return .failure(KeyFileError(path: path, reason: "it holds neither 32 bytes nor 64 hexadecimal digits"))
     }
 
-    private static func read(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
+    /// The file's first bytes, or the system's words for why they cannot be read.
+    private static func read(_ path: String) -> Result<[UInt8], SystemReason> {
+        guard let file = fopen(path, "rb") else { return .failure(SystemReason(errno)) }
         defer { fclose(file) }
         var bytes = [UInt8](repeating: 0, count: readLimit + 1)
         let count = fread(&bytes, 1, bytes.count, file)
-        guard ferror(file) == 0 else { return nil }
-        return Array(bytes[0..<count])
+        guard ferror(file) == 0 else { return .failure(SystemReason(errno)) }
+        return .success(Array(bytes[0..<count]))
+    }
+
+    /// `strerror`'s words for an `errno`.
+    struct SystemReason: Error, CustomStringConvertible {
+        let description: String
+        init(_ code: Int32) { description = String(cString: strerror(code)) }
     }
 
     private static func isWhiteSpace(_ byte: UInt8) -> Bool {

@@ -20,7 +20,8 @@ struct CommandReferenceTests {
     }
 
     @Test func everyCommandHasASectionNamingItsOptions() throws {
-        let headings = try Self.reference().split(separator: "\n").filter { $0.hasPrefix("## `restorectl ") }
+        let reference = try Self.reference()
+        let headings = reference.split(separator: "\n").filter { $0.hasPrefix("## `restorectl ") }
         let commands = RestoreCtl.configuration.subcommands
         #expect(headings.count == commands.count, "\(headings.count) sections for \(commands.count) commands")
         for command in commands {
@@ -37,7 +38,7 @@ struct CommandReferenceTests {
             // `--key-file`, which a build with the Encryption trait gives every inspecting
             // command, is explained once, with sealed states.
             if expected.remove("--key-file") != nil {
-                #expect(try Self.reference().contains("`--key-file FILE`"), "docs/cli.md does not explain --key-file")
+                #expect(reference.contains("`--key-file FILE`"), "docs/cli.md does not explain --key-file")
             }
             #expect(Self.options(in: heading) == expected, "\(heading) against \(usage)")
         }

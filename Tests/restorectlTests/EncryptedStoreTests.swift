@@ -78,9 +78,16 @@ struct EncryptedStoreTests {
             let short = try runProcess(restorectl, ["info", store, "--key-file", keyFile])
             #expect(short.status == 64)
             #expect(short.standardError.contains("cannot be used: it holds neither 32 bytes nor 64 hexadecimal digits"))
+            #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(repeating: UInt8(ascii: "g"), count: 64)))
+            let notHexadecimal = try runProcess(restorectl, ["info", store, "--key-file", keyFile])
+            #expect(notHexadecimal.status == 64)
+            #expect(notHexadecimal.standardError.contains("it holds neither 32 bytes nor 64 hexadecimal digits"))
             let missing = try runProcess(restorectl, ["info", store, "--key-file", directory + "/missing.key"])
             #expect(missing.status == 64)
-            #expect(missing.standardError.contains("cannot be used: it cannot be read"))
+            #expect(missing.standardError.contains("cannot be used: it cannot be read (No such file or directory)"))
+            let folder = try runProcess(restorectl, ["info", store, "--key-file", directory])
+            #expect(folder.status == 64)
+            #expect(folder.standardError.contains("cannot be used: it cannot be read (Is a directory)"))
         }
     }
 
