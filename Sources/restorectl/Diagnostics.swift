@@ -96,6 +96,24 @@ enum Diagnostics {
         fail(error, exitCode: 2)
     }
 
+    /// Prints why a write to the store at `path` (a discard, an erase) failed, and exits with
+    /// status 1: the store was opened, and is as it was. A write lock another connection held
+    /// for longer than `busyTimeout` (the app saving, another program) and a file that cannot
+    /// be written are said in words for a person rather than as SQLite's codes.
+    static func failWriting(_ path: String, _ error: ArchiveStoreError, busyTimeout: Duration) -> Never {
+        switch error {
+        case .database(let failure) where failure.resultCode == .busy:
+            let seconds = busyTimeout.components.seconds
+            printError(
+                "'\(path)' is busy: another connection held its write lock for more than \(seconds) second\(seconds == 1 ? "" : "s") (the app saving?); try again")
+        case .database(let failure) where failure.resultCode == .readOnly:
+            printError("'\(path)' cannot be written: \(failure.message)")
+        default:
+            printError(error.description)
+        }
+        RestoreCtl.exit(withError: ExitCode(1))
+    }
+
     /// Prints `error` and exits with `exitCode`.
     static func fail(_ error: any Error, exitCode: Int32) -> Never {
         printError((error as? ArchiveStoreError)?.description ?? String(describing: error))

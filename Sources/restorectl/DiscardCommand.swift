@@ -50,14 +50,15 @@ struct DiscardCommand: ParsableCommand {
         } catch {
             Diagnostics.failOpening(db, error)
         }
+        let configuration = ArchiveStore.Configuration()
         do {
-            let result = try ArchiveStore(path: db).discard(name, reason: reason)
+            let result = try ArchiveStore(path: db, configuration: configuration).discard(name, reason: reason)
             print("Discarded archive \(TerminalText.escaped(name.rawValue)): \(result.nodesDeleted) node rows deleted.")
             if !result.writeAheadLogTruncated {
                 print("A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.")
             }
         } catch {
-            Diagnostics.fail(error, exitCode: 1)
+            Diagnostics.failWriting(db, error, busyTimeout: configuration.busyTimeout)
         }
     }
 }

@@ -48,16 +48,9 @@ struct EraseCommand: ParsableCommand {
             try ArchiveStore.erase(at: db, busyTimeout: Self.busyTimeout)
         } catch {
             switch error {
-            case .database(let failure) where failure.resultCode == .busy:
-                Diagnostics.printError(
-                    "'\(db)' is busy: another connection held its write lock for more than \(Self.busyTimeout.components.seconds) seconds (the app saving?); try again")
-                RestoreCtl.exit(withError: ExitCode(1))
-            case .database(let failure) where failure.resultCode == .readOnly:
-                Diagnostics.printError("'\(db)' cannot be written: \(failure.message)")
-                RestoreCtl.exit(withError: ExitCode(1))
             case .database, .fileSystem:
-                // Began and failed: the disk is full, an I/O error...
-                Diagnostics.fail(error, exitCode: 1)
+                // Began and failed: busy, read-only, the disk full, an I/O error...
+                Diagnostics.failWriting(db, error, busyTimeout: Self.busyTimeout)
             default:
                 // Another program's database, a folder, a link: refused as opening refuses them.
                 Diagnostics.fail(error, exitCode: 2)

@@ -843,6 +843,25 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A discard waits, as an erase does, for a save in progress, and gives up in the same
+    /// words: before, it printed SQLite's "database is locked" and the statement it ran.
+    @Test func discardGivesUpOnAStoreWhoseWriteLockIsHeldForMoreThanFiveSeconds() throws {
+        try withDemoStore { path in
+            let held = try withSQLiteHolder(of: path, having: "BEGIN IMMEDIATE") {
+                let started = ContinuousClock.now
+                let outcome = try run(["discard", path, "--archive", "main", "--reason", "support asked for it"])
+                #expect(ContinuousClock.now - started >= .seconds(4))
+                #expect(outcome.status == 1)
+                #expect(
+                    outcome.standardError
+                        == "restorectl: error: '\(path)' is busy: another connection held its write lock for more than 5 seconds (the app saving?); try again\n")
+                #expect(outcome.standardOutput.isEmpty)
+            }
+            #expect(held, "the lock was never held")
+            #expect(try run(["info", path]).standardOutput.contains("generation:    4, "), "left as it was")
+        }
+    }
+
     /// What no other command can open, `erase` empties, but for what is not a store's file:
     /// nothing, a folder, another program's database and a symbolic link are left as they are.
     @Test(arguments: Self.badInputs)
