@@ -123,7 +123,7 @@ struct NodeJSON: Encodable {
         case nil:
             state = nil
             if case .sealRejected? = damage {
-                state_error = "its seal does not open under the store's key: its state is not what was saved"
+                state_error = "its state does not open under the store's key: the node is damaged"
             } else {
                 state_error = "the node is damaged: its state is not what was saved"
             }
@@ -134,7 +134,7 @@ struct NodeJSON: Encodable {
     static func checksumText(of damage: ArchiveStoreError?) -> String {
         switch damage {
         case nil: "ok"
-        case .sealRejected?: "ok, but its seal does not open under the store's key: the node is damaged"
+        case .sealRejected?: "ok, but its state does not open under the store's key: the node is damaged"
         default: "does not match: the node is damaged"
         }
     }

@@ -182,7 +182,7 @@ struct EncryptionTests {
             let a = try RestorationPath("Root", "A")
             #expect(throws: ArchiveStoreError.sealRejected(.main, a, 1)) { () throws -> Void in _ = try store.snapshot() }
             #expect(try store.check().map(\.path) == [a])
-            #expect(try store.check().first?.problem.hasPrefix("its sealed state does not open under the store's key") == true)
+            #expect(try store.check().first?.problem.hasPrefix("its state does not open under the store's key") == true)
             #expect(try store.inspectionSnapshot()?.nodeDamage == [a: .sealRejected(.main, a, 1)])
             // The row as it was opens again: only the change stood in the way.
             try rewrite(path, node: "Root/A", born: 1) { row in

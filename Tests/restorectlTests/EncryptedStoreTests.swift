@@ -107,12 +107,12 @@ struct EncryptedStoreTests {
                 #expect(outcome.standardError == "restorectl: error: \(expected)\n", "\(arguments)")
                 if arguments == ["show", "Root"] {
                     #expect(outcome.standardOutput.contains(
-                        "  checksum:  ok, but its seal does not open under the store's key: the node is damaged\n"))
+                        "  checksum:  ok, but its state does not open under the store's key: the node is damaged\n"))
                     #expect(outcome.standardOutput.contains("  state:     not shown: it is not what was saved\n"))
                 }
                 if arguments.contains("json") || arguments[0] == "export" {
                     #expect(outcome.standardOutput.contains(#""checksum" : "ok""#), "\(arguments)")
-                    #expect(outcome.standardOutput.contains("its seal does not open under the store's key"), "\(arguments)")
+                    #expect(outcome.standardOutput.contains("its state does not open under the store's key"), "\(arguments)")
                     #expect(!outcome.standardOutput.contains(#""mismatch""#), "\(arguments)")
                 }
             }

@@ -11,7 +11,7 @@ public struct ArchiveSnapshot: Hashable, Sendable {
     /// Every node, sorted by path, so every parent comes before the nodes below it.
     public var nodes: [ArchivedNode]
     /// The nodes whose content does not match their checksum
-    /// (``ArchiveStoreError/damagedNode(_:_:_:)``), or whose seal does not open
+    /// (``ArchiveStoreError/damagedNode(_:_:_:)``), or whose state does not open under the key
     /// (``ArchiveStoreError/sealRejected(_:_:_:)``), each with that error. Only a snapshot read
     /// for inspection (``ArchiveStore/inspectionSnapshot(of:generation:)``) keeps such nodes,
     /// with what the store holds, which is not what was saved; a snapshot to restore from has

@@ -188,8 +188,8 @@ extension ArchiveStore {
                     if case .sealRejected = damage {
                         problem(
                             node.path,
-                            "its sealed state does not open under the store's key "
-                                + "(changed, moved, given another class, or written unsealed)")
+                            "its state does not open under the store's key "
+                                + "(changed, moved, given another class, or saved before the store had a key)")
                     } else {
                         problem(node.path, "its content does not match its checksum")
                     }

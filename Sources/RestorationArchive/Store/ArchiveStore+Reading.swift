@@ -21,10 +21,10 @@ extension ArchiveStore {
 
     /// Reads one generation of an archive for inspection (`restorectl tree` and `show`): as
     /// ``snapshot(of:generation:)``, but a node whose content does not match its checksum, or
-    /// whose seal does not open, is kept and named in ``ArchiveSnapshot/nodeDamage`` (with
-    /// which of the two it is) rather than failing the read, as a restoration reads the
-    /// generation. Such a node holds what
-    /// the store holds, which is not what was saved: never restore from it. Damage beyond
+    /// whose state does not open under the key, is kept and named in
+    /// ``ArchiveSnapshot/nodeDamage`` (with which of the two it is) rather than failing the
+    /// read, as a restoration reads the generation. Such a node holds what the store holds,
+    /// which is not what was saved: never restore from it. Damage beyond
     /// single nodes (the header, a node lost, added or with an unreadable path) still throws.
     ///
     /// - Parameters:

@@ -80,9 +80,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case damagedNode(ArchiveName, RestorationPath, Generation)
     /// An archive's header or its set of nodes does not match its checksums.
     case damagedArchive(ArchiveName, Generation, String)
-    /// A node's sealed state does not open under the store's encryption key: it was changed,
-    /// moved from another node, archive or generation, given another class name, class
-    /// version or order, or written unsealed.
+    /// A node's state does not open under the store's encryption key: it was changed, moved
+    /// from another node, archive or generation, given another class name, class version or
+    /// order, or saved unsealed, before the store had a key.
     case sealRejected(ArchiveName, RestorationPath, Generation)
     /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
     /// or SQLite finds the file malformed (`SQLITE_CORRUPT`): the file was damaged.
@@ -178,9 +178,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .damagedArchive(let name, let generation, let reason):
             "Archive '\(name)' generation \(generation) is damaged: \(reason)."
         case .sealRejected(let name, let path, let generation):
-            "The sealed state of the node at '\(path)' in archive '\(name)' (generation \(generation)) does not open "
+            "The state of the node at '\(path)' in archive '\(name)' (generation \(generation)) does not open "
                 + "under the store's key: it was changed, moved from another node or generation, given another class, "
-                + "or written unsealed."
+                + "or saved unsealed, before the store had a key."
         case .damagedStore(let reason):
             "The store is damaged: \(reason)."
         case .damagedHistory(let reason):
