@@ -58,6 +58,20 @@ public func withSQLiteHolder(of path: String, having statement: String, _ body: 
     return true
 }
 
+/// Runs `statements` on the database at `path` in one transaction of another process
+/// (Python's `sqlite3`), with `CHECK` constraints off, as damage or another program would
+/// write them. The outcome's status is 0 when every statement ran.
+public func runSQLite(on path: String, _ statements: [String]) throws -> ProcessOutcome {
+    let script = """
+        import sqlite3, sys
+        c = sqlite3.connect(sys.argv[1])
+        c.execute("PRAGMA ignore_check_constraints = ON")
+        for statement in sys.argv[2:]: c.execute(statement)
+        c.commit()
+        """
+    return try runProcess("/usr/bin/env", ["python3", "-c", script, path] + statements)
+}
+
 /// Runs an executable to completion (killing it after `timeout` seconds) and captures its output.
 public func runProcess(_ executable: String, _ arguments: [String], timeout: Double = 60) throws -> ProcessOutcome {
     let process = Process()

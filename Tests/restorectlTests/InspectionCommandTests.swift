@@ -20,14 +20,7 @@ struct InspectionCommandTests {
     /// Runs `statements` on the store in one transaction of a plain connection (python3's
     /// sqlite3), as damage or another program would write them, `CHECK` constraints off.
     private func tamper(_ path: String, _ statements: String...) throws {
-        let script = """
-            import sqlite3, sys
-            c = sqlite3.connect(sys.argv[1])
-            c.execute("PRAGMA ignore_check_constraints = ON")
-            for statement in sys.argv[2:]: c.execute(statement)
-            c.commit()
-            """
-        let outcome = try runProcess("/usr/bin/env", ["python3", "-c", script, path] + statements)
+        let outcome = try runSQLite(on: path, statements)
         #expect(outcome.status == 0, "\(outcome.standardError)")
     }
 
