@@ -9,6 +9,12 @@ enum Diagnostics {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// A line on stderr about something the command went on despite.
+    static func printWarning(_ message: String) {
+        let line = "restorectl: warning: " + TerminalText.escaped(message) + "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
     /// What `read` returns, or `nil` when it met damage (`isDamage`), which is added to
     /// `unreadable`: a command names a damaged part of a store and shows the rest. Any other
     /// error is thrown.

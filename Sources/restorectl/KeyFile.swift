@@ -25,6 +25,18 @@ enum KeyFile {
         return .failure(KeyFileError(path: path, reason: "it holds neither 32 bytes nor 64 hexadecimal digits"))
     }
 
+    /// A warning when users other than the file's owner have any access to it (its mode has
+    /// group or other bits, as `ssh` refuses for a private key): a key's file should be the
+    /// owner's alone. `nil` when it is, or when its mode cannot be read. Not escaped: printed
+    /// through ``Diagnostics/printWarning(_:)``.
+    static func exposure(of path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return nil }
+        let mode = String(status.st_mode & 0o777, radix: 8)
+        return "the key file '\(path)' is open to users other than its owner (mode 0\(mode)): "
+            + "make it owner-only (chmod 600 '\(path)')"
+    }
+
     /// The file's first bytes, or the system's words for why they cannot be read.
     private static func read(_ path: String) -> Result<[UInt8], SystemReason> {
         guard let file = fopen(path, "rb") else { return .failure(SystemReason(errno)) }

@@ -108,7 +108,9 @@ struct StoreOptions: ParsableArguments {
         #if Encryption
         if let keyFile {
             switch KeyFile.key(at: keyFile) {
-            case .success(let key): configuration.encryptionKey = key
+            case .success(let key):
+                configuration.encryptionKey = key
+                if let warning = KeyFile.exposure(of: keyFile) { Diagnostics.printWarning(warning) }
             case .failure(let error): Diagnostics.fail(error, exitCode: 2)
             }
         }

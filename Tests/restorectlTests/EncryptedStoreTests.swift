@@ -32,7 +32,11 @@ struct EncryptedStoreTests {
             }
         }
     }
-    /// A store of one sealed node, and a file holding what `written` makes of its key.
+    /// A key file's mode, as it should be.
+    private static var ownerOnly: [FileAttributeKey: Any] { [.posixPermissions: 0o600] }
+
+    /// A store of one sealed node, and a file holding what `written` makes of its key
+    /// (owner-only).
     private func sealedStore(_ directory: String, keyFileHolds written: (StateEncryptionKey) -> [UInt8]) throws
         -> (store: String, keyFile: String)
     {
@@ -45,7 +49,7 @@ struct EncryptedStoreTests {
         let store = directory + "/store.sqlite"
         let keyFile = directory + "/store.key"
         try ArchiveStore(path: store, configuration: configuration).save([node], header: SampleArchives.header)
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(written(key))))
+        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(written(key)), attributes: Self.ownerOnly))
         return (store, keyFile)
     }
 
@@ -91,6 +95,26 @@ struct EncryptedStoreTests {
         }
     }
 
+    /// A key file that users other than its owner can read draws a warning, once, naming its
+    /// mode and how to close it; the command runs all the same.
+    @Test func aKeyFileOthersCanReadDrawsAWarning() throws {
+        try withTemporaryDirectory { directory in
+            let (store, keyFile) = try sealedStore(directory) { $0.bytes }
+            for mode in [0o644, 0o604, 0o620] {
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: keyFile)
+                let outcome = try runProcess(restorectl, ["show", store, "Root", "--key-file", keyFile])
+                #expect(outcome.status == 0, "\(outcome.standardError)")
+                #expect(outcome.standardOutput.contains("draft: string \"secret draft\""))
+                #expect(
+                    outcome.standardError
+                        == "restorectl: warning: the key file '\(keyFile)' is open to users other than its owner "
+                        + "(mode 0\(String(mode, radix: 8))): make it owner-only (chmod 600 '\(keyFile)')\n")
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: keyFile)
+            #expect(try runProcess(restorectl, ["show", store, "Root", "--key-file", keyFile]).standardError.isEmpty)
+        }
+    }
+
     /// With a key, a node whose seal does not open is named as such, not as a checksum that
     /// does not match: here the one node of a store whose states were never sealed.
     @Test func aKeyOnAStoreThatWasNeverSealedNamesItsStatesAsNotOpening() throws {
@@ -99,7 +123,9 @@ struct EncryptedStoreTests {
             let keyFile = directory + "/store.key"
             let node = ArchivedNode(path: try RestorationPath("Root"), className: "Screen", state: try StateEncoder().encodedBlob())
             try ArchiveStore(path: store).save([node], header: SampleArchives.header)
-            #expect(FileManager.default.createFile(atPath: keyFile, contents: Data(StateEncryptionKey.generate().bytes)))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: keyFile, contents: Data(StateEncryptionKey.generate().bytes), attributes: Self.ownerOnly))
             let expected = ArchiveStoreError.sealRejected(.main, try RestorationPath("Root"), 1).description
             for arguments in [["info"], ["tree"], ["show", "Root"], ["show", "Root", "--format", "json"], ["export", "--output", "-"]] {
                 let outcome = try runProcess(restorectl, [arguments[0], store] + arguments.dropFirst() + ["--key-file", keyFile])
