@@ -98,12 +98,17 @@ private func locksListed(on path: String) -> [String]? {
 /// The text of one of the package's own files (`docs/cli.md`), found from a test's source
 /// file by going up to the folder that holds `Package.swift`.
 public func packageFileText(_ relativePath: String, testFile: String = #filePath) throws -> String {
+    try fileText(packageRoot(testFile: testFile).appendingPathComponent(relativePath).path)
+}
+
+/// The package's folder: the nearest above a test's source file that holds `Package.swift`.
+public func packageRoot(testFile: String = #filePath) throws -> URL {
     var folder = URL(fileURLWithPath: testFile).deletingLastPathComponent()
     while !fileExists(folder.appendingPathComponent("Package.swift").path) {
         guard folder.pathComponents.count > 1 else { throw CocoaError(.fileNoSuchFile) }
         folder.deleteLastPathComponent()
     }
-    return try fileText(folder.appendingPathComponent(relativePath).path)
+    return folder
 }
 
 /// The text of a file, read as ``fileBytes(_:)`` reads it.

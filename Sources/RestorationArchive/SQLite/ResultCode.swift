@@ -5,7 +5,11 @@
 /// SQLite's errors as ``ArchiveStoreError/database(_:)``:
 ///
 /// ```swift
-/// catch ArchiveStoreError.database(let error) where error.resultCode == .busy { … }
+/// do {
+///     try store.save(nodes, header: header)
+/// } catch ArchiveStoreError.database(let error) where error.resultCode == .busy {
+///     saveAgainLater()  // another connection held the write lock past the busy timeout
+/// }
 /// ```
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The integer value SQLite returned.

@@ -18,7 +18,7 @@ extension ArchiveStore {
     /// do throws(ArchiveStoreError) {
     ///     store = try ArchiveStore(path: path)
     /// } catch where error.isUnusableStore {
-    ///     try ArchiveStore.erase(at: path)
+    ///     try ArchiveStore.erase(at: path)  // never another program's database at a wrong path
     ///     store = try ArchiveStore(path: path)
     /// }
     /// ```
