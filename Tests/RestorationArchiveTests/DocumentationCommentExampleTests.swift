@@ -46,8 +46,9 @@ struct DocumentationCommentExampleTests {
     /// `ArchiveStore.erase(at:busyTimeout:logger:)`: a file that is not a store is erased, and
     /// the store opened afresh. The example is Getting Started's, word for word, and
     /// ``GettingStartedExampleTests`` holds it, in a function of its own: in this test's
-    /// closure Swift 6.3.1 crashed compiling it ("Found ownership error?!", on the typed `do`'s
-    /// `catch where`; swiftlang/swift#89577).
+    /// closure, among `#expect`s, Swift 6.3.1 crashed compiling it ("Found ownership error?!",
+    /// on the typed `do`'s `catch where`; swiftlang/swift#89577). The same code in a closure
+    /// without them compiles.
     @Test func anUnusableStoreIsErasedAndOpenedAfresh() throws {
         try withTemporaryStorePath { temporaryPath in
             #expect(FileManager.default.createFile(atPath: temporaryPath, contents: Data(repeating: 0x41, count: 8192)))
