@@ -117,7 +117,7 @@ struct DocumentationCommentExampleTests {
 
     // MARK: - The engine's examples
 
-    /// The screens of `Restorable`'s and `RestorationRegistry`'s examples.
+    /// The screens of `Restorable`'s, `RestorationRegistry`'s and `RestorationEngine`'s examples.
     enum Menu {
         typealias MenuItem = Examples.MenuItem
 
@@ -191,32 +191,20 @@ struct DocumentationCommentExampleTests {
 
     static let app = AppIdentity(version: "11.0", build: "1024")
 
-    /// The README's detail screen, which `RestorationEngine`'s example registers.
-    enum Readme {
-        final class MenuItemDetail: Restorable {
-            static let restorationClassName = "MenuItemDetail"
-            let restorationIdentifier: String? = "MenuItemDetail"
-            let itemName: String
-            init(itemName: String) { self.itemName = itemName }
-            func encodeRestorableState(with coder: StateEncoder) throws {
-                try coder.encode(itemName, forKey: "itemName")
-            }
-        }
-    }
-
     /// `RestorationEngine`: the first launch restores nothing and saves; the second restores
     /// the tab bar and its detail screen.
     @Test func anEngineRestoresWhatItPreserved() throws {
-        typealias MenuItemDetail = Readme.MenuItemDetail
+        typealias MenuItemDetail = Menu.MenuItemDetail
+        typealias MenuItem = Menu.MenuItem
         try withTemporaryStorePath { path in
             let sink = LogSink()
             let logger = Logger(label: "orders") { _ in sink }
             for launch in 1...2 {
-                let tabs = Menu.Tabs(launch == 1 ? [MenuItemDetail(itemName: "Latte")] : [])
+                let tabs = Menu.Tabs(launch == 1 ? [MenuItemDetail(item: MenuItem.menu[0])] : [])
                 let store = try ArchiveStore(path: path)  // as written: let store = try ArchiveStore(appIdentifier: "com.example.orders")
                 var registry = RestorationRegistry()
                 try registry.register(MenuItemDetail.self) { request in
-                    MenuItemDetail(itemName: try request.coder.decode(String.self, forKey: "itemName"))
+                    MenuItemDetail(item: try request.coder.decode(MenuItem.self, forKey: "item"))
                 }
                 let engine = try RestorationEngine(
                     store: store, app: AppIdentity(version: "11.0", build: "1024"), registry: registry)
@@ -225,7 +213,7 @@ struct DocumentationCommentExampleTests {
                 let restoration = try engine.restore([tabs])
                 logger.info("\(restoration.report.restoredCount) screens restored")
 
-                if launch == 2 { #expect((tabs.tabs.first as? MenuItemDetail)?.itemName == "Latte") }
+                if launch == 2 { #expect((tabs.tabs.first as? MenuItemDetail)?.item == MenuItem.menu[0]) }
                 // Going to the background:
                 try engine.preserve([tabs])
             }

@@ -7,7 +7,7 @@ public import Logging
 /// let store = try ArchiveStore(appIdentifier: "com.example.orders")
 /// var registry = RestorationRegistry()
 /// try registry.register(MenuItemDetail.self) { request in
-///     MenuItemDetail(itemName: try request.coder.decode(String.self, forKey: "itemName"))
+///     MenuItemDetail(item: try request.coder.decode(MenuItem.self, forKey: "item"))
 /// }
 /// let engine = try RestorationEngine(
 ///     store: store, app: AppIdentity(version: "11.0", build: "1024"), registry: registry)
