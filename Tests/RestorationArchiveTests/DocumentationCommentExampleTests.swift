@@ -244,39 +244,23 @@ struct DocumentationCommentExampleTests {
         }
     }
 
-    /// A screen whose restoration waits for its thumbnail, as `extendRestoration()`'s example
-    /// does: `loadThumbnail()` returns once the test lets it.
-    final class Thumbnail: Restorable, Sendable {
-        static let restorationClassName = "Thumbnail"
-        let restorationIdentifier: String? = "Thumbnail"
-        let loaded = AsyncStream<Void>.makeStream()
-
-        func loadThumbnail() async {
-            for await _ in loaded.stream { return }
-        }
-
-        func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
-            let pending = context.extendRestoration()
-            Task {
-                await loadThumbnail()
-                pending.complete()
-            }
-        }
-    }
-
     /// `RestorationContext.extendRestoration()`: the crash marker stays until the thumbnail
-    /// has loaded and the extension is completed. Awaited, not slept on: the example's `Task`
-    /// runs on the threads that run the tests, two on two cores.
+    /// has loaded and the extension is completed. The screen is a main-actor type, as the
+    /// example's are (its `Task` captures the screen), restored on the main actor; the test
+    /// waits off it, for the screen's `Task` to run there.
     @Test func anExtendedRestorationEndsWhenItsWorkDoes() async throws {
         try await withTemporaryStorePathAsync { path in
             let store = try ArchiveStore(path: path)
-            try RestorationEngine(store: store, app: Self.app, registry: RestorationRegistry()).preserve([Thumbnail()])
-            let thumbnail = Thumbnail()
-            let restoration = try RestorationEngine(store: store, app: Self.app, registry: RestorationRegistry())
-                .restore([thumbnail])
-            #expect(restoration.report.restoredCount == 1)
+            let loaded = try await MainActor.run {
+                try RestorationEngine(store: store, app: Self.app, registry: RestorationRegistry()).preserve([Thumbnail()])
+                let thumbnail = Thumbnail()
+                let restoration = try RestorationEngine(store: store, app: Self.app, registry: RestorationRegistry())
+                    .restore([thumbnail])
+                #expect(restoration.report.restoredCount == 1)
+                return thumbnail.loaded.continuation
+            }
             #expect(try store.hasCrashMarker(), "restoration is in progress while the thumbnail loads")
-            thumbnail.loaded.continuation.yield()
+            loaded.yield()
             let deadline = ContinuousClock.now + .seconds(60)
             while try store.hasCrashMarker(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
             #expect(try !store.hasCrashMarker(), "the completed extension ended the restoration")
@@ -295,6 +279,30 @@ struct DocumentationCommentExampleTests {
             let restoration = try engine.restore(app.roots)
             #expect(restoration.report.outcome == .restored)
             #expect(app.tabs.selectedIndex == 2)
+        }
+    }
+}
+
+/// A screen whose restoration waits for its thumbnail, as `extendRestoration()`'s example
+/// does: `loadThumbnail()` returns once the test lets it.
+@MainActor
+final class Thumbnail {
+    let restorationIdentifier: String? = "Thumbnail"
+    let loaded = AsyncStream<Void>.makeStream()
+
+    func loadThumbnail() async {
+        for await _ in loaded.stream { return }
+    }
+}
+
+extension Thumbnail: @MainActor Restorable {
+    static let restorationClassName = "Thumbnail"
+
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        let pending = context.extendRestoration()
+        Task {
+            await loadThumbnail()
+            pending.complete()
         }
     }
 }
