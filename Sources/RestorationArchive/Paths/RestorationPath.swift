@@ -218,6 +218,10 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         }
     }
 
+    /// Whether the paths are the same text as Swift compares strings (canonical equivalence):
+    /// an identifier in composed or decomposed form (`"caf\u{E9}"`, `"cafe\u{301}"`) makes one
+    /// path, so two such siblings in one save are a duplicate path (R2). ``<(_:_:)`` and the store
+    /// go by the text's bytes, which tell the two forms apart.
     public static func == (lhs: RestorationPath, rhs: RestorationPath) -> Bool {
         lhs.description == rhs.description
     }
