@@ -280,6 +280,16 @@ struct DemoCommand: ParsableCommand {
         } catch {
             if case .notAStore = error { throw NotAStoreRefusal(error) }
             archives = nil
+            // Nothing there yet: the store is created now, so that a location where it cannot
+            // be (a folder that cannot be made) is said before the story begins, not by its
+            // first launch's child process after the first step's heading.
+            if case .storeNotFound = error {
+                do {
+                    _ = try ArchiveStore(path: path)
+                } catch {
+                    Diagnostics.failOpening(path, error)
+                }
+            }
         }
         print("Store: \(TerminalText.escaped(path))")
         print("")

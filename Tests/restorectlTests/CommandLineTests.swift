@@ -138,20 +138,40 @@ struct CommandLineTests {
         #expect(Array(echoed.standardOutput.utf8) == Array(("/tmp/" + path).utf8), "\(quoted)")
     }
 
-    /// A launch that fails in its child process (here: the store's folder cannot be made)
-    /// ends the story there, with its error once: the story used to go on and meet it again.
+    /// A launch that fails in its child process (here: another connection holds the store's
+    /// write lock for longer than the busy timeout) ends the story there, with its error
+    /// once: the story used to go on and meet it again.
     @Test func theDemoStopsAtAChildLaunchThatFails() throws {
+        try withTemporaryStorePath { path in
+            _ = try ArchiveStore(path: path)  // empty: the story begins with its child launch
+            let held = try withSQLiteHolder(of: path, having: "BEGIN IMMEDIATE") {
+                let demo = try runProcess(restorectl, ["demo", "--db", path])
+                #expect(demo.status == 1)
+                #expect(demo.standardOutput.contains("1. First launch"))
+                #expect(!demo.standardOutput.contains("2. Next launch"), "\(demo.standardOutput)")
+                let errors = demo.standardError.split(separator: "\n")
+                #expect(errors.count == 2, "\(errors)")
+                #expect(errors.first?.contains("database is locked") == true, "\(errors)")
+                #expect(errors.last == "restorectl: error: The demo stops: the launch in the child process exited with status 1.")
+            }
+            #expect(held, "the lock was never held")
+        }
+    }
+
+    /// A location where the store cannot be created (its folder cannot be made) is said before
+    /// the story begins, in one line: the story printed its first step, the child launch's
+    /// error, then that the child had failed.
+    @Test func theDemosStoryRefusesALocationWhereNoStoreCanBeCreated() throws {
         try withTemporaryDirectory { directory in
             let file = directory + "/a-file"
             #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
             let demo = try runProcess(restorectl, ["demo", "--db", file + "/store.sqlite"])
-            #expect(demo.status == 1)
-            #expect(demo.standardOutput.contains("1. First launch"))
-            #expect(!demo.standardOutput.contains("2. Next launch"), "\(demo.standardOutput)")
-            let errors = demo.standardError.split(separator: "\n")
-            #expect(errors.count == 2, "\(errors)")
-            #expect(errors.first?.contains("a-file") == true)
-            #expect(errors.last == "restorectl: error: The demo stops: the launch in the child process exited with status 1.")
+            #expect(demo.status == 2)
+            #expect(demo.standardOutput == "")
+            #expect(
+                demo.standardError.hasPrefix("restorectl: error: mkdir failed for '\(file)': Not a directory")
+                    && demo.standardError.filter { $0 == "\n" }.count == 1,
+                "\(demo.standardError)")
         }
     }
 
