@@ -91,7 +91,6 @@ enum Diagnostics {
         }
     }
 
-
     /// Prints why the store at `path` cannot be opened and exits with status 2. The errors of
     /// opening name the file, but for damage, which is about its content: it is named here.
     static func failOpening(_ path: String, _ error: ArchiveStoreError) -> Never {

@@ -72,7 +72,7 @@ struct DiffCommand: ParsableCommand {
         let generations = distinct(old, new)
         var changes: [Change] = []
         for path in Set(before.keys).union(after.keys).sorted(by: { $0.description < $1.description }) {
-            let damagedIn = generations.filter { $0.damagedPaths.contains(path) }.map(\.header.generation)
+            let damagedIn = generations.filter { $0.nodeDamage[path] != nil }.map(\.header.generation)
             if let node = after[path] ?? before[path], !damagedIn.isEmpty {
                 let details = damagedIn.map { "damaged in generation \($0): what changed cannot be told" }
                 changes.append(Change(path: path.description, change: "damaged", class_name: node.className, details: details))

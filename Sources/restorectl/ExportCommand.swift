@@ -36,9 +36,7 @@ struct ExportCommand: ParsableCommand {
         let document = ExportJSON(
             store: store.path, archive: archive.rawValue, header: HeaderJSON(snapshot.header),
             nodes: snapshot.nodes.map { node in
-                guard !snapshot.damagedPaths.contains(node.path) else {
-                    return NodeJSON(node: node, values: nil, damage: snapshot.nodeDamage[node.path])
-                }
+                if let damage = snapshot.nodeDamage[node.path] { return NodeJSON(node: node, values: nil, damage: damage) }
                 return NodeJSON(
                     node: node, values: Result { () throws(StateCodingError) in try StateValue.decode(blob: node.state) },
                     damage: nil)

@@ -87,7 +87,7 @@ struct InfoCommand: ParsableCommand {
             }
             if let error = unreadable.first {
                 found[generation.generation] = .unreadable(error)
-            } else if let snapshot, !snapshot.damagedPaths.isEmpty {
+            } else if let snapshot, !snapshot.nodeDamage.isEmpty {
                 found[generation.generation] = .nodes(Diagnostics.damagedNodes(in: snapshot))
             }
         }

@@ -74,7 +74,7 @@ struct StoreOptions: ParsableArguments {
     /// A generation of the selected archive (`main` by default), the newest when `generation`
     /// is `nil`; exits with status 1 and a one-line explanation when there is none. With
     /// `keepingDamagedNodes`, a node whose checksum does not match is kept and named in
-    /// `damagedPaths` (`ArchiveStore.inspectionSnapshot`) instead of failing the read.
+    /// `nodeDamage` (`ArchiveStore.inspectionSnapshot`) instead of failing the read.
     func snapshot(in store: ArchiveStore, generation: Int64? = nil, keepingDamagedNodes: Bool = false) -> ArchiveSnapshot {
         let generation = generation.map { Generation(rawValue: $0) }
         do {

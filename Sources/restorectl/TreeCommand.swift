@@ -61,7 +61,7 @@ struct TreeCommand: ParsableCommand {
             out += String(repeating: "  ", count: node.path.depth)
             out += "\(TerminalText.escaped(node.path.identifier))  \(TerminalText.escaped(node.className)) v\(node.classVersion)"
             out += ", \(node.state.count) bytes"
-            out += snapshot.damagedPaths.contains(node.path) ? "  DAMAGED\n" : "\n"
+            out += snapshot.nodeDamage[node.path] != nil ? "  DAMAGED\n" : "\n"
             for child in children[node.path] ?? [] { write(child) }
         }
         for index in tops { write(index) }
@@ -72,7 +72,7 @@ struct TreeCommand: ParsableCommand {
         var out = "digraph \(dotString("\(snapshot.header.archive) generation \(snapshot.header.generation)")) {\n"
         out += "  node [shape=box, fontname=\"Helvetica\"];\n"
         for node in snapshot.nodes {
-            let damaged = snapshot.damagedPaths.contains(node.path) ? "\nDAMAGED" : ""
+            let damaged = snapshot.nodeDamage[node.path] != nil ? "\nDAMAGED" : ""
             let label = "\(node.path.identifier)\n\(node.className) v\(node.classVersion), \(node.state.count) bytes\(damaged)"
             out += "  \(dotString(node.path.description)) [label=\(dotString(label))];\n"
             if let parent = node.parentPath {
@@ -123,7 +123,7 @@ struct TreeJSON: Encodable {
             Node(
                 path: node.path.description, parent: node.parentPath?.description, identifier: node.path.identifier,
                 class_name: node.className, class_version: node.classVersion, order: node.order, size: node.state.count,
-                damaged: snapshot.damagedPaths.contains(node.path) ? true : nil)
+                damaged: snapshot.nodeDamage[node.path] != nil ? true : nil)
         }
     }
 }

@@ -17,7 +17,8 @@ public struct ArchiveSnapshot: Hashable, Sendable {
     /// with what the store holds, which is not what was saved; a snapshot to restore from has
     /// none.
     public var nodeDamage: [RestorationPath: ArchiveStoreError] = [:]
-    /// The paths of ``nodeDamage``.
+    /// The paths of ``nodeDamage``, as a set built at each access: to ask about one node, look
+    /// its path up in ``nodeDamage``.
     public var damagedPaths: Set<RestorationPath> { Set(nodeDamage.keys) }
 }
 
