@@ -855,6 +855,39 @@ struct InspectionCommandTests {
         }
     }
 
+    /// Whether this machine lets the tests make a file immutable (`chattr +i`: root with
+    /// CAP_LINUX_IMMUTABLE, on a file system that keeps the flag), the one way a test running
+    /// as root has to make a store it cannot write.
+    static let canMakeFilesImmutable: Bool = {
+        (try? withTemporaryDirectory { directory in
+            let file = directory + "/probe"
+            guard FileManager.default.createFile(atPath: file, contents: nil),
+                (try? runProcess("/usr/bin/env", ["chattr", "+i", file]))?.status == 0
+            else { return false }
+            return (try? runProcess("/usr/bin/env", ["chattr", "-i", file]))?.status == 0
+        }) ?? false
+    }()
+
+    /// A store the user may not write (here an immutable file) is refused by `discard` and
+    /// `erase` with the system's words and the file's path (status 1), and left as it was.
+    @Test(.enabled(if: canMakeFilesImmutable))
+    func discardAndEraseSayWhyAStoreCannotBeWritten() throws {
+        try withDemoStore { path in
+            let before = fileBytes(path)
+            #expect(try runProcess("/usr/bin/env", ["chattr", "+i", path]).status == 0)
+            defer { _ = try? runProcess("/usr/bin/env", ["chattr", "-i", path]) }
+            for arguments in [["discard", path, "--archive", "main", "--reason", "support asked for it"], ["erase", path, "--yes"]] {
+                let outcome = try run(arguments)
+                #expect(outcome.status == 1, "\(arguments[0])")
+                #expect(
+                    outcome.standardError
+                        == "restorectl: error: open for writing failed for '\(path)': Operation not permitted (errno 1).\n",
+                    "\(arguments[0])")
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
     /// What no other command can open, `erase` empties, but for what is not a store's file:
     /// nothing, a folder, another program's database and a symbolic link are left as they are.
     @Test(arguments: Self.badInputs)
