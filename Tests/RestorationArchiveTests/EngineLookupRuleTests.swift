@@ -1,3 +1,4 @@
+import Logging
 import RestorationArchive
 import Testing
 import TestSupport
@@ -269,6 +270,55 @@ struct EngineLookupRuleTests {
             #expect(children("caf\u{E9}") == ["men\u{FC}"])
             #expect(children("caf\u{E9}/men\u{FC}") == ["tea"])
             #expect(children("cafe") == ["menu"])
+        }
+    }
+
+    /// An object that asks for a save as it is restored (a view model that saves on every
+    /// change, say) gets nothing saved, from its decode or from `restorationDidFinish()`:
+    /// its sibling, decoded after it, would be saved in its initial state, and that is what
+    /// the next launch would restore. The save gate is not asked; a save of another archive
+    /// goes ahead, and once `restore` has returned the archive saves again.
+    @Test func R8_aSaveAskedForWhileTheArchiveIsBeingRestoredSavesNothing() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "r", [Probe("A", value: "a"), Probe("B", value: "b")])])
+            let sink = LogSink()
+            let engine = try RestorationEngine(
+                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
+            var gateAsked = 0
+            engine.saveGate = { _ in
+                gateAsked += 1
+                return .save
+            }
+            let other = try ArchiveName("other")
+            let asking = SavingProbe("A", value: "initial")
+            let sibling = Probe("B", value: "initial")
+            let root = Probe("Root", value: "initial", [asking, sibling])
+            var saves: [PreservationResult?] = []
+            asking.whenDecoded = {
+                saves.append(try? engine.preserve([root]))
+                saves.append(try? engine.preserve([root], in: other))
+            }
+            asking.whenFinished = { saves.append(try? engine.preserve([root])) }
+            let result = try engine.restore([root])
+            asking.whenDecoded = nil
+            asking.whenFinished = nil
+            #expect(result.report.restoredCount == 3)
+            #expect([root.value, asking.value, sibling.value] == ["r", "a", "b"])
+            let reason = "the archive is being restored, and objects not restored yet would be saved in their initial state"
+            #expect(saves.map { $0?.vetoReason } == [reason, nil, reason])
+            #expect(saves.map { $0?.save?.generation } == [nil, 1, nil])
+            #expect(gateAsked == 1)
+            #expect(sink.messages.filter { $0.contains("refused") } == Array(repeating: "Save of archive 'main' refused: \(reason)", count: 2))
+            #expect(try store.header()?.generation == 1)
+
+            let nextSibling = Probe("B")
+            _ = try makeEngine(store).restore([Probe("Root", [Probe("A"), nextSibling])])
+            #expect(nextSibling.value == "b")
+
+            sibling.value = "changed"
+            let after = try engine.preserve([root])
+            #expect(after.save?.generation == 2 && after.save?.kind == .incremental && after.nodesWritten == 1)
         }
     }
 

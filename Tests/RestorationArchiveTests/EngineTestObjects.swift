@@ -103,3 +103,20 @@ extension RestorationPath {
     /// A path from its text form, for tests.
     static func text(_ text: String) throws -> RestorationPath { try RestorationPath(parsing: text) }
 }
+
+/// A `Probe` that runs the test's code when it has decoded its state and when it is told that
+/// restoration finished, as an app's object that saves on every change would.
+final class SavingProbe: Probe {
+    var whenDecoded: (() throws -> Void)?
+    var whenFinished: (() -> Void)?
+
+    override func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        try super.decodeRestorableState(with: coder, context: context)
+        try whenDecoded?()
+    }
+
+    override func restorationDidFinish() {
+        super.restorationDidFinish()
+        whenFinished?()
+    }
+}

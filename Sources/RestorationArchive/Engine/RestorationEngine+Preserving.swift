@@ -15,6 +15,15 @@ extension RestorationEngine {
     /// An object that fails to encode, or is over budget, is left out with its subtree and
     /// listed in ``PreservationResult/leftOut``; the rest is saved.
     ///
+    /// A preservation asked for while this engine restores the same archive (by an object's
+    /// ``Restorable/decodeRestorableState(with:context:)`` or
+    /// ``Restorable/restorationDidFinish()``) saves nothing: the objects not restored yet would
+    /// be saved in their initial state, in place of the state they are about to get back. Its
+    /// result has no ``PreservationResult/save`` and says why in
+    /// ``PreservationResult/vetoReason``; the save gate is not asked. Once
+    /// ``restore(_:from:)`` has returned, saves go ahead, even while an extended restoration
+    /// (``RestorationContext/extendRestoration()``) is still under way.
+    ///
     /// - Parameters:
     ///   - roots: the top-level objects (windows, root screens), in any order.
     ///   - archive: the archive to save, ``ArchiveName/main`` by default; one per scene.
@@ -26,12 +35,15 @@ extension RestorationEngine {
     public func preserve(_ roots: [any Restorable], in archive: ArchiveName = .main) throws(RestorationError)
         -> PreservationResult
     {
+        if archivesBeingRestored.contains(archive) {
+            let reason = "the archive is being restored, and objects not restored yet would be saved in their initial state"
+            logger?.warning("Save of archive '\(archive)' refused: \(reason)")
+            return .nothingSaved(because: reason)
+        }
         var appValues: HeaderValues = [:]
         if case .veto(let reason) = saveGate(&appValues) {
             logger?.info("Save of archive '\(archive)' vetoed by the save gate: \(reason)")
-            return PreservationResult(
-                save: nil, vetoReason: reason, nodeCount: 0, nodesWritten: 0, nodesUnchanged: 0, nodesRemoved: 0,
-                leftOut: [])
+            return .nothingSaved(because: reason)
         }
         let known = lastKnown[archive]
         var walk = PreservationWalk(configuration: configuration, expectedCount: known?.nodes.count ?? 0)

@@ -79,6 +79,11 @@ public final class RestorationEngine {
     /// may never come.
     var lastKnown: [ArchiveName: KnownGeneration] = [:]
 
+    /// The archives this engine is restoring now, from the first object made to the last
+    /// `restorationDidFinish()`: a preservation of one of them, asked for by an object in the
+    /// middle of it, is refused (``preserve(_:in:)``).
+    var archivesBeingRestored: Set<ArchiveName> = []
+
     /// An archive's newest generation as this engine last saved or restored it.
     struct KnownGeneration {
         let generation: Generation

@@ -135,9 +135,11 @@ public struct PreservationResult: Hashable, Sendable {
         public var reason: Reason
     }
 
-    /// The save, or `nil` when the save gate vetoed it.
+    /// The save, or `nil` when nothing was saved: the save gate vetoed it, or the archive was
+    /// being restored (see ``RestorationEngine/preserve(_:in:)``).
     public var save: SaveResult?
-    /// The save gate's reason when it vetoed the save.
+    /// Why nothing was saved: the save gate's reason when it vetoed the save, or the engine's
+    /// when it was asked to save an archive it was restoring.
     public var vetoReason: String?
     /// Objects preserved in the new generation.
     public var nodeCount: Int
@@ -150,4 +152,10 @@ public struct PreservationResult: Hashable, Sendable {
     public var nodesRemoved: Int
     /// Objects left out of the save, each with its subtree, and why.
     public var leftOut: [LeftOut]
+
+    /// A preservation that saved nothing, for `reason`.
+    static func nothingSaved(because reason: String) -> PreservationResult {
+        PreservationResult(
+            save: nil, vetoReason: reason, nodeCount: 0, nodesWritten: 0, nodesUnchanged: 0, nodesRemoved: 0, leftOut: [])
+    }
 }
