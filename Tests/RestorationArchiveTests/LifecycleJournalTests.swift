@@ -425,6 +425,22 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// An entry that cannot be read makes the whole journal throw, but a limit reads only the
+    /// entries it returns: the newest, after the damaged one, still read, as its comment says.
+    @Test func aDamagedEntryHidesTheJournalButNotTheNewerEntriesALimitReads() throws {
+        try withTemporaryStorePath { path in
+            _ = try launch(path, backgrounded)
+            _ = try launch(path, backgrounded)
+            try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE journal SET event = 'bogus' WHERE id = 3")
+            let store = try ArchiveStore(path: path)
+            let error = #expect(throws: ArchiveStoreError.self) { try store.journal() }
+            #expect(error == .damagedHistory("a journal entry has an unknown event"))
+            let newer = try store.journal(limit: 7)
+            #expect(newer.map(\.sequence) == Array(4...10))
+            #expect(throws: ArchiveStoreError.self) { try store.journal(limit: 8) }
+        }
+    }
+
     /// A launch number that damage made NULL, text or a real is damage to the history, named,
     /// as any other unreadable entry is: the launches are read launch by launch, by number, and
     /// such an entry must not drop out of them unseen (`launch = ?` finds no NULL).

@@ -139,7 +139,12 @@ extension ArchiveStore {
 
     /// The newest journal entries, oldest first.
     ///
-    /// - Parameter limit: at most this many entries; all that are kept when `nil`.
+    /// - Parameter limit: at most this many entries, the newest; all that are kept when `nil`.
+    ///   Only the entries returned are read, so that damage to an older one does not hide the
+    ///   newest.
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for an entry that cannot be read
+    ///   (``ArchiveStore/check()`` names it by its sequence). It is deleted once
+    ///   ``ArchiveStore/retainedJournalEntries`` newer entries are recorded.
     public func journal(limit: Int? = nil) throws(ArchiveStoreError) -> [JournalEntry] {
         try read { connection in
             let statement = try connection.statement(
