@@ -158,6 +158,9 @@ extension ArchiveStore {
     }
 
     /// The launches the journal remembers, oldest first, each with how it ended.
+    ///
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when a launch's number or the last
+    ///   entry it recorded cannot be read.
     public func launches() throws(ArchiveStoreError) -> [LaunchSummary] {
         try read { connection in try Self.launches(connection, newest: nil) }
     }
@@ -167,6 +170,9 @@ extension ArchiveStore {
     ///
     /// ``LaunchSummary/Ending/inBackground`` and ``LaunchSummary/Ending/terminated`` are normal
     /// ends; ``LaunchSummary/Ending/inForeground`` means that launch died on screen.
+    ///
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when the number or the last entry of
+    ///   one of the newest two launches cannot be read.
     public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
         let current = currentLaunch.withLock { $0 }
         return try read { connection in
