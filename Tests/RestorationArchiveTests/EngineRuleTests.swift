@@ -279,6 +279,47 @@ struct EngineRuleTests {
         }
     }
 
+    /// An object whose encoding asks for a save of the archive being saved (a view model that
+    /// saves on every change, changed as it encodes) gets nothing saved: the preservation under
+    /// way saves the tree, in one generation. The engine used to save the archive again from
+    /// inside the walk, a generation more, which pruned a retained one; an object asking at
+    /// every encode recursed until the stack ran out. The save gate is asked once, and a save
+    /// of another archive goes ahead.
+    @Test func R4_aSaveAskedForWhileTheArchiveIsBeingSavedSavesNothing() throws {
+        try withTemporaryStore { store in
+            let engine = try makeEngine(store)
+            var gateAsked = 0
+            engine.saveGate = { _ in
+                gateAsked += 1
+                return .save
+            }
+            let asking = SavingProbe("A", value: "a")
+            let root = Probe("Root", value: "r", [asking, Probe("B", value: "b")])
+            let other = try ArchiveName("other")
+            var saves: [PreservationResult?] = []
+            // At most 20 deep, so that a failing engine fails the test instead of the process.
+            var depth = 0
+            asking.whenEncoded = {
+                depth += 1
+                guard depth <= 20 else { return }
+                saves.append(try? engine.preserve([root]))
+                saves.append(try? engine.preserve([Probe("Other", value: "o")], in: other))
+            }
+            let result = try engine.preserve([root])
+            asking.whenEncoded = nil
+            #expect(result.save?.generation == 1 && result.nodeCount == 3)
+            let reason = "the archive is being saved already, by the preservation that asked its objects to encode"
+            #expect(saves.map { $0?.vetoReason } == [reason, nil])
+            #expect(saves.map { $0?.save?.generation } == [nil, 1])
+            #expect(gateAsked == 2)
+            #expect(try store.generations().map(\.generation) == [1])
+
+            // The next save is not refused: the preservation is over.
+            asking.value = "a2"
+            #expect(try engine.preserve([root]).save?.generation == 2)
+        }
+    }
+
     // MARK: R5 gates
 
     @Test func R5_saveGateWritesAppValuesIntoTheHeader() throws {

@@ -104,11 +104,17 @@ extension RestorationPath {
     static func text(_ text: String) throws -> RestorationPath { try RestorationPath(parsing: text) }
 }
 
-/// A `Probe` that runs the test's code when it has decoded its state and when it is told that
-/// restoration finished, as an app's object that saves on every change would.
+/// A `Probe` that runs the test's code when it has encoded or decoded its state and when it
+/// is told that restoration finished, as an app's object that saves on every change would.
 final class SavingProbe: Probe {
+    var whenEncoded: (() throws -> Void)?
     var whenDecoded: (() throws -> Void)?
     var whenFinished: (() -> Void)?
+
+    override func encodeRestorableState(with coder: StateEncoder) throws {
+        try super.encodeRestorableState(with: coder)
+        try whenEncoded?()
+    }
 
     override func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
         try super.decodeRestorableState(with: coder, context: context)

@@ -18,8 +18,10 @@ extension RestorationEngine {
     /// A preservation asked for while this engine restores the same archive (by an object's
     /// ``Restorable/decodeRestorableState(with:context:)`` or
     /// ``Restorable/restorationDidFinish()``) saves nothing: the objects not restored yet would
-    /// be saved in their initial state, in place of the state they are about to get back. Its
-    /// result has no ``PreservationResult/save`` and says why in
+    /// be saved in their initial state, in place of the state they are about to get back. Nor
+    /// does one asked for while this engine preserves the same archive (by an object's
+    /// ``Restorable/encodeRestorableState(with:)``, or the save gate): the preservation under
+    /// way saves the tree. Such a result has no ``PreservationResult/save`` and says why in
     /// ``PreservationResult/vetoReason``; the save gate is not asked. Once
     /// ``restore(_:from:)`` has returned, saves go ahead, even while an extended restoration
     /// (``RestorationContext/extendRestoration()``) is still under way.
@@ -35,11 +37,12 @@ extension RestorationEngine {
     public func preserve(_ roots: [any Restorable], in archive: ArchiveName = .main) throws(RestorationError)
         -> PreservationResult
     {
-        if archivesBeingRestored.contains(archive) {
-            let reason = "the archive is being restored, and objects not restored yet would be saved in their initial state"
-            logger?.warning("Save of archive '\(archive)' refused: \(reason)")
-            return .nothingSaved(because: reason)
+        if let work = archivesInProgress.updateValue(.preserving, forKey: archive) {
+            archivesInProgress[archive] = work
+            logger?.warning("Save of archive '\(archive)' refused: \(work.refusal)")
+            return .nothingSaved(because: work.refusal)
         }
+        defer { archivesInProgress[archive] = nil }
         var appValues: HeaderValues = [:]
         if case .veto(let reason) = saveGate(&appValues) {
             logger?.info("Save of archive '\(archive)' vetoed by the save gate: \(reason)")

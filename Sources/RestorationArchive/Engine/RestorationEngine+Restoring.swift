@@ -113,9 +113,9 @@ extension RestorationEngine {
             registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots),
             progress: progress)
         // Objects may ask for a save as they are restored: refused until the walk is over.
-        archivesBeingRestored.insert(archive)
+        let outerWork = archivesInProgress.updateValue(.restoring, forKey: archive)
         walk.run(snapshot.nodes, damaged: snapshot.damage)
-        archivesBeingRestored.remove(archive)
+        archivesInProgress[archive] = outerWork
         let report = RestoreReport(
             archive: archive, generation: header.generation, date: started, outcome: .restored, nodes: walk.report)
         for node in report.notRestored {

@@ -79,10 +79,26 @@ public final class RestorationEngine {
     /// may never come.
     var lastKnown: [ArchiveName: KnownGeneration] = [:]
 
-    /// The archives this engine is restoring now, from the first object made to the last
-    /// `restorationDidFinish()`: a preservation of one of them, asked for by an object in the
-    /// middle of it, is refused (``preserve(_:in:)``).
-    var archivesBeingRestored: Set<ArchiveName> = []
+    /// What this engine is doing with an archive now. A preservation of it asked for in the
+    /// middle, by one of its objects, is refused (``preserve(_:in:)``).
+    var archivesInProgress: [ArchiveName: ArchiveWork] = [:]
+
+    enum ArchiveWork {
+        /// Restoring it, from the first object made to the last `restorationDidFinish()`.
+        case restoring
+        /// Preserving it, from the save gate to the save's commit.
+        case preserving
+
+        /// Why a preservation asked for meanwhile saves nothing.
+        var refusal: String {
+            switch self {
+            case .restoring:
+                "the archive is being restored, and objects not restored yet would be saved in their initial state"
+            case .preserving:
+                "the archive is being saved already, by the preservation that asked its objects to encode"
+            }
+        }
+    }
 
     /// An archive's newest generation as this engine last saved or restored it.
     struct KnownGeneration {

@@ -136,10 +136,10 @@ public struct PreservationResult: Hashable, Sendable {
     }
 
     /// The save, or `nil` when nothing was saved: the save gate vetoed it, or the archive was
-    /// being restored (see ``RestorationEngine/preserve(_:in:)``).
+    /// being restored or saved already (see ``RestorationEngine/preserve(_:in:)``).
     public var save: SaveResult?
     /// Why nothing was saved: the save gate's reason when it vetoed the save, or the engine's
-    /// when it was asked to save an archive it was restoring.
+    /// when it was asked to save an archive it was restoring or saving already.
     public var vetoReason: String?
     /// Objects preserved in the new generation.
     public var nodeCount: Int
