@@ -40,6 +40,9 @@ extension RestorationEngine {
     /// Nothing about a single node throws: the report says, for every node, whether it was
     /// restored, skipped or failed, and why. The report is also recorded in the store.
     ///
+    /// Until it returns, a save of this archive that an object asks for (``preserve(_:in:)``)
+    /// saves nothing: the objects not restored yet would be saved in their initial state.
+    ///
     /// - Parameters:
     ///   - roots: the objects the app's normal start-up made (a window, a tab bar); objects
     ///     under them are found by path.
