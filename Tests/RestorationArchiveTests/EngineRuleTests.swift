@@ -350,6 +350,29 @@ struct EngineRuleTests {
         }
     }
 
+    /// A restore gate that saves the archive it is asked about (to keep the app's fresh
+    /// start, say) gets nothing saved: the tree it would save is not restored yet, and the
+    /// next launch would restore that in place of what was saved.
+    @Test func R5_aSaveAskedForByTheRestoreGateSavesNothing() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "saved", [Probe("A", value: "a")])])
+            let engine = try makeEngine(store)
+            let root = Probe("Root", value: "initial", [Probe("A", value: "initial")])
+            var saves: [PreservationResult?] = []
+            engine.restoreGate = { header, app in
+                saves.append(try? engine.preserve([root]))
+                return .standard(for: header, app: app)
+            }
+            let result = try engine.restore([root])
+            // The gate holds the engine: the test lets go of it.
+            engine.restoreGate = RestoreDecision.standard(for:app:)
+            #expect(result.report.outcome == .restored && root.value == "saved")
+            #expect(saves.map { $0?.save } == [nil])
+            #expect(saves.first??.vetoReason?.hasPrefix("the archive is being restored") == true)
+            #expect(try store.header()?.generation == 1)
+        }
+    }
+
     @Test func R5_restoreGateRefusalIsRecordedAndTouchesNoObject() throws {
         try withTemporaryStore { store in
             let saver = try makeEngine(store)

@@ -15,8 +15,8 @@ extension RestorationEngine {
     /// An object that fails to encode, or is over budget, is left out with its subtree and
     /// listed in ``PreservationResult/leftOut``; the rest is saved.
     ///
-    /// A preservation asked for while this engine restores the same archive (by an object's
-    /// ``Restorable/decodeRestorableState(with:context:)`` or
+    /// A preservation asked for while this engine restores the same archive (by the restore
+    /// gate, an object's ``Restorable/decodeRestorableState(with:context:)`` or
     /// ``Restorable/restorationDidFinish()``) saves nothing: the objects not restored yet would
     /// be saved in their initial state, in place of the state they are about to get back. Nor
     /// does one asked for while this engine preserves the same archive (by an object's

@@ -40,8 +40,9 @@ extension RestorationEngine {
     /// Nothing about a single node throws: the report says, for every node, whether it was
     /// restored, skipped or failed, and why. The report is also recorded in the store.
     ///
-    /// Until it returns, a save of this archive that an object asks for (``preserve(_:in:)``)
-    /// saves nothing: the objects not restored yet would be saved in their initial state.
+    /// Until it returns, a save of this archive asked for by the restore gate or by an object
+    /// (``preserve(_:in:)``) saves nothing: the objects not restored yet would be saved in
+    /// their initial state.
     ///
     /// - Parameters:
     ///   - roots: the objects the app's normal start-up made (a window, a tab bar); objects
@@ -54,6 +55,10 @@ extension RestorationEngine {
     public func restore(_ roots: [any Restorable], from archive: ArchiveName = .main) throws(RestorationError)
         -> RestorationResult
     {
+        // A save of the archive asked for before this returns (by the restore gate, or an
+        // object as it is restored) would save objects not restored yet: it is refused.
+        let outerWork = archivesInProgress.updateValue(.restoring, forKey: archive)
+        defer { archivesInProgress[archive] = outerWork }
         // To the millisecond, as the store keeps every time: a report and the journal's entries
         // of its launch are then in order when merged by date.
         let started = Clock.date(milliseconds: Clock.nowMilliseconds())
@@ -115,10 +120,7 @@ extension RestorationEngine {
         var walk = RestorationWalk(
             registry: registry, configuration: configuration, header: header, existing: Self.existingObjects(roots),
             progress: progress)
-        // Objects may ask for a save as they are restored: refused until the walk is over.
-        let outerWork = archivesInProgress.updateValue(.restoring, forKey: archive)
         walk.run(snapshot.nodes, damaged: snapshot.damage)
-        archivesInProgress[archive] = outerWork
         let report = RestoreReport(
             archive: archive, generation: header.generation, date: started, outcome: .restored, nodes: walk.report)
         for node in report.notRestored {

@@ -80,11 +80,11 @@ public final class RestorationEngine {
     var lastKnown: [ArchiveName: KnownGeneration] = [:]
 
     /// What this engine is doing with an archive now. A preservation of it asked for in the
-    /// middle, by one of its objects, is refused (``preserve(_:in:)``).
+    /// middle, by a gate or one of its objects, is refused (``preserve(_:in:)``).
     var archivesInProgress: [ArchiveName: ArchiveWork] = [:]
 
     enum ArchiveWork {
-        /// Restoring it, from the first object made to the last `restorationDidFinish()`.
+        /// Restoring it: from the start of ``restore(_:from:)`` to its return.
         case restoring
         /// Preserving it, from the save gate to the save's commit.
         case preserving
