@@ -308,7 +308,7 @@ struct EngineRuleTests {
             let result = try engine.preserve([root])
             asking.whenEncoded = nil
             #expect(result.save?.generation == 1 && result.nodeCount == 3)
-            let reason = "the archive is being saved already, by the preservation that asked its objects to encode"
+            let reason = "the archive is being saved already, and the save under way writes the tree"
             #expect(saves.map { $0?.vetoReason } == [reason, nil])
             #expect(saves.map { $0?.save?.generation } == [nil, 1])
             #expect(gateAsked == 2)

@@ -86,7 +86,8 @@ public final class RestorationEngine {
     enum ArchiveWork {
         /// Restoring it: from the start of ``restore(_:from:)`` to its return.
         case restoring
-        /// Preserving it, from the save gate to the save's commit.
+        /// Preserving it: from the start of ``preserve(_:in:)``, before the save gate, to its
+        /// return.
         case preserving
 
         /// Why a preservation asked for meanwhile saves nothing.
@@ -95,7 +96,7 @@ public final class RestorationEngine {
             case .restoring:
                 "the archive is being restored, and objects not restored yet would be saved in their initial state"
             case .preserving:
-                "the archive is being saved already, by the preservation that asked its objects to encode"
+                "the archive is being saved already, and the save under way writes the tree"
             }
         }
     }

@@ -108,7 +108,8 @@ extension ArchiveStore {
     /// The header of an archive's newest retained generation, or `nil` when it has none.
     ///
     /// - Throws: ``ArchiveStoreError/damagedArchive(_:_:_:)`` when the archive's row or that
-    ///   header is damaged.
+    ///   header is damaged; ``ArchiveStoreError/damagedStore(_:)`` when the store's index of
+    ///   archive names no longer finds the archives its table holds.
     public func header(of archive: ArchiveName = .main) throws(ArchiveStoreError) -> ArchiveHeader? {
         try read { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection),
