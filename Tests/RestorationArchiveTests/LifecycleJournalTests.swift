@@ -99,6 +99,22 @@ struct LifecycleJournalTests {
         }
     }
 
+    /// An entry that cannot be read makes the whole journal throw, but a limit reads only the
+    /// entries it returns: the newest, after the damaged one, still read, as its comment says.
+    @Test func R15_aDamagedEntryHidesTheJournalButNotTheNewerEntriesALimitReads() throws {
+        try withTemporaryStorePath { path in
+            _ = try launch(path, backgrounded)
+            _ = try launch(path, backgrounded)
+            try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE journal SET event = 'bogus' WHERE id = 3")
+            let store = try ArchiveStore(path: path)
+            let error = #expect(throws: ArchiveStoreError.self) { try store.journal() }
+            #expect(error == .damagedHistory("a journal entry has an unknown event"))
+            let newer = try store.journal(limit: 7)
+            #expect(newer.map(\.sequence) == Array(4...10))
+            #expect(throws: ArchiveStoreError.self) { try store.journal(limit: 8) }
+        }
+    }
+
     @Test func R15_aReadOnlyStoreRecordsNothing() throws {
         try withTemporaryStorePath { path in
             _ = try launch(path, started)
@@ -422,22 +438,6 @@ struct ForegroundDeathPolicyTests {
             #expect(try store.journal().map(\.sequence) == [1, 2])
             #expect(try store.journal().map(\.launch) == [1, 1])
             #expect(try store.check() == [])
-        }
-    }
-
-    /// An entry that cannot be read makes the whole journal throw, but a limit reads only the
-    /// entries it returns: the newest, after the damaged one, still read, as its comment says.
-    @Test func aDamagedEntryHidesTheJournalButNotTheNewerEntriesALimitReads() throws {
-        try withTemporaryStorePath { path in
-            _ = try launch(path, backgrounded)
-            _ = try launch(path, backgrounded)
-            try tamper(with: path, "PRAGMA ignore_check_constraints = ON; UPDATE journal SET event = 'bogus' WHERE id = 3")
-            let store = try ArchiveStore(path: path)
-            let error = #expect(throws: ArchiveStoreError.self) { try store.journal() }
-            #expect(error == .damagedHistory("a journal entry has an unknown event"))
-            let newer = try store.journal(limit: 7)
-            #expect(newer.map(\.sequence) == Array(4...10))
-            #expect(throws: ArchiveStoreError.self) { try store.journal(limit: 8) }
         }
     }
 
