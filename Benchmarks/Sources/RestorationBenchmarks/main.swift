@@ -38,6 +38,12 @@ struct Options {
     /// Prints the stores' size on disk after full and partial saves, instead of the
     /// benchmarks (DiskSize.swift).
     var diskSize = false
+    /// Saves ours' and the floor's stores of each size into this folder, for cold launches
+    /// (ColdLaunch.swift, scripts/cold-launch).
+    var coldSetUp: String?
+    /// Runs one launch of this implementation on its store in this folder and prints its time
+    /// in nanoseconds: the first launch of the process (ColdLaunch.swift).
+    var coldLaunch: (implementation: String, directory: String)?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -52,9 +58,14 @@ struct Options {
             case "--fsync-probe": fsyncProbe = true
             case "--wal-pages": walPages = true
             case "--disk-size": diskSize = true
+            case "--cold-set-up": coldSetUp = iterator.next()
+            case "--cold-launch":
+                if let implementation = iterator.next(), let directory = iterator.next() {
+                    coldLaunch = (implementation, directory)
+                }
             default:
                 Self.fail(
-                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size]"
+                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size] [--cold-set-up DIR] [--cold-launch ours|floor DIR]"
                 )
             }
         }
@@ -114,6 +125,24 @@ func repetitions(_ n: Int) -> Int {
 }
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+// Cold launches come first: nothing of the library or SQLite may run before them.
+if let (implementation, coldDirectory) = options.coldLaunch {
+    guard ["ours", "floor"].contains(implementation), let n = sizes.first, sizes.count == 1 else {
+        FileHandle.standardError.write(Data("--cold-launch takes ours or floor, a folder, and --sizes N\n".utf8))
+        exit(64)
+    }
+    guard FileManager.default.fileExists(atPath: ColdLaunch.path(implementation, n: n, in: coldDirectory)) else {
+        FileHandle.standardError.write(Data("no store of \(n) nodes in '\(coldDirectory)': run --cold-set-up first\n".utf8))
+        exit(1)
+    }
+    print(try ColdLaunch.launch(implementation, n: n, directory: coldDirectory))
+    finishProbe()
+}
+if let coldDirectory = options.coldSetUp {
+    try ColdLaunch.setUp(sizes: sizes, directory: coldDirectory)
+    finishProbe()
+}
 
 /// What a timed run leaves open (a launch's store): closed after the timer stops, before the
 /// next run, as an app's store is closed long after its launch.
@@ -202,19 +231,10 @@ let sealedConfiguration: ArchiveStore.Configuration? = {
 if options.fsyncProbe {
     // Each store saved and closed by an earlier "process", then one launch, then its close.
     let n = 1_000
-    let paths = try samplePaths(n)
-    let states = (0..<n).map(ScreenState.sample)
-    let app = AppIdentity(version: "11.0", build: "1024")
-    let oursPath = "\(directory)/probe-ours.sqlite"
-    let floorPath = "\(directory)/probe-floor.sqlite"
-    do {
-        let engine = try benchEngine(store: try ArchiveStore(path: oursPath), app: app)
-        try engine.preserve(BenchScreen.tree(paths: paths, states: states))
-        FloorStore(path: floorPath).saveAll(
-            zip(paths, states).map { path, state in
-                FloorStore.Row(path: path.description, parent: path.parent?.description, className: "Screen", state: state.encodeFloor())
-            })
-    }
+    let app = ColdLaunch.app
+    try ColdLaunch.setUp(sizes: [n], directory: directory)
+    let oursPath = ColdLaunch.path("ours", n: n, in: directory)
+    let floorPath = ColdLaunch.path("floor", n: n, in: directory)
     func mark(_ text: String) { FileHandle.standardError.write(Data("probe: \(text)\n".utf8)) }
     do {
         mark("ours launch")
