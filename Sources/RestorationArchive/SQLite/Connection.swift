@@ -14,7 +14,10 @@ import Darwin
 /// (``ArchiveStore`` keeps it behind a mutex). It is therefore not `Sendable`.
 final class Connection {
     let handle: OpaquePointer
-    private var statements: [StatementKey: Statement] = [:]
+    /// The prepared statements, each with its SQL text, in the order they were first asked
+    /// for; `statementWords[i]` is `statements[i]`'s text's ``word(of:)``.
+    private var statements: [(sql: String, statement: Statement)] = []
+    private var statementWords: [UInt64] = []
 
     /// Opens a connection with `sqlite3_open_v2`.
     ///
@@ -43,6 +46,7 @@ final class Connection {
 
     deinit {
         statements.removeAll()
+        statementWords.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -107,42 +111,43 @@ final class Connection {
     }
 
     /// A prepared statement for `sql`, cached by its text, reset and with no bindings.
+    ///
+    /// The cache is a list searched in order by one word of each text (a connection prepares
+    /// a few dozen texts): comparing words costs less than the `Dictionary` it replaced, whose
+    /// lookups took about 800 instructions, and a `Dictionary` keyed by a type of ours cost
+    /// each process a scan of every protocol conformance the first time it was used (about
+    /// 390,000 instructions on Linux: BENCHMARKS.md, "Cold launches"). Texts that make the
+    /// same word only cost an equality check more.
     func statement(_ sql: String) throws(DatabaseError) -> Statement {
-        let key = StatementKey(sql)
-        if let cached = statements[key] {
-            cached.reset()
-            return cached
+        let word = UTF8Text.withBytes(of: sql, Self.word(of:))
+        var index = 0
+        while let found = statementWords[index...].firstIndex(of: word) {
+            if statements[found].sql == sql {
+                let cached = statements[found].statement
+                cached.reset()
+                return cached
+            }
+            index = found + 1
         }
         let statement = try Statement(connection: self, sql: sql)
-        statements[key] = statement
+        statements.append((sql, statement))
+        statementWords.append(word)
         return statement
     }
 
-    /// The statement cache's key: the SQL text, hashed by one word made of its length and its
-    /// first 16 and last 8 bytes. Hashing the whole text (often 100–200 bytes) cost about
-    /// 2,000 instructions per lookup, and hashing those bytes through `Hasher` about 300, more
-    /// than binding a statement's values; texts that make the same word only cost an equality
-    /// check more.
-    private struct StatementKey: Hashable {
-        let sql: String
-
-        init(_ sql: String) { self.sql = sql }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(UTF8Text.withBytes(of: sql, Self.word(of:)))
+    /// One word made of a text's length and its first 16 and last 8 bytes. Hashing the whole
+    /// text (often 100–200 bytes) cost about 2,000 instructions per lookup, and hashing those
+    /// bytes through `Hasher` about 300, more than binding a statement's values.
+    private static func word(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let count = bytes.count
+        var word = UInt64(count) &* 0x9E37_79B9_7F4A_7C15
+        guard count >= 16 else {
+            for byte in bytes { word = (word ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            return word
         }
-
-        private static func word(of bytes: UnsafeRawBufferPointer) -> UInt64 {
-            let count = bytes.count
-            var word = UInt64(count) &* 0x9E37_79B9_7F4A_7C15
-            guard count >= 16 else {
-                for byte in bytes { word = (word ^ UInt64(byte)) &* 0x100_0000_01B3 }
-                return word
-            }
-            word ^= bytes.loadUnaligned(as: UInt64.self) &* 0xC2B2_AE3D_27D4_EB4F
-            word ^= bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 0x85EB_CA77_C2B2_AE63
-            return word ^ bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-        }
+        word ^= bytes.loadUnaligned(as: UInt64.self) &* 0xC2B2_AE3D_27D4_EB4F
+        word ^= bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 0x85EB_CA77_C2B2_AE63
+        return word ^ bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
     }
 
     /// The single text value a pragma (or any one-value query) returns, if any.
