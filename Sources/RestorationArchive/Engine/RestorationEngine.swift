@@ -77,11 +77,11 @@ public final class RestorationEngine {
     /// Kept as they came, and indexed by path only when a save compares against them: a
     /// launch restores, and the index would cost it a hash of every path, for a save that
     /// may never come.
-    var lastKnown: [ArchiveName: KnownGeneration] = [:]
+    var lastKnown = ByArchive<KnownGeneration>()
 
     /// What this engine is doing with an archive now. A preservation of it asked for in the
     /// middle, by a gate or one of its objects, is refused (``preserve(_:in:)``).
-    var archivesInProgress: [ArchiveName: ArchiveWork] = [:]
+    var archivesInProgress = ByArchive<ArchiveWork>()
 
     enum ArchiveWork {
         /// Restoring it: from the start of ``restore(_:from:)`` to its return.

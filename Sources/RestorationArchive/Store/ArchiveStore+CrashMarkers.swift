@@ -15,21 +15,31 @@ import Synchronization
 private let restorationsInProgress = Locked(RestorationList())
 
 /// The restorations in progress in this process, and how many times the list changed.
+///
+/// Lists searched in order, not dictionaries: they hold a few entries (a restoration per
+/// archive being restored, a count per store file), and the first use of a `Dictionary` or
+/// `Set` keyed by a type of ours costs the process a scan of every protocol conformance
+/// (about 390,000 instructions on Linux, at every app's first launch: BENCHMARKS.md, "Cold
+/// launches").
 private struct RestorationList {
-    private var records: [RestorationInProgress: RestorationRecord] = [:]
+    private var records: [(key: RestorationInProgress, record: RestorationRecord)] = []
     /// Counts every change, per store file. A read transaction begun before a change may
     /// read the marker of a restoration that the list, looked at after the change, no longer
     /// names: one that ended after the transaction began. (Per file: the restorations of
     /// other stores' files tell nothing.)
-    private var changes: [StoreFileIdentity: UInt64] = [:]
+    private var changes = FileChangeCounts()
 
-    func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] ?? 0 }
+    func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] }
 
     subscript(key: RestorationInProgress) -> RestorationRecord? {
-        get { records[key] }
+        get { records.first { $0.key == key }?.record }
         set {
-            records[key] = newValue
-            changes[key.file, default: 0] &+= 1
+            if let index = records.firstIndex(where: { $0.key == key }) {
+                if let newValue { records[index].record = newValue } else { records.remove(at: index) }
+            } else if let newValue {
+                records.append((key, newValue))
+            }
+            changes.count(key.file)
         }
     }
 }

@@ -15,27 +15,28 @@ import Logging
 /// in between.
 private let launchesInProgress = Locked(LaunchList())
 
-/// The launches in progress in this process, and how many times the list changed.
+/// The launches in progress in this process, and how many times the list changed. Lists
+/// searched in order, as the restorations in progress are (`RestorationList` says why).
 private struct LaunchList {
-    private var launches: Set<LaunchInProgress> = []
+    private var launches: [LaunchInProgress] = []
     /// Counts every change, per store file. A read transaction begun before a change may
     /// read a launch that the list, looked at after the change, no longer names without
     /// seeing its last events: one that went to the background and ended after the
     /// transaction began. (Per file: the launches of other stores' files tell nothing.)
-    private var changes: [StoreFileIdentity: UInt64] = [:]
+    private var changes = FileChangeCounts()
 
-    func contains(_ launch: LaunchInProgress) -> Bool { launches.contains(launch) }
+    func contains(_ launch: LaunchInProgress) -> Bool { launches.contains { $0 == launch } }
 
-    func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] ?? 0 }
+    func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] }
 
     mutating func insert(_ launch: LaunchInProgress) {
-        launches.insert(launch)
-        changes[launch.file, default: 0] &+= 1
+        if !contains(launch) { launches.append(launch) }
+        changes.count(launch.file)
     }
 
     mutating func remove(_ launch: LaunchInProgress) {
-        launches.remove(launch)
-        changes[launch.file, default: 0] &+= 1
+        launches.removeAll { $0 == launch }
+        changes.count(launch.file)
     }
 }
 
