@@ -58,11 +58,14 @@ struct Options {
             case "--fsync-probe": fsyncProbe = true
             case "--wal-pages": walPages = true
             case "--disk-size": diskSize = true
-            case "--cold-set-up": coldSetUp = iterator.next()
+            case "--cold-set-up":
+                guard let directory = iterator.next() else { Self.fail("--cold-set-up takes a folder") }
+                coldSetUp = directory
             case "--cold-launch":
-                if let implementation = iterator.next(), let directory = iterator.next() {
-                    coldLaunch = (implementation, directory)
+                guard let implementation = iterator.next(), let directory = iterator.next() else {
+                    Self.fail("--cold-launch takes ours or floor, and a folder")
                 }
+                coldLaunch = (implementation, directory)
             default:
                 Self.fail(
                     "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size] [--cold-set-up DIR] [--cold-launch ours|floor DIR]"
