@@ -37,11 +37,11 @@ extension RestorationEngine {
     public func preserve(_ roots: [any Restorable], in archive: ArchiveName = .main) throws(RestorationError)
         -> PreservationResult
     {
-        if let work = archivesInProgress.updateValue(.preserving, forKey: archive) {
-            archivesInProgress[archive] = work
+        if let work = archivesInProgress[archive] {
             logger?.warning("Save of archive '\(archive)' refused: \(work.refusal)")
             return .nothingSaved(because: work.refusal)
         }
+        archivesInProgress[archive] = .preserving
         defer { archivesInProgress[archive] = nil }
         var appValues: HeaderValues = [:]
         if case .veto(let reason) = saveGate(&appValues) {
