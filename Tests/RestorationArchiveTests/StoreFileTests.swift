@@ -571,4 +571,71 @@ struct StoreFileTests {
             exit(ok ? 0 : 1)
         }
     }
+
+    // MARK: A file removed or replaced under an open store
+
+    /// A user or a cleaning tool deleting the app's files while it runs: SQLite, in WAL mode,
+    /// went on committing into the file it had open, which no path named any more, so every
+    /// later save and event "succeeded" and was lost when the app quit. Each write now
+    /// refuses, naming the path, and makes no file; reads still see the file as it was, and a
+    /// store opened at the path again starts afresh there.
+    @Test func aStoreWhoseFileWasRemovedRefusesToWrite() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/state/store.sqlite"
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            try store.record(.willFinishLaunching)
+            try FileManager.default.removeItem(atPath: directory + "/state")
+
+            let moved = ArchiveStoreError.storeFileMoved(path: path)
+            #expect(throws: moved) { try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
+            #expect(throws: moved) { try store.record(.didEnterBackground) }
+            #expect(throws: moved) { try store.discard(reason: "the user quit") }
+            #expect(!FileManager.default.fileExists(atPath: directory + "/state"))
+            #expect(try store.snapshot()?.nodes.count == 3, "reads see the file as it was")
+            #expect(moved.description.contains("'\(path)' was removed, renamed or replaced"))
+            #expect(!moved.isUnusableStore, "erasing would destroy a file put in its place")
+
+            let reopened = try ArchiveStore(path: path)
+            #expect(try reopened.snapshot() == nil)
+            try reopened.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+            // The path names another file now: the first store still refuses, and leaves it be.
+            #expect(throws: moved) { try store.save(try SampleArchives.tree(count: 5), header: SampleArchives.header) }
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 4)
+        }
+    }
+
+    /// The store's folder renamed: the file still exists, elsewhere, and the path names none.
+    @Test func aStoreWhoseFolderWasRenamedRefusesToWrite() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/state/store.sqlite"
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            try FileManager.default.moveItem(atPath: directory + "/state", toPath: directory + "/old")
+            #expect(throws: ArchiveStoreError.storeFileMoved(path: path)) {
+                try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+            }
+            #expect(try ArchiveStore(path: directory + "/old/store.sqlite", mode: .readOnly).snapshot()?.nodes.count == 3)
+        }
+    }
+
+    /// What an app sees: its engine's save throws; an engine on the store opened again saves
+    /// in full, and the next launch restores that.
+    @Test func anEngineOnAStoreWhoseFileWasRemovedSavesAgainThroughAStoreOpenedAgain() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/state/store.sqlite"
+            let engine = try makeEngine(try ArchiveStore(path: path))
+            try engine.preserve([Probe("Root", value: "first", [Probe("A", value: "a")])])
+            try FileManager.default.removeItem(atPath: directory + "/state")
+
+            let root = Probe("Root", value: "second", [Probe("A", value: "a")])
+            #expect(throws: RestorationError.store(.storeFileMoved(path: path))) { try engine.preserve([root]) }
+            let result = try makeEngine(try ArchiveStore(path: path)).preserve([root])
+            #expect(result.save?.kind == .full)
+
+            let restored = Probe("Root")
+            _ = try makeEngine(try ArchiveStore(path: path)).restore([restored])
+            #expect(restored.value == "second")
+        }
+    }
 }

@@ -67,6 +67,15 @@ final class Connection {
         return code == SQLITE_OK ? bytes : nil
     }
 
+    /// Whether the main database's file was removed, renamed or replaced since the
+    /// connection opened it: its path names no file, or another one
+    /// (`SQLITE_FCNTL_HAS_MOVED`, one `stat` of the path).
+    var hasMoved: Bool {
+        var moved: Int32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
+        return moved != 0
+    }
+
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
         try check(sqlite3_busy_timeout(handle, milliseconds))
@@ -180,7 +189,19 @@ final class Connection {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// An immediate transaction (a write) on a database whose file was removed, renamed or
+    /// replaced since the connection opened it fails with
+    /// ``ResultCode/readOnlyDatabaseMoved`` before it begins. SQLite refuses such a write
+    /// itself with a rollback journal, whose name would no longer match the file's; in WAL
+    /// mode it commits the write into the file it has open, which no path names any more, so
+    /// that the write is lost when the connection closes, without an error.
     func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
+        if kind == .immediate, hasMoved {
+            throw DatabaseError(
+                extendedCode: ResultCode.readOnlyDatabaseMoved.rawValue,
+                message: "the database file was removed, renamed or replaced since it was opened")
+        }
         try control(kind.rawValue)
         let result: Result
         do {

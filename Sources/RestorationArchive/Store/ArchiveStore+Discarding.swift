@@ -31,7 +31,8 @@ extension ArchiveStore {
     /// - Parameters:
     ///   - archive: the archive to discard.
     ///   - reason: why, in words for a person (shown by `restorectl info`).
-    /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/readOnly``.
+    /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/readOnly``,
+    ///   ``ArchiveStoreError/storeFileMoved(path:)``.
     ///   Damage to the archive, its row included, does not stop it: it deletes what the
     ///   archive holds without reading it, and writes the row again with its checksum.
     @discardableResult
@@ -60,7 +61,8 @@ extension ArchiveStore {
     ///
     /// - Parameter reason: why, in words for a person.
     /// - Returns: the archives discarded, with what was deleted from each.
-    /// - Throws: ``ArchiveStoreError/readOnly``, or a database error.
+    /// - Throws: ``ArchiveStoreError/readOnly``, ``ArchiveStoreError/storeFileMoved(path:)``,
+    ///   or a database error.
     @discardableResult
     public func discardAll(reason: String) throws(ArchiveStoreError) -> [ArchiveName: DiscardResult] {
         let deleted = try write { connection in

@@ -79,7 +79,8 @@ extension ArchiveStore {
     /// launch to judge).
     ///
     /// - Returns: the entry written.
-    /// - Throws: ``ArchiveStoreError/readOnly`` on a read-only store, or a database error.
+    /// - Throws: ``ArchiveStoreError/readOnly`` on a read-only store,
+    ///   ``ArchiveStoreError/storeFileMoved(path:)``, or a database error.
     @discardableResult
     public func record(_ event: LifecycleEvent) throws(ArchiveStoreError) -> JournalEntry {
         guard mode == .readWrite else { throw .readOnly }

@@ -14,10 +14,12 @@ extension ArchiveStore {
     ///   - archive: the archive to save; created if it does not exist.
     /// - Returns: the new generation and what was written.
     /// - Throws: ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``,
-    ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/readOnly``, or
-    ///   ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full, …). Nothing is
-    ///   written when it throws. Damage to the archive's previous generations, or to its own
-    ///   row, does not stop it: a full save reads none of them, and replaces them.
+    ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/readOnly``,
+    ///   ``ArchiveStoreError/storeFileMoved(path:)`` (the file was removed since the store
+    ///   opened it), or ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full,
+    ///   …). Nothing is written when it throws. Damage to the archive's previous generations,
+    ///   or to its own row, does not stop it: a full save reads none of them, and replaces
+    ///   them.
     @discardableResult
     public func save(_ nodes: [ArchivedNode], header: SaveHeader, in archive: ArchiveName = .main)
         throws(ArchiveStoreError) -> SaveResult

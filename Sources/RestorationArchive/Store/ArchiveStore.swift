@@ -435,6 +435,7 @@ public final class ArchiveStore: Sendable {
             switch error.extendedResultCode {
             case .cantOpenSymlink: return .symbolicLinkAtStorePath(path: path)
             case .readOnlyDirectory: return StoreLocation.folderNotWritable(for: path)
+            case .readOnlyDatabaseMoved: return .storeFileMoved(path: path)
             case .notADatabase:
                 return formatVersionDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:

@@ -32,6 +32,13 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
+    /// The store's file was removed, renamed or replaced after the store was opened (the
+    /// user or a cleaning tool deleted the app's files while it ran), and nothing was
+    /// written: the write would have gone to a file no path names, and been lost when the
+    /// store closed. Open a store at the path again, which makes a new, empty one if
+    /// nothing is there, and write through it (an engine on the new store saves in full);
+    /// this store still reads the file as it was.
+    case storeFileMoved(path: String)
     /// The store's node states are sealed under another encryption key.
     case wrongEncryptionKey
     /// A node's state is sealed, and the store was opened without an encryption key (or by a
@@ -143,6 +150,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
                 + "the app recovers it with its next read of the store, or at its next launch; then try again."
         case .readOnly:
             "The store is open read-only."
+        case .storeFileMoved(let path):
+            "The store's file at '\(path)' was removed, renamed or replaced after the store was opened; "
+                + "nothing was written. Open the store again to write to that path."
         case .wrongEncryptionKey:
             "The store's states are sealed under another encryption key."
         case .encryptionKeyRequired(let name, let path):
