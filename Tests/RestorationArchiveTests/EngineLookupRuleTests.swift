@@ -322,6 +322,59 @@ struct EngineLookupRuleTests {
         }
     }
 
+    /// The refusal is the process's, not one engine's: a save asked for in the middle of a
+    /// restoration through another engine on the same store file (an app that makes an engine
+    /// for each save, or opened the store twice) saved the tree half restored, as the
+    /// restoring engine's own save did before it refused.
+    @Test func R8_aSaveAskedThroughAnotherEngineWhileTheArchiveIsBeingRestoredSavesNothing() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "r", [Probe("A", value: "a"), Probe("B", value: "b")])])
+            let restoring = try makeEngine(store)
+            let sameStore = try makeEngine(store)
+            let sameFile = try makeEngine(try ArchiveStore(path: path))
+            let asking = SavingProbe("A", value: "initial")
+            let sibling = Probe("B", value: "initial")
+            let root = Probe("Root", value: "initial", [asking, sibling])
+            var saves: [PreservationResult?] = []
+            asking.whenDecoded = {
+                saves.append(try? sameStore.preserve([root]))
+                saves.append(try? sameFile.preserve([root]))
+            }
+            #expect(try restoring.restore([root]).report.restoredCount == 3)
+            asking.whenDecoded = nil
+            let reason = "the archive is being restored, and objects not restored yet would be saved in their initial state"
+            #expect(saves.map { $0?.vetoReason } == [reason, reason])
+            #expect(try store.header()?.generation == 1)
+
+            let nextSibling = Probe("B")
+            _ = try makeEngine(store).restore([Probe("Root", [Probe("A"), nextSibling])])
+            #expect(nextSibling.value == "b")
+        }
+    }
+
+    /// What is refused is a save nested in the restoration, on its thread: an engine on
+    /// another thread saving the same archive meanwhile saves (the app's own tree, not the
+    /// one being restored), as it did before the refusal was the process's.
+    @Test func R8_aSaveOnAnotherThreadWhileTheArchiveIsBeingRestoredGoesAhead() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "r", [Probe("A", value: "a")])])
+            let asking = SavingProbe("A", value: "initial")
+            let root = Probe("Root", value: "initial", [asking])
+            var saved: Generation? = nil
+            asking.whenDecoded = {
+                saved = onAnotherThread {
+                    try makeEngine(try ArchiveStore(path: path)).preserve([Probe("Root", value: "elsewhere")]).save?.generation
+                } ?? nil
+            }
+            #expect(try makeEngine(store).restore([root]).report.restoredCount == 2)
+            asking.whenDecoded = nil
+            #expect(saved == 2)
+            #expect(try store.header()?.generation == 2)
+        }
+    }
+
     // MARK: R12 class versions
 
     @Test func R12_nodeFromANewerClassVersionIsSkipped() throws {

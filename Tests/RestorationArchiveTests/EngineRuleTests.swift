@@ -320,6 +320,28 @@ struct EngineRuleTests {
         }
     }
 
+    /// Through another engine on the same store file too: it saved the tree in the middle of
+    /// the first engine's save (a generation more, which the first then saved over).
+    @Test func R4_aSaveAskedThroughAnotherEngineWhileTheArchiveIsBeingSavedSavesNothing() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let engine = try makeEngine(store)
+            let other = try makeEngine(try ArchiveStore(path: path))
+            let asking = SavingProbe("A", value: "a")
+            let root = Probe("Root", value: "r", [asking, Probe("B", value: "b")])
+            var saves: [PreservationResult?] = []
+            asking.whenEncoded = {
+                // Once: the other engine's save, were it not refused, would encode this again.
+                asking.whenEncoded = nil
+                saves.append(try? other.preserve([root]))
+            }
+            #expect(try engine.preserve([root]).save?.generation == 1)
+            asking.whenEncoded = nil
+            #expect(saves.map { $0?.vetoReason } == ["the archive is being saved already, and the save under way writes the tree"])
+            #expect(try store.generations().map(\.generation) == [1])
+        }
+    }
+
     // MARK: R5 gates
 
     @Test func R5_saveGateWritesAppValuesIntoTheHeader() throws {

@@ -1,3 +1,4 @@
+import Dispatch
 import RestorationArchive
 
 /// What the test objects did, in order: "decode Root/A", "finish Root/A", …
@@ -125,4 +126,23 @@ final class SavingProbe: Probe {
         super.restorationDidFinish()
         whenFinished?()
     }
+}
+
+/// Runs `body` on another thread and waits for it to return: another writer of the store,
+/// from inside an engine's walk or gate. Returns what `body` returned, or `nil` when it threw.
+func onAnotherThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) -> Result? {
+    let returned = ReturnedOnAnotherThread<Result>()
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        returned.value = try? body()
+        done.signal()
+    }
+    done.wait()
+    return returned.value
+}
+
+/// What ``onAnotherThread(_:)``'s body returned: written there before the semaphore's
+/// signal, read after its wait.
+private final class ReturnedOnAnotherThread<Value>: @unchecked Sendable {
+    var value: Value?
 }

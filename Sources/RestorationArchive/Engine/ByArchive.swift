@@ -15,14 +15,4 @@ struct ByArchive<Value> {
             }
         }
     }
-
-    /// Sets `archive`'s value, and returns the value it had: one search of the list.
-    mutating func updateValue(_ value: Value, forKey archive: ArchiveName) -> Value? {
-        guard let index = entries.firstIndex(where: { $0.archive == archive }) else {
-            entries.append((archive, value))
-            return nil
-        }
-        defer { entries[index].value = value }
-        return entries[index].value
-    }
 }

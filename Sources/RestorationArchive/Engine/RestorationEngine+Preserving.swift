@@ -15,13 +15,15 @@ extension RestorationEngine {
     /// An object that fails to encode, or is over budget, is left out with its subtree and
     /// listed in ``PreservationResult/leftOut``; the rest is saved.
     ///
-    /// A preservation asked for while this engine restores the same archive (by the restore
-    /// gate, an object's ``Restorable/decodeRestorableState(with:context:)`` or
+    /// A preservation asked for in the middle of a restoration of the same archive (by the
+    /// restore gate, an object's ``Restorable/decodeRestorableState(with:context:)`` or
     /// ``Restorable/restorationDidFinish()``) saves nothing: the objects not restored yet would
     /// be saved in their initial state, in place of the state they are about to get back. Nor
-    /// does one asked for while this engine preserves the same archive (by an object's
+    /// does one asked for in the middle of a preservation of the same archive (by an object's
     /// ``Restorable/encodeRestorableState(with:)``, or the save gate): the preservation under
-    /// way saves the tree. Such a result has no ``PreservationResult/save`` and says why in
+    /// way saves the tree. That holds whichever engine is asked, this one or another on the
+    /// same store file, on the thread of the call under way; an engine on another thread is
+    /// not in its middle. Such a result has no ``PreservationResult/save`` and says why in
     /// ``PreservationResult/vetoReason``; the save gate is not asked. Once
     /// ``restore(_:from:)`` has returned, saves go ahead, even while an extended restoration
     /// (``RestorationContext/extendRestoration()``) is still under way.
@@ -37,12 +39,13 @@ extension RestorationEngine {
     public func preserve(_ roots: [any Restorable], in archive: ArchiveName = .main) throws(RestorationError)
         -> PreservationResult
     {
-        if let work = archivesInProgress[archive] {
+        let file = store.file
+        if let work = ArchiveWork.underWay(on: archive, of: file) {
             logger?.warning("Save of archive '\(archive)' refused: \(work.refusal)")
             return .nothingSaved(because: work.refusal)
         }
-        archivesInProgress[archive] = .preserving
-        defer { archivesInProgress[archive] = nil }
+        _ = ArchiveWork.begin(.preserving, on: archive, of: file)
+        defer { ArchiveWork.end(on: archive, of: file, puttingBack: nil) }
         var appValues: HeaderValues = [:]
         if case .veto(let reason) = saveGate(&appValues) {
             logger?.info("Save of archive '\(archive)' vetoed by the save gate: \(reason)")

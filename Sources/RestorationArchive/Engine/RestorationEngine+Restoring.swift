@@ -41,8 +41,8 @@ extension RestorationEngine {
     /// restored, skipped or failed, and why. The report is also recorded in the store.
     ///
     /// Until it returns, a save of this archive asked for by the restore gate or by an object
-    /// (``preserve(_:in:)``) saves nothing: the objects not restored yet would be saved in
-    /// their initial state.
+    /// (``preserve(_:in:)``, of this engine or another on the same store file) saves nothing:
+    /// the objects not restored yet would be saved in their initial state.
     ///
     /// - Parameters:
     ///   - roots: the objects the app's normal start-up made (a window, a tab bar); objects
@@ -57,8 +57,8 @@ extension RestorationEngine {
     {
         // A save of the archive asked for before this returns (by the restore gate, or an
         // object as it is restored) would save objects not restored yet: it is refused.
-        let outerWork = archivesInProgress.updateValue(.restoring, forKey: archive)
-        defer { archivesInProgress[archive] = outerWork }
+        let outerWork = ArchiveWork.begin(.restoring, on: archive, of: store.file)
+        defer { ArchiveWork.end(on: archive, of: store.file, puttingBack: outerWork) }
         // To the millisecond, as the store keeps every time: a report and the journal's entries
         // of its launch are then in order when merged by date.
         let started = Clock.date(milliseconds: Clock.nowMilliseconds())

@@ -79,28 +79,6 @@ public final class RestorationEngine {
     /// may never come.
     var lastKnown = ByArchive<KnownGeneration>()
 
-    /// What this engine is doing with an archive now. A preservation of it asked for in the
-    /// middle, by a gate or one of its objects, is refused (``preserve(_:in:)``).
-    var archivesInProgress = ByArchive<ArchiveWork>()
-
-    enum ArchiveWork {
-        /// Restoring it: from the start of ``restore(_:from:)`` to its return.
-        case restoring
-        /// Preserving it: from the start of ``preserve(_:in:)``, before the save gate, to its
-        /// return.
-        case preserving
-
-        /// Why a preservation asked for meanwhile saves nothing.
-        var refusal: String {
-            switch self {
-            case .restoring:
-                "the archive is being restored, and objects not restored yet would be saved in their initial state"
-            case .preserving:
-                "the archive is being saved already, and the save under way writes the tree"
-            }
-        }
-    }
-
     /// An archive's newest generation as this engine last saved or restored it.
     struct KnownGeneration {
         let generation: Generation

@@ -139,7 +139,7 @@ public struct PreservationResult: Hashable, Sendable {
     /// being restored or saved already (see ``RestorationEngine/preserve(_:in:)``).
     public var save: SaveResult?
     /// Why nothing was saved: the save gate's reason when it vetoed the save, or the engine's
-    /// when it was asked to save an archive it was restoring or saving already.
+    /// when it was asked to save an archive in the middle of restoring or saving it.
     public var vetoReason: String?
     /// Objects preserved in the new generation.
     public var nodeCount: Int
