@@ -194,8 +194,8 @@ final class Connection {
     /// replaced since the connection opened it fails with
     /// ``ResultCode/readOnlyDatabaseMoved`` before it begins. SQLite refuses such a write
     /// itself with a rollback journal, whose name would no longer match the file's; in WAL
-    /// mode it commits the write into the file it has open, which no path names any more, so
-    /// that the write is lost when the connection closes, without an error.
+    /// mode it commits the write, without an error, into the file it has open, which the path
+    /// no longer names: a removed file's writes are lost when the connection closes.
     func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         if kind == .immediate, hasMoved {
             throw DatabaseError(

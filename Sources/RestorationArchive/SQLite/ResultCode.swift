@@ -80,7 +80,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// write-ahead log or journal cannot be created there.
     public static let readOnlyDirectory = ResultCode(rawValue: 8 | (6 << 8))
     /// `SQLITE_READONLY_DBMOVED`: the database's file was removed, renamed or replaced since
-    /// the connection opened it, so what it writes would reach a file no path names.
+    /// the connection opened it, so what it writes would reach a file its path no longer
+    /// names.
     public static let readOnlyDatabaseMoved = ResultCode(rawValue: 8 | (4 << 8))
     /// `SQLITE_BUSY_SNAPSHOT`
     public static let busySnapshot = ResultCode(rawValue: 5 | (2 << 8))

@@ -34,8 +34,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case readOnly
     /// The store's file was removed, renamed or replaced after the store was opened (the
     /// user or a cleaning tool deleted the app's files while it ran), and nothing was
-    /// written: the write would have gone to a file no path names, and been lost when the
-    /// store closed. Open a store at the path again, which makes a new, empty one if
+    /// written: the write would have gone to a file the path no longer names, where the next
+    /// launch would not find it. Open a store at the path again, which makes a new, empty one if
     /// nothing is there, and write through it (an engine on the new store saves in full);
     /// this store still reads the file as it was.
     case storeFileMoved(path: String)
