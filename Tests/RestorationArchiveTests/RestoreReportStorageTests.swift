@@ -218,18 +218,25 @@ struct RestoreReportStorageTests {
 
     /// A report keeps each class name once, and `String` finds two Unicode forms of one name
     /// equal: the second node's class name came back in the first's form, other bytes than
-    /// the store holds for it.
-    @Test func classNamesComeBackAsTheirBytes() throws {
+    /// the store holds for it. The names are searched in order up to 16, and in a dictionary
+    /// beyond: the two forms come among the first names, or after 20 others.
+    @Test(arguments: [0, 15, 16, 20])
+    func classNamesComeBackAsTheirBytes(othersFirst: Int) throws {
         let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
-        let nodes = try [composed, decomposed, composed, decomposed, decomposed].enumerated().map { index, name in
+        let others = (0..<othersFirst).map { "Other\($0)" }
+        let names = others + [composed, decomposed, "Other0", composed, decomposed, decomposed] + others.reversed()
+        let nodes = try names.enumerated().map { index, name in
             RestoreReport.Node(
                 path: try RestorationPath("Root", "n\(index)"), className: name, classVersion: 0, outcome: .restored)
         }
         let report = RestoreReport(
             archive: .main, generation: 1, date: Date(timeIntervalSince1970: 1_800_000_000), outcome: .restored,
             nodes: nodes)
-        let read = try #require(RestoreReport(storedBlob: try report.storedBlob()))
+        let blob = try report.storedBlob()
+        let read = try #require(RestoreReport(storedBlob: blob))
         #expect(read.nodes.map { Array($0.className.utf8) } == nodes.map { Array($0.className.utf8) })
+        let stored = try StateDecoder(blob: blob).decode([String].self, forKey: "classNames")
+        #expect(stored.map { Array($0.utf8) } == (others + [composed, decomposed] + (othersFirst == 0 ? ["Other0"] : [])).map { Array($0.utf8) })
     }
 
     /// A report of more nodes than an array of the blob format holds when read was written all

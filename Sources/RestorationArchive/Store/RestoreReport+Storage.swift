@@ -101,27 +101,20 @@ extension RestoreReport {
     }
 
     /// Each class name once, in order of first appearance, and each node's index into them.
-    /// Names are told apart by their bytes, as the store keeps them: `String` finds two
-    /// Unicode forms of one name equal, and the second node's name came back in the first's.
     private func classTable() -> (names: [String], indexes: [Int]) {
-        var names: [String] = []
-        var known: [StoredText: Int] = [:]
+        var names = ClassNames()
         var indexes: [Int] = []
         indexes.reserveCapacity(nodes.count)
         for index in nodes.indices {
             let name = nodes[index].className
-            // Neighbours usually share a class: no hashing for them.
-            if let last = indexes.last, UTF8Text.sameBytes(names[last], name) {
+            // Neighbours usually share a class: no search for them.
+            if let last = indexes.last, UTF8Text.sameBytes(names.names[last], name) {
                 indexes.append(last)
-            } else if let position = known[StoredText(name)] {
-                indexes.append(position)
             } else {
-                known[StoredText(name)] = names.count
-                indexes.append(names.count)
-                names.append(name)
+                indexes.append(names.position(of: name))
             }
         }
-        return (names, indexes)
+        return (names.names, indexes)
     }
 
     /// For each node, how many bytes its path's text shares with the previous node's, cut
@@ -306,6 +299,42 @@ extension RestoreReport.Reason {
         case ("overBudget", _, let bytes?, let budget?): self = .overBudget(bytes: bytes, budget: budget)
         default: return nil
         }
+    }
+}
+
+/// A report's class names, each once, in order of first appearance. Names are told apart by
+/// their bytes, as the store keeps them: `String` finds two Unicode forms of one name equal,
+/// and the second node's name came back in the first's.
+///
+/// The first ``searchedInOrder`` names are searched in order, and a dictionary takes over
+/// beyond them. An archive holds a few classes, and the dictionary's first use in a process
+/// cost a scan of every protocol conformance the process has, for its key's `Hashable`
+/// (about 390,000 instructions on Linux, at every app's first restoration: BENCHMARKS.md,
+/// "Cold launches").
+private struct ClassNames {
+    private(set) var names: [String] = []
+    /// Every name's position, once there are more than ``searchedInOrder``.
+    private var positions: [StoredText: Int] = [:]
+
+    /// How many names are searched in order, a comparison of bytes each.
+    static let searchedInOrder = 16
+
+    /// The position of `name`, added at the end if it is new.
+    mutating func position(of name: String) -> Int {
+        if names.count <= Self.searchedInOrder {
+            if let position = names.firstIndex(where: { UTF8Text.sameBytes($0, name) }) { return position }
+        } else if let position = positions[StoredText(name)] {
+            return position
+        }
+        names.append(name)
+        if names.count > Self.searchedInOrder {
+            if positions.isEmpty {
+                for position in names.indices { positions[StoredText(names[position])] = position }
+            } else {
+                positions[StoredText(name)] = names.count - 1
+            }
+        }
+        return names.count - 1
     }
 }
 
