@@ -508,7 +508,10 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
-    @Test func aRestorationStartsTheLaunchWhenTheAppDidNot() throws {
+    /// R9's order is will-finish-launching, restoration, did-finish-launching: the app records
+    /// the first and the last, and a restoration belongs to the launch the first started. An
+    /// app that restores without having recorded it gets a launch started by the restoration.
+    @Test func R9_aRestorationStartsTheLaunchWhenTheAppDidNot() throws {
         try withTemporaryStorePath { path in
             try savingLaunch(path, "saved", then: [.willEnterForeground])
             // The app restores without recording willFinishLaunching first.
