@@ -30,54 +30,41 @@ enum ArchiveWork {
     /// The work under way on `archive` of the store file `file`, on the calling thread,
     /// whichever engine (and whichever `ArchiveStore` open on the file) does it.
     static func underWay(on archive: ArchiveName, of file: StoreFileIdentity) -> ArchiveWork? {
-        let thread = pthread_self()
-        return worksUnderWay.withLock { works in
-            works.first { $0.isOn(archive, of: file, thread: thread) }?.work
-        }
+        let key = WorkKey(file: file, archive: archive, thread: pthread_self())
+        return worksUnderWay.withLock { $0[key] }
     }
 
     /// Marks `work` as under way on `archive` of `file` on the calling thread, and returns
     /// the work it was marked with before (the outer call's, when one is nested in another),
     /// for ``end(on:of:puttingBack:)`` to put back.
     static func begin(_ work: ArchiveWork, on archive: ArchiveName, of file: StoreFileIdentity) -> ArchiveWork? {
-        let thread = pthread_self()
-        return worksUnderWay.withLock { works in
-            if let index = works.firstIndex(where: { $0.isOn(archive, of: file, thread: thread) }) {
-                defer { works[index].work = work }
-                return works[index].work
-            }
-            works.append(WorkUnderWay(file: file, archive: archive, thread: thread, work: work))
-            return nil
-        }
+        let key = WorkKey(file: file, archive: archive, thread: pthread_self())
+        return worksUnderWay.withLock { $0.updateValue(work, forKey: key) }
     }
 
     /// Ends the calling thread's work on `archive` of `file`, putting back the work `outer`
     /// that ``begin(_:on:of:)`` returned.
     static func end(on archive: ArchiveName, of file: StoreFileIdentity, puttingBack outer: ArchiveWork?) {
-        let thread = pthread_self()
-        worksUnderWay.withLock { works in
-            guard let index = works.firstIndex(where: { $0.isOn(archive, of: file, thread: thread) }) else { return }
-            if let outer { works[index].work = outer } else { works.remove(at: index) }
-        }
+        let key = WorkKey(file: file, archive: archive, thread: pthread_self())
+        worksUnderWay.withLock { $0[key] = outer }
     }
 }
 
-/// One entry of ``worksUnderWay``.
-private struct WorkUnderWay {
+/// What ``worksUnderWay`` is keyed by.
+private struct WorkKey: Equatable {
     let file: StoreFileIdentity
     let archive: ArchiveName
     let thread: pthread_t
-    var work: ArchiveWork
 
-    func isOn(_ archive: ArchiveName, of file: StoreFileIdentity, thread: pthread_t) -> Bool {
-        pthread_equal(self.thread, thread) != 0 && self.archive == archive && self.file == file
+    static func == (lhs: WorkKey, rhs: WorkKey) -> Bool {
+        pthread_equal(lhs.thread, rhs.thread) != 0 && lhs.archive == rhs.archive && lhs.file == rhs.file
     }
 }
 
 /// The archives this process's engines are restoring or preserving, by store file, archive
-/// and thread: one entry per call under way (usually none or one), in a list searched in
-/// order. By store file rather than by engine, so that a save asked for in the middle of a
-/// restoration through a second engine, or through a second `ArchiveStore` open on the file,
-/// is refused as the first engine's own is. By thread, since a call nested in another runs on
-/// that call's thread: an engine saving on another thread meanwhile is not in its middle.
-private let worksUnderWay = Locked<[WorkUnderWay]>([])
+/// and thread: one entry per call under way (usually none or one). By store file rather than
+/// by engine, so that a save asked for in the middle of a restoration through a second
+/// engine, or through a second `ArchiveStore` open on the file, is refused as the first
+/// engine's own is. By thread, since a call nested in another runs on that call's thread: an
+/// engine saving on another thread meanwhile is not in its middle.
+private let worksUnderWay = Locked(KeyedList<WorkKey, ArchiveWork>())

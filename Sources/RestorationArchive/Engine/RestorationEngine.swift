@@ -77,7 +77,7 @@ public final class RestorationEngine {
     /// Kept as they came, and indexed by path only when a save compares against them: a
     /// launch restores, and the index would cost it a hash of every path, for a save that
     /// may never come.
-    var lastKnown = ByArchive<KnownGeneration>()
+    var lastKnown = KeyedList<ArchiveName, KnownGeneration>()
 
     /// An archive's newest generation as this engine last saved or restored it.
     struct KnownGeneration {

@@ -22,7 +22,7 @@ private let restorationsInProgress = Locked(RestorationList())
 /// (about 390,000 instructions on Linux, at every app's first launch: BENCHMARKS.md, "Cold
 /// launches").
 private struct RestorationList {
-    private var records: [(key: RestorationInProgress, record: RestorationRecord)] = []
+    private var records = KeyedList<RestorationInProgress, RestorationRecord>()
     /// Counts every change, per store file. A read transaction begun before a change may
     /// read the marker of a restoration that the list, looked at after the change, no longer
     /// names: one that ended after the transaction began. (Per file: the restorations of
@@ -32,13 +32,9 @@ private struct RestorationList {
     func changes(of file: StoreFileIdentity) -> UInt64 { changes[file] }
 
     subscript(key: RestorationInProgress) -> RestorationRecord? {
-        get { records.first { $0.key == key }?.record }
+        get { records[key] }
         set {
-            if let index = records.firstIndex(where: { $0.key == key }) {
-                if let newValue { records[index].record = newValue } else { records.remove(at: index) }
-            } else if let newValue {
-                records.append((key, newValue))
-            }
+            records[key] = newValue
             changes.count(key.file)
         }
     }
