@@ -1,5 +1,6 @@
 import Dispatch
 import RestorationArchive
+import Testing
 
 /// What the test objects did, in order: "decode Root/A", "finish Root/A", …
 final class EventLog {
@@ -129,20 +130,29 @@ final class SavingProbe: Probe {
 }
 
 /// Runs `body` on another thread and waits for it to return: another writer of the store,
-/// from inside an engine's walk or gate. Returns what `body` returned, or `nil` when it threw.
-func onAnotherThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) -> Result? {
-    let returned = ReturnedOnAnotherThread<Result>()
+/// from inside an engine's walk or gate. Returns what `body` returned; when it threw, records
+/// the error as an issue of the running test (back on its thread) and returns `nil`.
+func onAnotherThread<Value: Sendable>(
+    _ body: @escaping @Sendable () throws -> Value, sourceLocation: SourceLocation = #_sourceLocation
+) -> Value? {
+    let returned = ReturnedOnAnotherThread<Value>()
     let done = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {
-        returned.value = try? body()
+        returned.result = Result { try body() }
         done.signal()
     }
     done.wait()
-    return returned.value
+    switch returned.result {
+    case .success(let value): return value
+    case .failure(let error):
+        Issue.record(error, "thrown on another thread", sourceLocation: sourceLocation)
+        return nil
+    case nil: return nil
+    }
 }
 
-/// What ``onAnotherThread(_:)``'s body returned: written there before the semaphore's
-/// signal, read after its wait.
+/// What ``onAnotherThread(_:sourceLocation:)``'s body returned or threw: written there before
+/// the semaphore's signal, read after its wait.
 private final class ReturnedOnAnotherThread<Value>: @unchecked Sendable {
-    var value: Value?
+    var result: Result<Value, any Error>?
 }

@@ -619,8 +619,9 @@ struct StoreFileTests {
         }
     }
 
-    /// What an app sees: its engine's save throws; an engine on the store opened again saves
-    /// in full, and the next launch restores that.
+    /// What an app sees: its engine's save throws, and so does its restoration, before any
+    /// object decodes (the crash marker cannot be written, R11); an engine on the store opened
+    /// again saves in full, and the next launch restores that.
     @Test func anEngineOnAStoreWhoseFileWasRemovedSavesAgainThroughAStoreOpenedAgain() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/state/store.sqlite"
@@ -630,6 +631,9 @@ struct StoreFileTests {
 
             let root = Probe("Root", value: "second", [Probe("A", value: "a")])
             #expect(throws: RestorationError.store(.storeFileMoved(path: path))) { try engine.preserve([root]) }
+            let untouched = Probe("Root", value: "untouched")
+            #expect(throws: RestorationError.store(.storeFileMoved(path: path))) { try engine.restore([untouched]) }
+            #expect(untouched.value == "untouched")
             let result = try makeEngine(try ArchiveStore(path: path)).preserve([root])
             #expect(result.save?.kind == .full)
 
