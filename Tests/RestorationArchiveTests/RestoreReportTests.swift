@@ -192,6 +192,72 @@ struct RestoreReportTests {
         }
     }
 
+    /// A result's `objects`, `roots` and `object(at:)` name the same objects: those restored,
+    /// not a node skipped, failed, or below one that failed.
+    @Test func aResultNamesTheRestoredObjectsOnlyHoweverItIsAsked() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([
+                Probe("B", value: "b", [Probe("Child", value: "c")]),
+                Probe("A", value: "a", [OtherProbe("Other"), Probe("Broken", [Probe("Below")])]),
+            ])
+            var registry = RestorationRegistry()
+            struct Refused: Error {}
+            try registry.register(Probe.self) { request in
+                if request.path.identifier == "Broken" { throw Refused() }
+                return Probe(request.path.identifier)
+            }
+            let result = try makeEngine(store, registry: registry).restore([])
+            let restored = try ["A", "B", "B/Child"].map { try RestorationPath.text($0) }
+            #expect(result.report.nodes.filter { $0.outcome == .restored }.map(\.path) == restored)
+            #expect(result.report.nodes.count == 6)
+
+            #expect(result.objects.keys.sorted() == restored)
+            for path in restored {
+                let object = try #require(result.object(at: path))
+                #expect(object === result.objects[path])
+            }
+            for path in ["A/Other", "A/Broken", "A/Broken/Below", "C"] {
+                #expect(result.object(at: try .text(path)) == nil)
+            }
+            #expect(result.roots.compactMap { ($0 as? Probe)?.value } == ["a", "b"])
+            let roots = try restored.prefix(2).map { try #require(result.object(at: $0)) }
+            #expect(result.roots.map(ObjectIdentifier.init) == roots.map(ObjectIdentifier.init))
+        }
+    }
+
+    /// A store written directly can hold one path in two Unicode forms ("K" and the Kelvin
+    /// sign, which Swift's `String` takes as one). The result holds one object for that path,
+    /// found by either form, and lists it once.
+    @Test func aPathStoredInTwoFormsIsOneObjectOfTheResult() throws {
+        try withTemporaryStore { store in
+            let kelvin = try RestorationPath("\u{212A}itchen")
+            let ascii = try RestorationPath.text("Kitchen")
+            func node(_ path: RestorationPath) throws -> ArchivedNode {
+                let coder = StateEncoder()
+                try coder.encode(path.identifier, forKey: "value")
+                return ArchivedNode(path: path, className: "Probe", classVersion: 0, order: 0, state: try coder.encodedBlob())
+            }
+            // The header the test engine's app restores (R5).
+            let header = SaveHeader(appVersion: "11.0", appBuild: "1024", platform: "linux", idiom: "phone")
+            let first = try store.save([try node(kelvin), try node(try .text("Other"))], header: header)
+            try store.saveChanges([try node(ascii)], basedOn: first.generation, header: header)
+
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self) { request in Probe(request.path.identifier) }
+            let result = try makeEngine(store, registry: registry).restore([])
+            #expect(result.report.nodes.map(\.path.description) == ["Kitchen", "Other", "\u{212A}itchen"])
+            #expect(result.report.nodes.map(\.outcome) == [.restored, .restored, .restored])
+            let object = try #require(result.object(at: ascii))
+            #expect(result.object(at: kelvin) === object)
+            #expect(result.objects.count == 2)
+            #expect(result.objects[kelvin] === object)
+            // The key is the form restored first: the ASCII one, whose bytes sort first.
+            #expect(result.objects.keys.contains { Array($0.description.utf8) == Array("Kitchen".utf8) })
+            #expect(result.roots.count == 2)
+            #expect(result.roots.first === object)
+        }
+    }
+
     @Test func storeKeepsTheNewestReportsOnly() throws {
         try withTemporaryStore { store in
             let engine = try makeEngine(store)

@@ -49,7 +49,7 @@ public struct RestorationContext {
     /// and once every node has been decoded and told restoration finished (then ask
     /// ``RestorationResult/object(at:)``).
     public func object(at path: RestorationPath) -> (any Restorable)? {
-        shared.objects[path]
+        shared.objects[path.description]
     }
 }
 
@@ -59,7 +59,8 @@ extension RestorationContext {
     final class Shared {
         let header: ArchiveHeader
         let progress: RestorationProgress
-        var objects: [RestorationPath: any Restorable] = [:]
+        /// The objects restored so far, by their path's text (``RestorationObjects``).
+        var objects: [String: any Restorable] = [:]
 
         init(header: ArchiveHeader, progress: RestorationProgress) {
             self.header = header

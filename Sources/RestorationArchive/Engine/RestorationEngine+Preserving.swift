@@ -177,7 +177,7 @@ extension RestorationEngine {
         var changed: [ArchivedNode] = []
         var kept = 0
         for node in nodes {
-            guard let knownNode = knownNodes[node.path] else {
+            guard let knownNode = knownNodes[node.path.description] else {
                 changed.append(node)
                 continue
             }
@@ -185,9 +185,15 @@ extension RestorationEngine {
             guard node.path.hasSameBytes(as: knownNode.path) else { return .anotherForm(node.path) }
             if !knownNode.hasSameContent(as: node) { changed.append(node) }
         }
-        let present = Set(nodes.map(\.path))
-        let removed = knownNodes.keys.filter { path in
-            !present.contains(path) && !(path.parent.map { knownNodes[$0] != nil && !present.contains($0) } ?? false)
+        let present = Set(nodes.lazy.map(\.path.description))
+        // The topmost paths gone, each once, in the form `known` gave it first.
+        var removed: [RestorationPath] = []
+        var listed = Set<String>()
+        for node in known where !present.contains(node.path.description) {
+            if let parent = node.path.parent, knownNodes[parent.description] != nil, !present.contains(parent.description) {
+                continue
+            }
+            if listed.insert(node.path.description).inserted { removed.append(node.path) }
         }
         return .changes(changed: changed, removed: removed, removedNodes: knownNodes.count - kept)
     }
@@ -229,10 +235,11 @@ struct PreservationWalk {
     /// preservation is about 8,000).
     func checkUniquePaths(sameAsChecked: Bool) throws(RestorationError) {
         if sameAsChecked && leftOutWithPaths.isEmpty { return }
-        var classes: [RestorationPath: String] = [:]
+        // By the path's text, as paths compare (`RestorationObjects` says why not by path).
+        var classes: [String: String] = [:]
         classes.reserveCapacity(nodes.count + leftOutWithPaths.count)
         func enter(_ path: RestorationPath, _ className: String) throws(RestorationError) {
-            if let first = classes.updateValue(className, forKey: path) {
+            if let first = classes.updateValue(className, forKey: path.description) {
                 throw .duplicatePath(path, firstClass: first, secondClass: className)
             }
         }
@@ -255,8 +262,8 @@ struct PreservationWalk {
             let className = type(of: object).restorationClassName
             let path: RestorationPath
             switch assigned {
-            case .success(let value): path = value
-            case .failure(let error):
+            case .path(let value): path = value
+            case .unusable(let error):
                 leftOut.append(.init(path: parent, className: className, reason: .invalid(error.description)))
                 continue
             }

@@ -10,7 +10,11 @@ public struct RestorationResult {
     /// What happened to each node; also kept by the store.
     public let report: RestoreReport
     /// Every restored object, by path.
-    public let objects: [RestorationPath: any Restorable]
+    ///
+    /// Made the first time it is asked for (and kept): ``object(at:)`` and ``roots`` do
+    /// not need it.
+    public var objects: [RestorationPath: any Restorable] { restored.byPath }
+    let restored: RestorationObjects
     let progress: RestorationProgress?
 
     /// Whether restoration is over: every node decoded and every extension an object asked
@@ -19,12 +23,50 @@ public struct RestorationResult {
     public var isComplete: Bool { progress?.isComplete ?? true }
 
     /// The restored object at `path`, or `nil`.
-    public func object(at path: RestorationPath) -> (any Restorable)? { objects[path] }
+    public func object(at path: RestorationPath) -> (any Restorable)? { restored.byText[path.description] }
 
     /// The restored top-level objects, in path order.
     public var roots: [any Restorable] {
-        objects.filter { $0.key.depth == 1 }.sorted { $0.key < $1.key }.map(\.value)
+        restored.list(where: { $0.depth == 1 }).sorted { $0.path < $1.path }.map(\.object)
     }
+}
+
+/// The objects a restoration produced, by their path's text.
+///
+/// Not a dictionary keyed by ``RestorationPath`` until ``RestorationResult/objects`` is asked
+/// for: the first such dictionary a process made had the runtime look up `RestorationPath`'s
+/// conformance to `Hashable`, a scan of every conformance record of every loaded image (about
+/// 390,000 instructions at an app's first launch; BENCHMARKS.md, "Cold launches"). Paths are
+/// equal, and hash, as their texts do, so a dictionary keyed by the text finds the same objects.
+final class RestorationObjects {
+    /// Each restored object by its path's text.
+    let byText: [String: any Restorable]
+    /// The report's nodes: the restored ones name the paths of `byText`.
+    private let nodes: [RestoreReport.Node]
+
+    init(byText: [String: any Restorable], nodes: [RestoreReport.Node]) {
+        self.byText = byText
+        self.nodes = nodes
+    }
+
+    /// The restored objects whose path passes `isIncluded`, with their paths, in the report's
+    /// order. A path given twice (in two Unicode forms, by a store written directly) is listed
+    /// once, in its first form, as `byText` holds one object for both.
+    func list(where isIncluded: (RestorationPath) -> Bool) -> [(path: RestorationPath, object: any Restorable)] {
+        var list: [(path: RestorationPath, object: any Restorable)] = []
+        var listed = Set<String>()
+        for node in nodes where isIncluded(node.path) {
+            guard case .restored = node.outcome, let object = byText[node.path.description],
+                listed.insert(node.path.description).inserted
+            else { continue }
+            list.append((node.path, object))
+        }
+        return list
+    }
+
+    /// Each restored object by path.
+    private(set) lazy var byPath: [RestorationPath: any Restorable] =
+        Dictionary(list(where: { _ in true }), uniquingKeysWith: { first, _ in first })
 }
 
 extension RestorationEngine {
@@ -65,7 +107,7 @@ extension RestorationEngine {
         func ended(_ outcome: RestoreReport.Outcome, generation: Generation?) -> RestorationResult {
             let report = RestoreReport(archive: archive, generation: generation, date: started, outcome: outcome, nodes: [])
             if outcome != .nothingToRestore { record(report) }
-            return RestorationResult(report: report, objects: [:], progress: nil)
+            return RestorationResult(report: report, restored: RestorationObjects(byText: [:], nodes: []), progress: nil)
         }
         let snapshot: ArchiveStore.RestorationSnapshot
         do {
@@ -143,9 +185,9 @@ extension RestorationEngine {
         // The result holds the objects from now on: a context its object keeps (to extend
         // restoration later) would otherwise hold every restored object, that one included,
         // and the store, for as long as the process runs.
-        let objects = walk.shared.objects
+        let objects = RestorationObjects(byText: walk.shared.objects, nodes: report.nodes)
         walk.shared.objects = [:]
-        return RestorationResult(report: report, objects: objects, progress: progress)
+        return RestorationResult(report: report, restored: objects, progress: progress)
     }
 
     /// Keeps the report in the store; a failure to do so never fails the restoration.
@@ -158,17 +200,18 @@ extension RestorationEngine {
         }
     }
 
-    /// The objects the app's start-up made, by the paths preservation would give them.
-    /// An object among its own ancestors is not found again below itself, as preservation
-    /// leaves it out there.
-    static func existingObjects(_ roots: [any Restorable]) -> [RestorationPath: any Restorable] {
-        var found: [RestorationPath: any Restorable] = [:]
+    /// The objects the app's start-up made, by the text of the paths preservation would give
+    /// them (as ``RestorationObjects`` keeps them). An object among its own ancestors is not
+    /// found again below itself, as preservation leaves it out there.
+    static func existingObjects(_ roots: [any Restorable]) -> [String: any Restorable] {
+        var found: [String: any Restorable] = [:]
         var ancestors: [ObjectIdentifier] = []
         func visit(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool) {
-            for (object, path) in ChildPaths.assign(objects, under: parent, ordered: ordered) {
+            for (object, assigned) in ChildPaths.assign(objects, under: parent, ordered: ordered) {
                 let identity = ObjectIdentifier(object)
-                guard let path = try? path.get(), found[path] == nil, !ancestors.contains(identity) else { continue }
-                found[path] = object
+                guard case .path(let path) = assigned, found[path.description] == nil, !ancestors.contains(identity)
+                else { continue }
+                found[path.description] = object
                 ancestors.append(identity)
                 visit(object.restorationChildren, under: path, ordered: object.restorationChildrenAreOrdered)
                 ancestors.removeLast()
@@ -182,8 +225,19 @@ extension RestorationEngine {
 /// The paths of a container's children: identifier-less children are left out (R1), and a
 /// repeated identifier in an ordered container is told apart by its rank (R2).
 enum ChildPaths {
+    /// A child's path, or why its identifier makes none.
+    ///
+    /// Not a `Result`: the first `Result<RestorationPath, ArchiveStoreError>` a process made
+    /// had the runtime look up `ArchiveStoreError`'s conformance to `Error`, a scan of every
+    /// conformance record of every loaded image (about 270,000 instructions at an app's first
+    /// launch; BENCHMARKS.md, "Cold launches"). A type of its own requires nothing.
+    enum Assigned {
+        case path(RestorationPath)
+        case unusable(ArchiveStoreError)
+    }
+
     static func assign(_ objects: [any Restorable], under parent: RestorationPath?, ordered: Bool)
-        -> [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)]
+        -> [(object: any Restorable, path: Assigned)]
     {
         // The rank each repeated identifier had last.
         var occurrences: [String: Int] = [:]
@@ -191,7 +245,7 @@ enum ChildPaths {
         // one of them (a child named `Page#2` beside two named `Page`) is passed over, or two
         // children would have one path and the whole save would be refused (R2).
         var identifiers: Set<String>?
-        var assigned: [(object: any Restorable, path: Result<RestorationPath, ArchiveStoreError>)] = []
+        var assigned: [(object: any Restorable, path: Assigned)] = []
         assigned.reserveCapacity(objects.count)
         for object in objects {
             guard let identifier = object.restorationIdentifier else { continue }
@@ -204,11 +258,12 @@ enum ChildPaths {
                 occurrences[identifier] = rank
                 component += "#\(rank)"
             }
-            let path = Result { () throws(ArchiveStoreError) -> RestorationPath in
-                if let parent { return try parent.appending(component) }
-                return try RestorationPath(component)
+            do throws(ArchiveStoreError) {
+                let path = if let parent { try parent.appending(component) } else { try RestorationPath(component) }
+                assigned.append((object, .path(path)))
+            } catch {
+                assigned.append((object, .unusable(error)))
             }
-            assigned.append((object, path))
         }
         return assigned
     }
@@ -218,14 +273,15 @@ enum ChildPaths {
 struct RestorationWalk {
     let registry: RestorationRegistry
     let configuration: RestorationEngine.Configuration
-    let existing: [RestorationPath: any Restorable]
+    /// The objects the app's start-up made, by their path's text.
+    let existing: [String: any Restorable]
     /// The header, the objects restored so far and the progress, shared with every context.
     let shared: RestorationContext.Shared
     private(set) var report: [RestoreReport.Node] = []
 
     init(
         registry: RestorationRegistry, configuration: RestorationEngine.Configuration, header: ArchiveHeader,
-        existing: [RestorationPath: any Restorable], progress: RestorationProgress
+        existing: [String: any Restorable], progress: RestorationProgress
     ) {
         self.registry = registry
         self.configuration = configuration
@@ -268,7 +324,7 @@ struct RestorationWalk {
             let registration = registrations.registration(for: node.className, in: registry)
             switch lookUp(node, registration: registration, damaged: !damaged.isEmpty && damaged[node.path] != nil) {
             case .success(let (object, coder)):
-                shared.objects[node.path] = object
+                shared.objects[node.path.description] = object
                 parents.found(node.path, at: found.count)
                 found.append(
                     Found(node: node, parentIndex: parentIndex, reportIndex: report.count - 1, object: object, coder: coder))
@@ -289,7 +345,7 @@ struct RestorationWalk {
         var decoded = [Bool](repeating: false, count: found.count)
         for index in found.indices {
             if let parent = found[index].parentIndex, !decoded[parent] {
-                shared.objects[found[index].node.path] = nil
+                shared.objects[found[index].node.path.description] = nil
                 report[found[index].reportIndex].outcome = .skipped(.parentNotRestored)
                 continue
             }
@@ -300,7 +356,7 @@ struct RestorationWalk {
                 try found[index].object.decodeRestorableState(with: found[index].coder, context: context)
                 decoded[index] = true
             } catch {
-                shared.objects[found[index].node.path] = nil
+                shared.objects[found[index].node.path.description] = nil
                 report[found[index].reportIndex].outcome = .failed(.decodeFailed(String(describing: error)))
             }
         }
@@ -328,7 +384,8 @@ struct RestorationWalk {
     /// in a dictionary, where paths are equal as `String`s are.
     private struct FoundParents {
         private var ancestors = PathPrefixStack<Int>()
-        private var byPath: [RestorationPath: Int]?
+        /// By the path's text (``RestorationObjects`` says why not by path).
+        private var byPath: [String: Int]?
 
         init(_ nodes: [ArchivedNode]) {
             var byBytes = true
@@ -351,7 +408,7 @@ struct RestorationWalk {
         mutating func parent(of path: RestorationPath) -> PathPrefixStack<Int>.Parent {
             if let byPath {
                 guard let parent = path.parent else { return .root }
-                return byPath[parent].map { .found($0) } ?? .missing
+                return byPath[parent.description].map { .found($0) } ?? .missing
             }
             return UTF8Text.withBytes(of: path.description) { ancestors.parent(of: $0) }
         }
@@ -359,7 +416,7 @@ struct RestorationWalk {
         /// Records that the node last given to ``parent(of:)`` has an object, at `index`.
         mutating func found(_ path: RestorationPath, at index: Int) {
             if byPath != nil {
-                byPath?[path] = index
+                byPath?[path.description] = index
             } else {
                 UTF8Text.withBytes(of: path.description) { ancestors.push($0, index) }
             }
@@ -430,7 +487,7 @@ struct RestorationWalk {
             do { object = try registry.fallback?(request) } catch {
                 throw .failed(.decodeFailed(String(describing: error)))
             }
-            if object == nil, let candidate = existing[node.path], !registry.hasRestorationClass(candidate) {
+            if object == nil, let candidate = existing[node.path.description], !registry.hasRestorationClass(candidate) {
                 object = candidate
             }
             guard let object else { throw .skipped(.noRestorationClass) }

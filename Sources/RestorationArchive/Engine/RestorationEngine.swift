@@ -101,11 +101,12 @@ public final class RestorationEngine {
             generation: generation, nodeDigest: nodeDigest, nodes: nodes, pathsAreChecked: pathsAreChecked)
     }
 
-    /// `nodes` by path (the last of two nodes with one path wins).
-    static func byPath(_ nodes: [ArchivedNode]) -> [RestorationPath: ArchivedNode] {
-        var byPath: [RestorationPath: ArchivedNode] = [:]
+    /// `nodes` by their path's text, as paths compare (the last of two nodes with one path
+    /// wins). Not keyed by path: `RestorationObjects` says why.
+    static func byPath(_ nodes: [ArchivedNode]) -> [String: ArchivedNode] {
+        var byPath: [String: ArchivedNode] = [:]
         byPath.reserveCapacity(nodes.count)
-        for index in nodes.indices { byPath[nodes[index].path] = nodes[index] }
+        for index in nodes.indices { byPath[nodes[index].path.description] = nodes[index] }
         return byPath
     }
 

@@ -317,9 +317,12 @@ extension ArchiveStore {
     func finishRestoration(
         of archive: ArchiveName, generation: Generation, nodeDigest: Int64, token: UInt64, report: RestoreReport
     ) throws(ArchiveStoreError) {
-        // A report that cannot be encoded does not stop the end from being recorded.
-        let blob: Result<[UInt8], ArchiveStoreError> = Result { () throws(ArchiveStoreError) in try Self.storedBlob(of: report) }
-        let end = RestorationEnd(generation: generation, nodeDigest: nodeDigest, report: report, blob: try? blob.get())
+        // A report that cannot be encoded does not stop the end from being recorded; its error
+        // is thrown after. (Not a `Result`: see `ChildPaths.Assigned`.)
+        var blob: [UInt8]?
+        var unencodable: ArchiveStoreError?
+        do throws(ArchiveStoreError) { blob = try Self.storedBlob(of: report) } catch { unencodable = error }
+        let end = RestorationEnd(generation: generation, nodeDigest: nodeDigest, report: report, blob: blob)
         let key = progressKey(archive)
         do {
             try write { connection in
@@ -334,7 +337,7 @@ extension ArchiveStore {
             throw error
         }
         restorationsInProgress.withLock { if $0[key]?.token == token { $0[key] = nil } }
-        _ = try blob.get()
+        if let unencodable { throw unencodable }
     }
 
     /// Records the end of this process's restoration of `archive` that completed when its end
