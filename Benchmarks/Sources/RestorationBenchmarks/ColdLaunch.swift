@@ -53,4 +53,66 @@ enum ColdLaunch {
         withExtendedLifetime(store) {}
         return elapsed
     }
+
+    /// One launch as ``launch(_:n:directory:)``, of an app that was killed in the background
+    /// and is killed in turn: timed the same way, then one node is saved (the app going to
+    /// the background) and the process ends without closing the store, so the write-ahead log
+    /// stays as it is for the next launch, which reads it back before its first statement.
+    /// Prints the launch's time in nanoseconds and the pages the log held as it began.
+    static func killedLaunch(_ implementation: String, n: Int, directory: String) throws -> Never {
+        let path = path(implementation, n: n, in: directory)
+        let pagesInLog = framesInLog(path + "-wal")
+        let start = now()
+        let save: () throws -> Void
+        switch implementation {
+        case "ours":
+            let engine = try benchEngine(store: try ArchiveStore(path: path), app: app)
+            let result = try engine.restore([])
+            precondition(result.isComplete && result.report.restoredCount == n)
+            let roots = result.roots
+            save = {
+                guard let screen = result.object(at: try samplePaths(n)[n / 2]) as? BenchScreen else {
+                    preconditionFailure("the launch restored no screen at the changed path")
+                }
+                screen.state.selectedIndex += 1
+                try engine.preserve(roots)
+            }
+        case "floor":
+            let opened = FloorStore(path: path)
+            let screens = opened.launch()
+            precondition(screens.count == n)
+            save = {
+                let path = try samplePaths(n)[n / 2]
+                var state = ScreenState.sample(n / 2)
+                state.selectedIndex = Int(getpid())
+                opened.saveOne(
+                    FloorStore.Row(
+                        path: path.description, parent: path.parent?.description, className: "Screen",
+                        state: state.encodeFloor()))
+            }
+        default:
+            preconditionFailure("a cold launch is ours or the floor's, not \(implementation)")
+        }
+        let elapsed = now() - start
+        try save()
+        print(elapsed, pagesInLog)
+        fflush(nil)
+        _exit(0)
+    }
+
+    /// The frames of the write-ahead log at `path` that SQLite reads back at the first opening
+    /// after a kill: those carrying the log header's salt, from the first on.
+    static func framesInLog(_ path: String) -> Int {
+        guard let bytes = FileManager.default.contents(atPath: path), bytes.count >= 32 else { return 0 }
+        func word(_ offset: Int) -> UInt32 { bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        let pageSize = Int(word(8))
+        guard pageSize > 0 else { return 0 }
+        var frames = 0
+        var offset = 32
+        while offset + 24 + pageSize <= bytes.count, word(offset + 8) == word(16), word(offset + 12) == word(20) {
+            frames += 1
+            offset += 24 + pageSize
+        }
+        return frames
+    }
 }

@@ -44,6 +44,10 @@ struct Options {
     /// Runs one launch of this implementation on its store in this folder and prints its time
     /// in nanoseconds: the first launch of the process (ColdLaunch.swift).
     var coldLaunch: (implementation: String, directory: String)?
+    /// With `--cold-launch`: the launch is an app's after it was killed in the background,
+    /// and it is killed in turn: it saves one node, as going to the background, and ends
+    /// without closing its store. Prints the log's pages found at the launch too.
+    var killed = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -58,6 +62,7 @@ struct Options {
             case "--fsync-probe": fsyncProbe = true
             case "--wal-pages": walPages = true
             case "--disk-size": diskSize = true
+            case "--killed": killed = true
             case "--cold-set-up":
                 guard let directory = iterator.next() else { Self.fail("--cold-set-up takes a folder") }
                 coldSetUp = directory
@@ -68,7 +73,7 @@ struct Options {
                 coldLaunch = (implementation, directory)
             default:
                 Self.fail(
-                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size] [--cold-set-up DIR] [--cold-launch ours|floor DIR]"
+                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size] [--cold-set-up DIR] [--cold-launch ours|floor DIR [--killed]]"
                 )
             }
         }
@@ -138,6 +143,9 @@ if let (implementation, coldDirectory) = options.coldLaunch {
     guard FileManager.default.fileExists(atPath: ColdLaunch.path(implementation, n: n, in: coldDirectory)) else {
         FileHandle.standardError.write(Data("no store of \(n) nodes in '\(coldDirectory)': run --cold-set-up first\n".utf8))
         exit(1)
+    }
+    if options.killed {
+        try ColdLaunch.killedLaunch(implementation, n: n, directory: coldDirectory)
     }
     print(try ColdLaunch.launch(implementation, n: n, directory: coldDirectory))
     finishProbe()
