@@ -384,6 +384,71 @@ struct StoreFileTests {
         }
     }
 
+    /// A launch after the app was killed (as apps in the background are) reads back every
+    /// frame of the write-ahead log before its first statement. Left to SQLite, the log
+    /// grows to 1,000 pages before it starts over; an opening's first save copies a log of
+    /// `logPagesCheckpointedBeforeASave` pages or more into the file first, and its commit
+    /// starts the log over. Later saves of the opening leave the log to SQLite.
+    @Test func anOpeningsFirstSaveStartsALongWriteAheadLogOver() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let nodes = try SampleArchives.tree(count: 20)
+            var generation = try store.save(nodes, header: SampleArchives.header).generation
+            // Lifecycle events, each committed at once, until the log is long.
+            let long = ArchiveStore.logPagesCheckpointedBeforeASave + 20
+            var last = LifecycleEvent.didBecomeActive
+            func lengthenTheLog() throws {
+                while framesInWriteAheadLog(path + "-wal") < long {
+                    last = last == .didBecomeActive ? .willResignActive : .didBecomeActive
+                    try store.record(last)
+                }
+            }
+            try lengthenTheLog()
+            let changed = try SampleArchives.tree(count: 20, fill: 2)[7]
+            generation = try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header).generation
+            let afterSave = framesInWriteAheadLog(path + "-wal")
+            #expect(afterSave > 0 && afterSave < 20, "the log holds \(afterSave) pages after the save")
+            // A short log: the next save adds its pages to it. A long one again: so does the
+            // save after, the opening's second.
+            var changedAgain = try SampleArchives.tree(count: 20, fill: 3)[7]
+            generation = try store.saveChanges([changedAgain], basedOn: generation, header: SampleArchives.header).generation
+            #expect(framesInWriteAheadLog(path + "-wal") > afterSave)
+            try lengthenTheLog()
+            changedAgain = try SampleArchives.tree(count: 20, fill: 4)[7]
+            try store.saveChanges([changedAgain], basedOn: generation, header: SampleArchives.header)
+            #expect(framesInWriteAheadLog(path + "-wal") > long)
+            // What was copied, and what was saved after, reads back through another connection
+            // (every node's checksum checked).
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.nodes.count == 20)
+            #expect(try reader.snapshot()?.nodes.first { $0.path == changed.path } == changedAgain)
+            #expect(try reader.journal(limit: 1).last?.kind == .lifecycle(last, last.applicationState))
+            // Another opening's first save starts the log over, once the opening has learned
+            // how long the log is (at its first commit: an app's launch records its events).
+            let opening = try ArchiveStore(path: path)
+            try opening.record(.didEnterBackground)
+            try opening.save(nodes, header: SampleArchives.header)
+            #expect(framesInWriteAheadLog(path + "-wal") < 20)
+        }
+    }
+
+    /// Counting the log's pages takes the place of SQLite's automatic checkpoint, which the
+    /// store does in its stead: without saves, the log still starts over past 1,000 pages.
+    @Test func withoutSavesTheWriteAheadLogStillStartsOverAtSQLitesLength() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            var longest = 0
+            var frames = 0
+            while frames >= longest, longest < 2 * Int(Connection.automaticCheckpointPages) {
+                try store.record(longest.isMultiple(of: 2) ? .willResignActive : .didBecomeActive)
+                longest = max(longest, frames)
+                frames = framesInWriteAheadLog(path + "-wal")
+            }
+            #expect(frames < longest)
+            #expect((Int(Connection.automaticCheckpointPages)...Int(Connection.automaticCheckpointPages) + 5).contains(longest))
+        }
+    }
+
     /// The log's index as a reader can find it for an instant while the app saves: no read
     /// mark at or below the last frame the index's header gave the reader. A read-only
     /// connection cannot set a mark of its own, and SQLite fails its read with

@@ -45,6 +45,9 @@ final class Connection {
     }
 
     deinit {
+        // The hook of `countPagesInLog()` holds this object unretained; a statement kept
+        // elsewhere keeps the handle open past this point.
+        sqlite3_wal_hook(handle, nil, nil)
         statements.removeAll()
         statementWords.removeAll()
         sqlite3_close_v2(handle)
@@ -74,6 +77,41 @@ final class Connection {
         var moved: Int32 = 0
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
         return moved != 0
+    }
+
+    /// The pages in the write-ahead log after this connection's last commit; 0 until it
+    /// commits. Counted once ``countPagesInLog()`` is called.
+    private(set) var pagesInLog = 0
+
+    /// SQLite's own threshold for copying the write-ahead log into the database file after a
+    /// commit (`SQLITE_DEFAULT_WAL_AUTOCHECKPOINT`), which ``countPagesInLog()`` keeps.
+    static let automaticCheckpointPages: Int32 = 1000
+
+    /// Counts the pages in the write-ahead log after each commit into ``pagesInLog``
+    /// (`sqlite3_wal_hook`). The hook takes the place of SQLite's automatic checkpoint, so it
+    /// does what that did: after a commit that leaves ``automaticCheckpointPages`` pages or
+    /// more, a passive checkpoint.
+    func countPagesInLog() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_wal_hook(handle, { context, handle, database, pages in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().pagesInLog = Int(pages)
+            if pages >= Connection.automaticCheckpointPages { sqlite3_wal_checkpoint(handle, database) }
+            return SQLITE_OK
+        }, context)
+    }
+
+    /// Copies the write-ahead log into the database file as far as no reader still needs it,
+    /// without waiting for anyone (`SQLITE_CHECKPOINT_PASSIVE`); the next commit starts the
+    /// log over when all of it was copied. Returns whether it was.
+    @discardableResult
+    func checkpointPassively() throws(DatabaseError) -> Bool {
+        var pagesInLog: Int32 = 0
+        var pagesCopied: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, &pagesInLog, &pagesCopied)
+        guard code != SQLITE_BUSY else { return false }
+        try check(code)
+        return pagesCopied == pagesInLog
     }
 
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).

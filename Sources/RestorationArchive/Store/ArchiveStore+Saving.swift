@@ -36,7 +36,7 @@ extension ArchiveStore {
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
-        return try write { connection in
+        return try write(shorteningTheLog: true) { connection in
             // Damage to the archive's row does not stop a save that replaces all it holds.
             let found = try ArchiveRows.archiveToReplace(named: archive, in: connection)
             if let damage = found?.damage {
@@ -116,7 +116,7 @@ extension ArchiveStore {
         let appValues = try HeaderValue.encode(header.appValues)
         let retained = configuration.retainedGenerations
         let seal = self.seal
-        return try write { connection in
+        return try write(shorteningTheLog: true) { connection in
             guard let row = try ArchiveRows.archive(named: archive, in: connection) else {
                 throw ArchiveStoreError.archiveNotFound(archive)
             }

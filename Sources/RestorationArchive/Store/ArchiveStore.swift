@@ -184,6 +184,9 @@ public final class ArchiveStore: Sendable {
     struct OpenConnection {
         let connection: Connection
         let source: StoreLocation.ReadOnlySource
+        /// Whether a save copied a long write-ahead log into the database file already, which
+        /// it does once per opening (`write(shorteningTheLog:_:)`).
+        var shortenedTheLog = false
 
         /// Whether the connection reads the store as it was, and the store changed since:
         /// what it reads would be the state of then, or a mix with pages of now.
@@ -257,6 +260,8 @@ public final class ArchiveStore: Sendable {
         // for as long as the app ran, and after it was killed (74 MB at 100,000 nodes). The
         // first commit after the log starts over cuts it back to 4 MiB.
         try connection.execute("PRAGMA journal_size_limit = \(Self.writeAheadLogSizeLimit)")
+        // For saves to keep the log short (`write(shorteningTheLog:_:)`).
+        connection.countPagesInLog()
         // Deleted content is overwritten with zeros, so discarded and pruned state does not
         // linger in free pages of the file.
         try connection.execute("PRAGMA secure_delete = ON")
@@ -356,18 +361,25 @@ public final class ArchiveStore: Sendable {
     /// connection opened again when an app wrote the file while `body` ran: whether `body`
     /// failed (pages of two states met) or not (its result may mix them, unnoticed).
     func withConnection<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
+        try withOpenConnection { open in try body(open.connection) }
+    }
+
+    /// ``withConnection(_:)``, with the connection's state as the store keeps it.
+    private func withOpenConnection<Result: Sendable>(_ body: (inout OpenConnection) throws -> Result)
+        throws(ArchiveStoreError) -> Result
+    {
         let path = self.path
         return try connection.withLock { (open: inout OpenConnection) throws(ArchiveStoreError) -> Result in
             try Self.translatingErrors(path: path) {
                 if open.isStale(path: path) { open = try reopened() }
                 do {
-                    let result = try body(open.connection)
+                    let result = try body(&open)
                     guard open.isStale(path: path) else { return result }
                 } catch where open.isStale(path: path) {
                     // Pages of two states met; a result that did not fail may mix them too.
                 }
                 open = try reopened()
-                return try body(open.connection)
+                return try body(&open)
             }
         }
     }
@@ -379,12 +391,40 @@ public final class ArchiveStore: Sendable {
     }
 
     /// Runs `body` in a write transaction; a read-only store refuses.
-    func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
+    ///
+    /// - Parameter shorteningTheLog: for a save. The first save of an opening that finds the
+    ///   write-ahead log ``logPagesCheckpointedBeforeASave`` pages long or longer first copies
+    ///   it into the database file (a passive checkpoint), so that the save's commit starts
+    ///   the log over (a reader still using the log can hold that back: the next save tries
+    ///   again). A launch after the app was killed, as apps in the background are, reads
+    ///   the whole log back before its first statement (SQLite rebuilds the log's index, which
+    ///   lives in shared memory): about 2.5 µs and 4 KiB of storage a page here, and SQLite
+    ///   alone lets the log grow to 1,000 pages. An app's first save of a launch is most
+    ///   often the one it makes going to the background, and then it may be killed. The copy
+    ///   costs that save two fsyncs, and the commit that starts the log over two more. Later
+    ///   saves of the opening (an app that saves every change, a loop) leave the log to
+    ///   SQLite's own checkpoint every 1,000 pages, which copies a page changed many times once.
+    func write<Result: Sendable>(shorteningTheLog: Bool = false, _ body: (Connection) throws -> Result)
+        throws(ArchiveStoreError) -> Result
+    {
         guard mode == .readWrite else { throw .readOnly }
-        return try withConnection { connection in
-            try connection.transaction(.immediate) { try body(connection) }
+        return try withOpenConnection { open in
+            if shorteningTheLog, !open.shortenedTheLog,
+                open.connection.pagesInLog >= Self.logPagesCheckpointedBeforeASave
+            {
+                // Best effort: a checkpoint that a reader holds back copies what it can, and
+                // one that fails (a full disk: the file may need to grow) leaves the log as it
+                // was. Either way the save goes ahead, and the next one tries again.
+                open.shortenedTheLog = (try? open.connection.checkpointPassively()) == true
+            }
+            return try open.connection.transaction(.immediate) { try body(open.connection) }
         }
     }
+
+    /// The write-ahead log's length, in pages, from which an opening's first save copies it
+    /// into the database file (`write(shorteningTheLog:_:)`): about what a few launches of an
+    /// app with a hundred screens write (their journal entries, crash markers, reports and saves).
+    static let logPagesCheckpointedBeforeASave = 128
 
     /// Runs `body` in a read transaction: everything it reads comes from one committed state.
     func read<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ArchiveStoreError) -> Result {
