@@ -439,8 +439,10 @@ struct StoreFileTests {
             let store = try ArchiveStore(path: path)
             var longest = 0
             var frames = 0
+            var active = false
             while frames >= longest, longest < 2 * Int(Connection.automaticCheckpointPages) {
-                try store.record(longest.isMultiple(of: 2) ? .willResignActive : .didBecomeActive)
+                active.toggle()
+                try store.record(active ? .didBecomeActive : .willResignActive)
                 longest = max(longest, frames)
                 frames = framesInWriteAheadLog(path + "-wal")
             }
