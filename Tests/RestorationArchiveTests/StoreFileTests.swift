@@ -432,6 +432,33 @@ struct StoreFileTests {
         }
     }
 
+    /// A reader in another connection still reading the log as the opening's first save
+    /// commits keeps the log from starting over. The save goes ahead and reads back; later
+    /// saves of the opening leave the log to SQLite (one try per opening).
+    @Test func aReaderInTheLogKeepsTheFirstSaveFromStartingItOver() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            var generation = try store.save(try SampleArchives.tree(count: 20), header: SampleArchives.header).generation
+            let long = ArchiveStore.logPagesCheckpointedBeforeASave + 20
+            while framesInWriteAheadLog(path + "-wal") < long { try store.record(.didBecomeActive) }
+            let changed = try SampleArchives.tree(count: 20, fill: 2)[7]
+            let reader = try ArchiveStore(path: path)
+            try reader.withConnection { connection in
+                try connection.readTransaction {
+                    #expect(try connection.pragmaInteger("SELECT count(*) FROM node") == 20)
+                    generation = try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header)
+                        .generation
+                }
+            }
+            let afterSave = framesInWriteAheadLog(path + "-wal")
+            #expect(afterSave > long)
+            #expect(try store.snapshot()?.nodes.first { $0.path == changed.path } == changed)
+            try store.saveChanges(
+                [try SampleArchives.tree(count: 20, fill: 3)[7]], basedOn: generation, header: SampleArchives.header)
+            #expect(framesInWriteAheadLog(path + "-wal") > afterSave)
+        }
+    }
+
     /// Counting the log's pages takes the place of SQLite's automatic checkpoint, which the
     /// store does in its stead: without saves, the log still starts over past 1,000 pages.
     @Test func withoutSavesTheWriteAheadLogStillStartsOverAtSQLitesLength() throws {

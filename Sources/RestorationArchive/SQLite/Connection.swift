@@ -102,16 +102,10 @@ final class Connection {
     }
 
     /// Copies the write-ahead log into the database file as far as no reader still needs it,
-    /// without waiting for anyone (`SQLITE_CHECKPOINT_PASSIVE`); the next commit starts the
-    /// log over when all of it was copied. Returns whether it was.
-    @discardableResult
-    func checkpointPassively() throws(DatabaseError) -> Bool {
-        var pagesInLog: Int32 = 0
-        var pagesCopied: Int32 = 0
-        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, &pagesInLog, &pagesCopied)
-        guard code != SQLITE_BUSY else { return false }
-        try check(code)
-        return pagesCopied == pagesInLog
+    /// without waiting for anyone (`SQLITE_CHECKPOINT_PASSIVE`). The next commit starts the
+    /// log over when all of it was copied and no reader is still reading it.
+    func checkpointPassively() throws(DatabaseError) {
+        try check(sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil))
     }
 
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).

@@ -184,9 +184,9 @@ public final class ArchiveStore: Sendable {
     struct OpenConnection {
         let connection: Connection
         let source: StoreLocation.ReadOnlySource
-        /// Whether a save copied a long write-ahead log into the database file already, which
-        /// it does once per opening (`write(shorteningTheLog:_:)`).
-        var shortenedTheLog = false
+        /// Whether a save tried to copy a long write-ahead log into the database file already,
+        /// which one does once per opening (`write(shorteningTheLog:_:)`).
+        var triedToShortenTheLog = false
 
         /// Whether the connection reads the store as it was, and the store changed since:
         /// what it reads would be the state of then, or a mix with pages of now.
@@ -395,8 +395,9 @@ public final class ArchiveStore: Sendable {
     /// - Parameter shorteningTheLog: for a save. The first save of an opening that finds the
     ///   write-ahead log ``logPagesCheckpointedBeforeASave`` pages long or longer first copies
     ///   it into the database file (a passive checkpoint), so that the save's commit starts
-    ///   the log over (a reader still using the log can hold that back: the next save tries
-    ///   again). A launch after the app was killed, as apps in the background are, reads
+    ///   the log over. A reader in another connection still reading the log (`restorectl`,
+    ///   another process of the app) holds that back, and the log stays as long: later saves
+    ///   of the opening do not try again. A launch after the app was killed, as apps in the background are, reads
     ///   the whole log back before its first statement (SQLite rebuilds the log's index, which
     ///   lives in shared memory): about 2.5 µs and 4 KiB of storage a page here, and SQLite
     ///   alone lets the log grow to 1,000 pages. An app's first save of a launch is most
@@ -409,13 +410,15 @@ public final class ArchiveStore: Sendable {
     {
         guard mode == .readWrite else { throw .readOnly }
         return try withOpenConnection { open in
-            if shorteningTheLog, !open.shortenedTheLog,
+            if shorteningTheLog, !open.triedToShortenTheLog,
                 open.connection.pagesInLog >= Self.logPagesCheckpointedBeforeASave
             {
-                // Best effort: a checkpoint that a reader holds back copies what it can, and
-                // one that fails (a full disk: the file may need to grow) leaves the log as it
-                // was. Either way the save goes ahead, and the next one tries again.
-                open.shortenedTheLog = (try? open.connection.checkpointPassively()) == true
+                open.triedToShortenTheLog = true
+                // Best effort: a checkpoint that a reader holds back copies what it can, one
+                // that another connection's checkpoint keeps busy copies nothing, and one that
+                // fails (a full disk: the file may need to grow) leaves the log as it was. The
+                // save goes ahead in every case, and reports its own failures.
+                try? open.connection.checkpointPassively()
             }
             return try open.connection.transaction(.immediate) { try body(open.connection) }
         }
