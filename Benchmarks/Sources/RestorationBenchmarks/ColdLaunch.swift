@@ -58,33 +58,52 @@ enum ColdLaunch {
     /// and is killed in turn: timed the same way, then one node is saved (the app going to
     /// the background) and the process ends without closing the store, so the write-ahead log
     /// stays as it is for the next launch, which reads it back before its first statement.
-    /// Prints the launch's time in nanoseconds and the pages the log held as it began.
-    static func killedLaunch(_ implementation: String, n: Int, directory: String) throws -> Never {
+    /// Prints the launch's time in nanoseconds, the pages the log held as it began, and the
+    /// time its trips to the background took in all (their saves and journal entries).
+    ///
+    /// - Parameter sessions: when given, the app goes to the background that many times
+    ///   before it is killed, saving one node each time, as an app the system brings back to
+    ///   the foreground without killing it does; ours records each move in its journal
+    ///   (`willResignActive`, the save, `didEnterBackground`, then `willEnterForeground` and
+    ///   `didBecomeActive` to come back). `nil`: one save, and no event recorded.
+    static func killedLaunch(_ implementation: String, n: Int, directory: String, sessions: Int?) throws -> Never {
         let path = path(implementation, n: n, in: directory)
         let pagesInLog = framesInLog(path + "-wal")
         let start = now()
-        let save: () throws -> Void
+        // One trip to the background: the `session`th of the process, from 0.
+        let goToTheBackground: (_ session: Int) throws -> Void
         switch implementation {
         case "ours":
-            let engine = try benchEngine(store: try ArchiveStore(path: path), app: app)
+            let store = try ArchiveStore(path: path)
+            let engine = try benchEngine(store: store, app: app)
             let result = try engine.restore([])
             precondition(result.isComplete && result.report.restoredCount == n)
             let roots = result.roots
-            save = {
+            goToTheBackground = { session in
                 guard let screen = result.object(at: try samplePaths(n)[n / 2]) as? BenchScreen else {
                     preconditionFailure("the launch restored no screen at the changed path")
                 }
                 screen.state.selectedIndex += 1
+                guard sessions != nil else {
+                    try engine.preserve(roots)
+                    return
+                }
+                if session > 0 {
+                    try store.record(.willEnterForeground)
+                    try store.record(.didBecomeActive)
+                }
+                try store.record(.willResignActive)
                 try engine.preserve(roots)
+                try store.record(.didEnterBackground)
             }
         case "floor":
             let opened = FloorStore(path: path)
             let screens = opened.launch()
             precondition(screens.count == n)
-            save = {
+            goToTheBackground = { session in
                 let path = try samplePaths(n)[n / 2]
                 var state = ScreenState.sample(n / 2)
-                state.selectedIndex = Int(getpid())
+                state.selectedIndex = Int(getpid()) &+ session
                 opened.saveOne(
                     FloorStore.Row(
                         path: path.description, parent: path.parent?.description, className: "Screen",
@@ -94,8 +113,9 @@ enum ColdLaunch {
             preconditionFailure("a cold launch is ours or the floor's, not \(implementation)")
         }
         let elapsed = now() - start
-        try save()
-        print(elapsed, pagesInLog)
+        let trips = now()
+        for session in 0..<(sessions ?? 1) { try goToTheBackground(session) }
+        print(elapsed, pagesInLog, now() - trips)
         fflush(nil)
         _exit(0)
     }

@@ -48,6 +48,10 @@ struct Options {
     /// and it is killed in turn: it saves one node, as going to the background, and ends
     /// without closing its store. Prints the log's pages found at the launch too.
     var killed = false
+    /// With `--killed`: the app goes to the background this many times before it is killed,
+    /// brought back to the foreground in between, and records each move in its journal as an
+    /// app does (ours; the floor has no journal). `nil`: once, recording nothing.
+    var sessions: Int?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -63,6 +67,11 @@ struct Options {
             case "--wal-pages": walPages = true
             case "--disk-size": diskSize = true
             case "--killed": killed = true
+            case "--sessions":
+                guard let count = iterator.next().flatMap({ Int($0) }), count > 0 else {
+                    Self.fail("--sessions takes a number of trips to the background, 1 or more")
+                }
+                sessions = count
             case "--cold-set-up":
                 guard let directory = iterator.next() else { Self.fail("--cold-set-up takes a folder") }
                 coldSetUp = directory
@@ -73,10 +82,11 @@ struct Options {
                 coldLaunch = (implementation, directory)
             default:
                 Self.fail(
-                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size] [--cold-set-up DIR] [--cold-launch ours|floor DIR [--killed]]"
+                    "usage: RestorationBenchmarks [--quick] [--full] [--json FILE] [--only OPERATION] [--sizes N,N] [--implementations NAME,NAME] [--wal-pages] [--disk-size] [--cold-set-up DIR] [--cold-launch ours|floor DIR [--killed [--sessions K]]]"
                 )
             }
         }
+        if sessions != nil, !killed { Self.fail("--sessions goes with --cold-launch … --killed") }
         // A misspelt name would otherwise run nothing, or only the floor, and say nothing.
         if let only, !Self.operations.contains(only) {
             Self.fail("unknown operation '\(only)'; the operations are \(Self.operations.joined(separator: ", "))")
@@ -145,7 +155,7 @@ if let (implementation, coldDirectory) = options.coldLaunch {
         exit(1)
     }
     if options.killed {
-        try ColdLaunch.killedLaunch(implementation, n: n, directory: coldDirectory)
+        try ColdLaunch.killedLaunch(implementation, n: n, directory: coldDirectory, sessions: options.sessions)
     }
     print(try ColdLaunch.launch(implementation, n: n, directory: coldDirectory))
     finishProbe()
