@@ -394,12 +394,12 @@ struct StoreFileTests {
             let store = try ArchiveStore(path: path)
             let nodes = try SampleArchives.tree(count: 20)
             var generation = try store.save(nodes, header: SampleArchives.header).generation
-            // Lifecycle events, each committed at once, until the log is long.
+            // Lifecycle events of the foreground, each committed at once, until the log is long.
             let long = ArchiveStore.logPagesCheckpointedBeforeASave + 20
             var last = LifecycleEvent.didBecomeActive
             func lengthenTheLog() throws {
                 while framesInWriteAheadLog(path + "-wal") < long {
-                    last = last == .didBecomeActive ? .willResignActive : .didBecomeActive
+                    last = last == .didBecomeActive ? .willEnterForeground : .didBecomeActive
                     try store.record(last)
                 }
             }
@@ -429,6 +429,47 @@ struct StoreFileTests {
             try opening.record(.didEnterBackground)
             try opening.save(nodes, header: SampleArchives.header)
             #expect(framesInWriteAheadLog(path + "-wal") < 20)
+        }
+    }
+
+    /// An app brought back to the foreground many times without being killed saves each time
+    /// it goes to the background, and may be killed after any of those saves: the first save
+    /// after it records a move towards the background (`willResignActive`, `didEnterBackground`)
+    /// starts a long log over, as an opening's first does. Events of the foreground do not.
+    @Test func aMoveToTheBackgroundLetsTheNextSaveStartALongLogOver() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            var generation = try store.save(try SampleArchives.tree(count: 20), header: SampleArchives.header).generation
+            let long = ArchiveStore.logPagesCheckpointedBeforeASave + 20
+            var foreground = LifecycleEvent.didBecomeActive
+            var fill: UInt8 = 1
+            /// Foreground events until the log is long, then `moves` and a save of one node:
+            /// the log's pages after it.
+            func session(_ moves: [LifecycleEvent]) throws -> Int {
+                while framesInWriteAheadLog(path + "-wal") < long {
+                    foreground = foreground == .didBecomeActive ? .willEnterForeground : .didBecomeActive
+                    try store.record(foreground)
+                }
+                for event in moves { try store.record(event) }
+                fill += 1
+                let changed = try SampleArchives.tree(count: 20, fill: fill)[7]
+                generation = try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header)
+                    .generation
+                return framesInWriteAheadLog(path + "-wal")
+            }
+            #expect(try session([]) < 20, "the opening's first save")
+            #expect(try session([]) > long, "a save in the foreground")
+            #expect(try session([.willResignActive]) < 20)
+            #expect(try session([]) > long)
+            #expect(try session([.didEnterBackground]) < 20)
+            #expect(try session([.willEnterForeground, .didBecomeActive]) > long)
+            // Recorded after the save, as the app's next trip to the background will find it.
+            try store.record(.willResignActive)
+            try store.record(.didEnterBackground)
+            #expect(try session([.willEnterForeground, .didBecomeActive]) < 20)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.snapshot()?.nodes == store.snapshot()?.nodes)
+            #expect(try reader.snapshot()?.nodes.count == 20)
         }
     }
 

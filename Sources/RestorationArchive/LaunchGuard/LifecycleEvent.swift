@@ -39,6 +39,10 @@ public enum LifecycleEvent: String, Hashable, Sendable, CaseIterable, Codable {
         case .willTerminate: .terminated
         }
     }
+
+    /// Whether the app is on its way out of the foreground, to the background where the system
+    /// may kill it after its next save.
+    var leavesTheForeground: Bool { self == .willResignActive || self == .didEnterBackground }
 }
 
 /// Where the app is in its life, as its last recorded ``LifecycleEvent`` left it.

@@ -136,6 +136,7 @@ extension ArchiveStore {
                 logger?.warning("Invalidated archive '\(archive)' generation \(generation): \(reason)")
             }
         }
+        if event.leavesTheForeground { shortenTheLogAtTheNextSave() }
         return entry
     }
 

@@ -185,7 +185,8 @@ public final class ArchiveStore: Sendable {
         let connection: Connection
         let source: StoreLocation.ReadOnlySource
         /// Whether a save tried to copy a long write-ahead log into the database file already,
-        /// which one does once per opening (`write(shorteningTheLog:_:)`).
+        /// which one does once per opening and once per move to the background the app records
+        /// (`write(shorteningTheLog:_:)`).
         var triedToShortenTheLog = false
 
         /// Whether the connection reads the store as it was, and the store changed since:
@@ -395,15 +396,16 @@ public final class ArchiveStore: Sendable {
     /// - Parameter shorteningTheLog: for a save. The first save of an opening that finds the
     ///   write-ahead log ``logPagesCheckpointedBeforeASave`` pages long or longer first copies
     ///   it into the database file (a passive checkpoint), so that the save's commit starts
-    ///   the log over. A reader in another connection still reading the log (`restorectl`,
-    ///   another process of the app) holds that back, and the log stays as long: later saves
-    ///   of the opening do not try again. A launch after the app was killed, as apps in the background are, reads
-    ///   the whole log back before its first statement (SQLite rebuilds the log's index, which
-    ///   lives in shared memory): about 2.5 µs and 4 KiB of storage a page here, and SQLite
-    ///   alone lets the log grow to 1,000 pages. An app's first save of a launch is most
-    ///   often the one it makes going to the background, and then it may be killed. The copy
-    ///   costs that save two fsyncs, and the commit that starts the log over two more. Later
-    ///   saves of the opening (an app that saves every change, a loop) leave the log to
+    ///   the log over; so does the first save after the app records a move towards the
+    ///   background (``shortenTheLogAtTheNextSave()``). A reader in another connection still
+    ///   reading the log (`restorectl`, another process of the app) holds that back, and the
+    ///   log stays as long: the saves after do not try again. A launch after the app was
+    ///   killed, as apps in the background are, reads the whole log back before its first
+    ///   statement (SQLite rebuilds the log's index, which lives in shared memory): about
+    ///   2.5 µs and 4 KiB of storage a page here, and SQLite alone lets the log grow to 1,000
+    ///   pages. The save an app makes going to the background is most often its last before
+    ///   it is killed. The copy costs that save two fsyncs, and the commit that starts the log
+    ///   over two more. Other saves (an app that saves every change, a loop) leave the log to
     ///   SQLite's own checkpoint every 1,000 pages, which copies a page changed many times once.
     func write<Result: Sendable>(shorteningTheLog: Bool = false, _ body: (Connection) throws -> Result)
         throws(ArchiveStoreError) -> Result
@@ -422,6 +424,15 @@ public final class ArchiveStore: Sendable {
             }
             return try open.connection.transaction(.immediate) { try body(open.connection) }
         }
+    }
+
+    /// Lets the next save copy a long write-ahead log into the database file, as an opening's
+    /// first save does (`write(shorteningTheLog:_:)`): the app recorded that it is on its way
+    /// to the background, where its next save may be its last before it is killed. An app
+    /// brought back to the foreground many times without being killed otherwise left the log
+    /// to grow to SQLite's 1,000 pages after its opening's first save.
+    func shortenTheLogAtTheNextSave() {
+        connection.withLock { $0.triedToShortenTheLog = false }
     }
 
     /// The write-ahead log's length, in pages, from which an opening's first save copies it
