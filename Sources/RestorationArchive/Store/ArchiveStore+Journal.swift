@@ -78,6 +78,11 @@ extension ArchiveStore {
     /// it where that event left the app (on screen: a death in the foreground, for the next
     /// launch to judge).
     ///
+    /// After ``LifecycleEvent/willResignActive`` or ``LifecycleEvent/didEnterBackground``,
+    /// the next save, which may be the last before the app is killed, first copies a long
+    /// write-ahead log into the database file, as the first save of an opening does: the
+    /// launch after a kill reads the log back before anything else.
+    ///
     /// - Returns: the entry written.
     /// - Throws: ``ArchiveStoreError/readOnly`` on a read-only store,
     ///   ``ArchiveStoreError/storeFileMoved(path:)``, or a database error.
