@@ -36,7 +36,10 @@ struct StoreErasingTests {
 
     /// What makes a store unusable, each as an app would meet it: at opening
     /// (`notAStore`, `schemaTooNew`), at the first read (`damagedStore`) or at the first save.
-    @Test(arguments: ["sound", "malformed-pages", "cut-short", "first-page-zeroed", "newer-schema", "schema-text", "format-version"])
+    @Test(arguments: [
+        "sound", "malformed-pages", "cut-short", "first-page-zeroed", "newer-schema", "schema-text", "format-version",
+        "text-encoding-utf16le", "text-encoding-utf16be",
+    ])
     func anErasedStoreIsEmptyAndSavesAgain(damage: String) throws {
         try withTemporaryStorePath { path in
             try Self.savedStore(at: path)
@@ -51,6 +54,9 @@ struct StoreErasingTests {
                 try overwrite(path, from: 0, with: [UInt8](repeating: 0, count: 4096))
             case "newer-schema": try tamper(with: path, "PRAGMA user_version = 99")
             case "schema-text": try tamperWithSchema(of: path, table: "node", replacing: "class_name", with: "klass_name")
+            // The header's text encoding (offset 56: 1 is UTF-8), as one flipped bit leaves it.
+            case "text-encoding-utf16le": try overwrite(path, from: 56, with: [0, 0, 0, 2])
+            case "text-encoding-utf16be": try overwrite(path, from: 56, with: [0, 0, 0, 3])
             default: try overwrite(path, from: 18, with: [255])
             }
             let error = Self.firstError(path)

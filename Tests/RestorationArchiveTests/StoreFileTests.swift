@@ -473,6 +473,29 @@ struct StoreFileTests {
         }
     }
 
+    /// A discard empties the write-ahead log; the opening's try at starting a long log over is
+    /// not spent on the empty one by the save after it, but kept for when the log is long.
+    @Test func aDiscardEmptiesTheLogWithoutSpendingTheOpeningsTry() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 20), header: SampleArchives.header)
+            let long = ArchiveStore.logPagesCheckpointedBeforeASave + 20
+            func lengthenTheLog() throws {
+                while framesInWriteAheadLog(path + "-wal") < long { try store.record(.didBecomeActive) }
+            }
+            try lengthenTheLog()
+            #expect(try store.discard(.main, reason: "the window was closed").writeAheadLogTruncated)
+            #expect(framesInWriteAheadLog(path + "-wal") == 0)
+            let generation = try store.save(try SampleArchives.tree(count: 20), header: SampleArchives.header).generation
+            try lengthenTheLog()
+            let changed = try SampleArchives.tree(count: 20, fill: 2)[7]
+            try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header)
+            let afterSave = framesInWriteAheadLog(path + "-wal")
+            #expect(afterSave > 0 && afterSave < 20, "the log holds \(afterSave) pages after the save")
+            #expect(try store.snapshot()?.nodes.first { $0.path == changed.path } == changed)
+        }
+    }
+
     /// A reader in another connection still reading the log as the opening's first save
     /// commits keeps the log from starting over. The save goes ahead and reads back; later
     /// saves of the opening leave the log to SQLite (one try per opening).

@@ -150,7 +150,7 @@ struct StoreRetentionTests {
             var more: [Int] = []
             for index in stride(from: 0, to: nodes.count, by: 7) {
                 for (save, changed) in states.enumerated() {
-                    #expect(try store.withConnection { try ArchiveStore.checkpointAndTruncate($0) })
+                    #expect(try store.withConnection { try $0.checkpointTruncating() })
                     generation = try store.saveChanges([changed[index]], basedOn: generation, header: header).generation
                     guard save >= 2 else { continue }
                     settled += 1

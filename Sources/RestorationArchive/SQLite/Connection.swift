@@ -108,6 +108,22 @@ final class Connection {
         try check(sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil))
     }
 
+    /// Copies the write-ahead log into the database file and empties it
+    /// (`SQLITE_CHECKPOINT_TRUNCATE`), waiting as long as the busy timeout for another
+    /// connection's write and for readers of the log to end. Returns `false` when one
+    /// outlasted it: the log was copied as far as no reader needed it, and keeps its pages.
+    ///
+    /// A call of SQLite's, not a statement: it reads no schema, so it works on a connection
+    /// whose schema cannot be read any more (an erase's, on a file whose header said another
+    /// text encoding than the content it was given).
+    func checkpointTruncating() throws(DatabaseError) -> Bool {
+        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        if code == SQLITE_BUSY { return false }
+        try check(code)
+        pagesInLog = 0
+        return true
+    }
+
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
         try check(sqlite3_busy_timeout(handle, milliseconds))

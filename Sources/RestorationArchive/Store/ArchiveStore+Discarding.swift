@@ -47,7 +47,7 @@ extension ArchiveStore {
             return deleted
         }
         let truncated = try withConnection { connection in
-            try Self.checkpointAndTruncate(connection)
+            try connection.checkpointTruncating()
         }
         logger?.info("Discarded archive '\(archive)': \(deleted) nodes deleted")
         return DiscardResult(nodesDeleted: deleted, writeAheadLogTruncated: truncated)
@@ -78,7 +78,7 @@ extension ArchiveStore {
             return deleted
         }
         let truncated = try withConnection { connection in
-            try Self.checkpointAndTruncate(connection)
+            try connection.checkpointTruncating()
         }
         logger?.info("Discarded \(deleted.count) archives: \(deleted.values.reduce(0, +)) nodes deleted")
         return deleted.mapValues { DiscardResult(nodesDeleted: $0, writeAheadLogTruncated: truncated) }
@@ -147,15 +147,5 @@ extension ArchiveStore {
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         try statement.run()
-    }
-
-    /// `PRAGMA wal_checkpoint(TRUNCATE)`: copies the log into the file and empties it.
-    /// Returns `false` when a reader kept it from completing.
-    static func checkpointAndTruncate(_ connection: Connection) throws -> Bool {
-        let statement = try connection.statement("PRAGMA wal_checkpoint(TRUNCATE)")
-        defer { statement.reset() }
-        guard try statement.step() else { return false }
-        // Columns: busy (0 when it completed), frames in the log, frames checkpointed.
-        return try statement.int64(0) == 0
     }
 }

@@ -72,7 +72,7 @@ extension ArchiveStore {
                     try connection.eraseEverything()
                     reset = true
                 }
-                _ = try checkpointAndTruncate(connection)
+                _ = try connection.checkpointTruncating()
             }
             // After a reset, the store's schema, so that a connection open on the file goes on
             // with it. A replaced file has it already; the next opening sets the rest.
