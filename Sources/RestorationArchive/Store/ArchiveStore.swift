@@ -467,17 +467,24 @@ public final class ArchiveStore: Sendable {
             || message.hasPrefix("unknown function") || message.hasPrefix("foreign key mismatch")
     }
 
-    /// ``StoreLocation/formatVersionDamage(header:)`` of the file at `path`, its header read
+    /// The damage `check` finds in the first `count` bytes of the file at `path`, read
     /// through a connection of its own: see ``Connection/fileBytes(count:)`` for why not
     /// through a descriptor (the store's connection may hold locks on the file).
-    private static func formatVersionDamage(path: String) -> ArchiveStoreError? {
+    private static func headerDamage(
+        path: String, count: Int, _ check: ([UInt8]) -> ArchiveStoreError?
+    ) -> ArchiveStoreError? {
         guard
             let connection = try? Connection(
                 filename: StoreLocation.sqliteFilename(for: path),
                 flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
-            let header = connection.fileBytes(count: StoreLocation.formatVersionHeaderBytes)
+            let header = connection.fileBytes(count: count)
         else { return nil }
-        return StoreLocation.formatVersionDamage(header: header)
+        return check(header)
+    }
+
+    /// ``StoreLocation/formatVersionDamage(header:)`` of the file at `path`.
+    private static func formatVersionDamage(path: String) -> ArchiveStoreError? {
+        headerDamage(path: path, count: StoreLocation.formatVersionHeaderBytes, StoreLocation.formatVersionDamage)
     }
 
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
@@ -493,7 +500,8 @@ public final class ArchiveStore: Sendable {
             case .notADatabase:
                 return formatVersionDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:
-                return .damagedStore("SQLite finds the file malformed (\(error.message))")
+                return headerDamage(path: path, count: StoreLocation.textEncodingHeaderBytes, StoreLocation.textEncodingDamage)
+                    ?? .damagedStore("SQLite finds the file malformed (\(error.message))")
             case _ where error.resultCode == .error && isSchemaMismatch(error.message):
                 // The library's statements name only what its migrations made, and the
                 // migrations' history was verified at opening: the schema's text was damaged.

@@ -145,6 +145,26 @@ enum StoreLocation {
         return nil
     }
 
+    /// How many bytes of a store's header ``textEncodingDamage(header:)`` reads.
+    static let textEncodingHeaderBytes = 60
+
+    /// The damage of a store whose header says its text is UTF-16: header bytes 56 to 59, a
+    /// big-endian integer whose two low bits SQLite reads, 2 or 3 for UTF-16, where every
+    /// store this library makes says 1, UTF-8. SQLite then reads the schema's UTF-8 text as
+    /// UTF-16, and finds it malformed under names that mean nothing. Asked when SQLite found
+    /// the file malformed (`SQLITE_CORRUPT`), not at every opening.
+    ///
+    /// - Parameter header: the file's first ``textEncodingHeaderBytes`` bytes.
+    static func textEncodingDamage(header: [UInt8]) -> ArchiveStoreError? {
+        guard header.count == textEncodingHeaderBytes, header[..<16].elementsEqual("SQLite format 3\0".utf8) else {
+            return nil
+        }
+        let encoding = header[56..<60].reduce(0) { $0 << 8 | UInt32($1) }
+        guard (2...3).contains(encoding & 3) else { return nil }
+        return .damagedStore(
+            "its header says its text is UTF-16 (text encoding \(encoding)), where a store's is UTF-8 (1)")
+    }
+
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     ///
     /// - Returns: the file as the `lstat` the check took saw it, and the file name to give
