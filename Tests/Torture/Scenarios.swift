@@ -16,6 +16,7 @@ enum Scenarios {
         Entry(name: "read-only", run: ReadOnly.run),
         Entry(name: "not-a-store", run: NotAStore.run),
         Entry(name: "damage", run: Damage.run),
+        Entry(name: "header-damage", run: Damage.runHeader),
         Entry(name: "hostile-values", run: HostileValues.run),
         Entry(name: "permissions", run: Permissions.run),
         Entry(name: "erase-kill", run: EraseKill.run),
