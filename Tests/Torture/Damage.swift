@@ -14,7 +14,9 @@ enum Damage {
     static let batch = 250
 
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
-        try run(Scenario("damage"), trials: scale.trials(quick: 2_000, full: 20_000), header: false, random: &random)
+        try runBatches(
+            Scenario("damage"), trials: scale.trials(quick: 2_000, full: 20_000), child: ["damage-batch"],
+            makeStores: makeStores(in:random:), random: &random)
     }
 
     /// 7b. Header damage: the same trials as `damage`, with damage chosen rather than drawn:
@@ -24,7 +26,9 @@ enum Damage {
     /// damage lands there about once in a thousand trials.
     static func runHeader(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let masks = scale == .quick ? 3 : headerMasks.count
-        return try run(Scenario("header-damage"), trials: headerBytes * 3 * masks, header: true, random: &random)
+        return try runBatches(
+            Scenario("header-damage"), trials: headerBytes * 3 * masks, child: ["damage-batch"], arguments: ["header"],
+            makeStores: makeStores(in:random:), random: &random)
     }
 
     /// The bytes `header-damage` damages: SQLite's 100-byte file header, and the b-tree page
@@ -40,19 +44,25 @@ enum Damage {
         return (round % 3, index % headerBytes, headerMasks[round / 3 % headerMasks.count])
     }
 
-    private static func run(_ scenario: Scenario, trials total: Int, header: Bool, random: inout SeededGenerator) throws
-        -> Scenario
-    {
+    /// Runs `total` trials in batches of ``batch``, each batch in a child process (`torture
+    /// child MODE DIRECTORY SEED FIRST COUNT ARGUMENTS...`, `child` naming the mode) that
+    /// announces `INDEX ok KIND` or `INDEX PROBLEM` for each trial, on the stores
+    /// `makeStores` made in a temporary directory. A batch's process dying or hanging fails
+    /// the trial it was in, and the run goes on with the next one. The remark tallies the
+    /// kinds of the trials that passed.
+    static func runBatches(
+        _ scenario: Scenario, trials total: Int, child mode: [String], arguments: [String] = [],
+        makeStores: (String, inout SeededGenerator) throws -> Void, random: inout SeededGenerator
+    ) throws -> Scenario {
         var tally: [String: Int] = [:]
         try withTemporaryDirectory { directory in
-            try makeStores(in: directory, random: &random)
+            try makeStores(directory, &random)
             let seed = random.next()
             var next = 0
             while next < total {
                 let count = min(batch, total - next)
                 let child = try Child(
-                    Child.torture,
-                    ["child", "damage-batch", directory, String(seed), String(next), String(count)] + (header ? ["header"] : []))
+                    Child.torture, ["child"] + mode + [directory, String(seed), String(next), String(count)] + arguments)
                 var reported = next
                 while reported < next + count, let line = child.nextLine(timeout: 120) {
                     let words = line.split(separator: " ", maxSplits: 2).map(String.init)
@@ -270,7 +280,7 @@ enum Damage {
     /// saved again, the next launch must restore each one: damage that made the first launch's
     /// restoration fail must not make every later one fail too (a damaged restore report once
     /// left each restoration's marker behind, and the next launch took it for a crash).
-    private static func recover(_ path: String, expecting expected: Expected, fileIsSound: Bool)
+    static func recover(_ path: String, expecting expected: Expected, fileIsSound: Bool)
         -> (problem: String?, saved: Bool)
     {
         let configuration = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
@@ -322,7 +332,7 @@ enum Damage {
     /// back, and be sound. Only a file whose `application_id` the damage changed may be
     /// refused as another program's database (when its schema does not show the store's
     /// tables either). `note`: `,erased`, or `,refused-as-foreign`.
-    private static func eraseAndStartAfresh(_ path: String, saving nodes: [ArchivedNode]) -> (problem: String?, note: String) {
+    static func eraseAndStartAfresh(_ path: String, saving nodes: [ArchivedNode]) -> (problem: String?, note: String) {
         do {
             try ArchiveStore.erase(at: path, busyTimeout: .seconds(2))
         } catch {
@@ -374,7 +384,7 @@ enum Damage {
     }
 
     /// Whether SQLite's `PRAGMA quick_check` or `PRAGMA integrity_check` finds nothing wrong.
-    private static func check(_ path: String, _ pragma: String) -> Bool {
+    static func check(_ path: String, _ pragma: String) -> Bool {
         var database: OpaquePointer?
         defer { sqlite3_close(database) }
         guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return false }

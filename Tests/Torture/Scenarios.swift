@@ -17,6 +17,7 @@ enum Scenarios {
         Entry(name: "not-a-store", run: NotAStore.run),
         Entry(name: "damage", run: Damage.run),
         Entry(name: "header-damage", run: Damage.runHeader),
+        Entry(name: "log-damage", run: LogDamage.run),
         Entry(name: "hostile-values", run: HostileValues.run),
         Entry(name: "permissions", run: Permissions.run),
         Entry(name: "erase-kill", run: EraseKill.run),
@@ -33,6 +34,7 @@ enum ChildMode {
         case "hold-lock": try Busy.holdLock(rest)
         case "save-and-wait": try ReadOnly.saveAndWait(rest)
         case "damage-batch": try Damage.batch(rest)
+        case "log-damage-batch": try LogDamage.batch(rest)
         case "hostile": try HostileValues.child(rest)
         case "erase-loop": try EraseKill.child(rest)
         default: throw ChildError.usage
