@@ -69,6 +69,21 @@ enum SaveKill {
         }
         usleep(UInt32.random(in: 0...40_000, using: &random))
         child.kill()
+        let begun = collect(child, into: &history, landings: &landings, trial: &trial)
+
+        // The next launch.
+        let store = try ArchiveStore(path: path, configuration: .init(durability: durability))
+        let problems = try store.check()
+        trial.expect(problems.isEmpty, "check: \(problems)")
+        _ = try store.journal(limit: 8)
+        try verify(.main, of: store, history: &history, begun: begun, landings: &landings, trial: &trial)
+    }
+
+    /// Reads what a killed child announced into `history`, and checks it was killed. Returns
+    /// the generation whose save it began and did not acknowledge, if any.
+    private static func collect(_ child: Child, into history: inout History, landings: inout Landings, trial: inout Trial)
+        -> Generation?
+    {
         var begun: Generation?
         for line in child.remainingLines() {
             let words = line.split(separator: " ")
@@ -85,23 +100,29 @@ enum SaveKill {
         }
         let ending = child.wait()
         trial.expect(ending.signalled && ending.status == SIGKILL, "the child ended by itself (status \(ending.status))")
+        return begun
+    }
 
-        // The next launch.
-        let store = try ArchiveStore(path: path, configuration: .init(durability: durability))
-        let problems = try store.check()
-        trial.expect(problems.isEmpty, "check: \(problems)")
-        _ = try store.journal(limit: 8)
-        let newest = try store.summary(of: .main)?.latestGeneration ?? 0
-        trial.expect(newest >= history.acknowledged, "acknowledged generation \(history.acknowledged) lost; newest \(newest)")
-        for summary in try store.generations() {
-            let snapshot = try store.snapshot(generation: summary.generation)
+    /// What the next launch must find in `archive`: no acknowledged generation lost, and
+    /// every retained generation exactly as announced. Then `history` starts from what it
+    /// found.
+    private static func verify(
+        _ archive: ArchiveName, of store: ArchiveStore, history: inout History, begun: Generation?,
+        landings: inout Landings, trial: inout Trial
+    ) throws {
+        let newest = try store.summary(of: archive)?.latestGeneration ?? 0
+        trial.expect(
+            newest >= history.acknowledged,
+            "'\(archive)': acknowledged generation \(history.acknowledged) lost; newest \(newest)")
+        for summary in try store.generations(of: archive) {
+            let snapshot = try store.snapshot(of: archive, generation: summary.generation)
             guard let expected = history.digests[summary.generation] else {
-                trial.fail("generation \(summary.generation) was never announced")
+                trial.fail("'\(archive)': generation \(summary.generation) was never announced")
                 continue
             }
             trial.expect(
                 snapshot.map { Content.digest($0.nodes) } == expected,
-                "generation \(summary.generation) differs from what was saved")
+                "'\(archive)': generation \(summary.generation) differs from what was saved")
         }
         if let begun {
             landings.midSave += 1
@@ -112,14 +133,67 @@ enum SaveKill {
         history.acknowledged = newest
     }
 
+    /// 1b. Two processes saving two archives of one store at once, as an app and its
+    /// extension, or two windows' processes, do: each a `save-loop` child on an archive of its
+    /// own, both ready, killed one after the other at random moments, so that one may die
+    /// holding the write lock or in the middle of a commit while the other waits for it or
+    /// copies the log. The next launch checks both archives as `save-kill` checks one: no
+    /// acknowledged save lost, every retained generation exactly as announced.
+    static func runTwoWriters(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("two-writers")
+        let trials = scale.trials(quick: 200, full: 2_000)
+        var landings = [Landings(), Landings()]
+        defer {
+            scenario.remark(
+                "\(trials) pairs killed; \(landings.map(\.saves)) saves acknowledged (main, scene-2), "
+                    + "\(landings.map(\.midSave)) kills between a save's start and its acknowledgement")
+        }
+        let archives = [ArchiveName.main, try ArchiveName("scene-2")]
+        try withTemporaryDirectory { directory in
+            var histories = [History(), History()]
+            for index in 0..<trials {
+                let path = "\(directory)/store-\(index / 30).sqlite"  // a new store every 30 trials
+                if index % 30 == 0 { histories = [History(), History()] }
+                scenario.trial("trial \(index)") { trial in
+                    let children = try archives.map { archive in
+                        try Child(Child.torture, ["child", "save-loop", path, "normal", "\(random.next())", archive.rawValue])
+                    }
+                    for child in children where child.nextLine() != "ready" {
+                        for child in children { child.kill() }
+                        for child in children { child.wait() }
+                        trial.fail("a child never got ready: \(child.lines)")
+                        return
+                    }
+                    let order = Bool.random(using: &random) ? [0, 1] : [1, 0]
+                    usleep(UInt32.random(in: 0...40_000, using: &random))
+                    children[order[0]].kill()
+                    usleep(UInt32.random(in: 0...20_000, using: &random))
+                    children[order[1]].kill()
+                    let begun = children.indices.map { collect(children[$0], into: &histories[$0], landings: &landings[$0], trial: &trial) }
+                    let store = try ArchiveStore(path: path)
+                    let problems = try store.check()
+                    trial.expect(problems.isEmpty, "check: \(problems)")
+                    for (index, archive) in archives.enumerated() {
+                        try verify(
+                            archive, of: store, history: &histories[index], begun: begun[index], landings: &landings[index],
+                            trial: &trial)
+                    }
+                }
+            }
+        }
+        return scenario
+    }
+
     /// The child: an app that saves until it is killed.
+    /// `save-loop PATH DURABILITY SEED [ARCHIVE]`: ARCHIVE is `main` when not given.
     static func child(_ arguments: [String]) throws {
-        guard arguments.count == 3, let seed = UInt64(arguments[2]) else { throw ChildError.usage }
+        guard (3...4).contains(arguments.count), let seed = UInt64(arguments[2]) else { throw ChildError.usage }
         var random = SeededGenerator(seed: seed)
         let durability: ArchiveStore.Durability = arguments[1] == "full" ? .full : .normal
+        let archive = arguments.count == 4 ? try ArchiveName(arguments[3]) : .main
         let store = try ArchiveStore(path: arguments[0], configuration: .init(durability: durability))
-        var tree = try store.snapshot()?.nodes ?? []
-        var generation = try store.summary(of: .main)?.latestGeneration ?? 0
+        var tree = try store.snapshot(of: archive)?.nodes ?? []
+        var generation = try store.summary(of: archive)?.latestGeneration ?? 0
         announce("ready")
         while true {
             // As an app going to the background, one save in three: the save after it copies a
@@ -130,12 +204,13 @@ enum SaveKill {
             if tree.isEmpty || Int.random(in: 0..<4, using: &random) == 0 {
                 tree = try Content.tree(count: Int.random(in: 5...120, using: &random), using: &random)
                 announce("begin \(generation) \(Content.digest(tree))")
-                try store.save(tree, header: Content.header)
+                try store.save(tree, header: Content.header, in: archive)
             } else {
                 let change = try Content.change(tree, using: &random)
                 tree = change.tree
                 announce("begin \(generation) \(Content.digest(tree))")
-                try store.saveChanges(change.changed, removing: change.removed, basedOn: base, header: Content.header)
+                try store.saveChanges(
+                    change.changed, removing: change.removed, basedOn: base, header: Content.header, in: archive)
             }
             announce("ack \(generation)")
         }
