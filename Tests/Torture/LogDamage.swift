@@ -81,8 +81,8 @@ enum LogDamage {
             try Files.write(file, to: scratch)
             try Files.write(log, to: scratch + "-wal")
             _ = try ArchiveStore(path: scratch).archiveNames()
-            // The frames SQLite reads back, which end where a log started over keeps the frames
-            // of its earlier round, which damage there would not reach.
+            // Damage lands in the header and the frames SQLite reads back: a log that started
+            // over keeps the frames of its earlier round after them, which SQLite never reads.
             let pageSize = log[8..<12].reduce(0) { $0 << 8 | Int($1) }
             let live = 32 + framesInWriteAheadLog(base + "-wal") * (24 + pageSize)
             return (file: file, log: log, live: live, expected: try Damage.Expected(path: scratch))
