@@ -14,8 +14,21 @@ import TestSupport
 /// child announced.
 enum SaveKill {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
-        let scenario = Scenario("save-kill")
-        let perSetting = scale.trials(quick: 200, full: 2_000)
+        try killSaves(Scenario("save-kill"), perSetting: scale.trials(quick: 200, full: 2_000), longLog: false, random: &random)
+    }
+
+    /// 1c. SIGKILL while a save copies a long write-ahead log into the file, and while the
+    /// commit after it starts the log over: `save-kill`, with each save of the child preceded
+    /// by journal entries until the log is longer than ``copiedLogPages`` and by a recorded
+    /// move to the background, so that it copies the log first. The same checks.
+    static func runCopyKill(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        try killSaves(Scenario("copy-kill"), perSetting: scale.trials(quick: 100, full: 1_000), longLog: true, random: &random)
+    }
+
+    /// `perSetting` children killed per durability setting, a new store every 50.
+    private static func killSaves(_ scenario: Scenario, perSetting: Int, longLog: Bool, random: inout SeededGenerator)
+        throws -> Scenario
+    {
         for durability in [ArchiveStore.Durability.normal, .full] {
             var landings = Landings()
             defer {
@@ -30,14 +43,18 @@ enum SaveKill {
                     if index % 50 == 0 { history = History() }
                     scenario.trial("\(durability) trial \(index)") { trial in
                         try killOneSave(
-                            path: path, durability: durability, history: &history, landings: &landings, trial: &trial,
-                            random: &random)
+                            path: path, durability: durability, longLog: longLog, history: &history, landings: &landings,
+                            trial: &trial, random: &random)
                     }
                 }
             }
         }
         return scenario
     }
+
+    /// The log's length, in pages, that `copy-kill`'s child reaches before each save: past the
+    /// 128 from which a save copies it.
+    static let copiedLogPages = 140
 
     /// What the children announced for one store: each generation's digest, and the newest
     /// generation a save acknowledged.
@@ -54,10 +71,12 @@ enum SaveKill {
     }
 
     private static func killOneSave(
-        path: String, durability: ArchiveStore.Durability, history: inout History, landings: inout Landings,
-        trial: inout Trial, random: inout SeededGenerator
+        path: String, durability: ArchiveStore.Durability, longLog: Bool, history: inout History,
+        landings: inout Landings, trial: inout Trial, random: inout SeededGenerator
     ) throws {
-        let child = try Child(Child.torture, ["child", "save-loop", path, "\(durability)", "\(random.next())"])
+        let child = try Child(
+            Child.torture,
+            ["child", "save-loop", path, "\(durability)", "\(random.next())"] + (longLog ? ["main", "long-log"] : []))
         // Most kills land while saving; one in ten while the child starts and opens the store.
         if Int.random(in: 0..<10, using: &random) > 0 {
             guard child.nextLine() == "ready" else {
@@ -185,20 +204,41 @@ enum SaveKill {
     }
 
     /// The child: an app that saves until it is killed.
-    /// `save-loop PATH DURABILITY SEED [ARCHIVE]`: ARCHIVE is `main` when not given.
+    /// `save-loop PATH DURABILITY SEED [ARCHIVE [long-log]]`: ARCHIVE is `main` when not
+    /// given. With `long-log` (`copy-kill`), the log is made long before every save, and the
+    /// save follows a recorded move to the background: each save copies the log into the file
+    /// first.
     static func child(_ arguments: [String]) throws {
-        guard (3...4).contains(arguments.count), let seed = UInt64(arguments[2]) else { throw ChildError.usage }
+        guard (3...5).contains(arguments.count), let seed = UInt64(arguments[2]) else { throw ChildError.usage }
         var random = SeededGenerator(seed: seed)
         let durability: ArchiveStore.Durability = arguments[1] == "full" ? .full : .normal
-        let archive = arguments.count == 4 ? try ArchiveName(arguments[3]) : .main
+        let archive = arguments.count >= 4 ? try ArchiveName(arguments[3]) : .main
+        guard arguments.count < 5 || arguments[4] == "long-log" else { throw ChildError.usage }
+        let longLog = arguments.count == 5
         let store = try ArchiveStore(path: arguments[0], configuration: .init(durability: durability))
         var tree = try store.snapshot(of: archive)?.nodes ?? []
         var generation = try store.summary(of: archive)?.latestGeneration ?? 0
+        var active = false
+        /// Foreground events, each committed, until the log is longer than a save copies.
+        func lengthenTheLog() throws {
+            while framesInWriteAheadLog(arguments[0] + "-wal") < copiedLogPages {
+                for _ in 0..<16 {
+                    active.toggle()
+                    try store.record(active ? .didBecomeActive : .willEnterForeground)
+                }
+            }
+        }
+        if longLog { try lengthenTheLog() }
         announce("ready")
         while true {
-            // As an app going to the background, one save in three: the save after it copies a
-            // long write-ahead log into the file first, and its commit starts the log over.
-            if Int.random(in: 0..<3, using: &random) == 0 { try store.record(.didEnterBackground) }
+            if longLog {
+                try lengthenTheLog()
+                try store.record(.didEnterBackground)
+            } else if Int.random(in: 0..<3, using: &random) == 0 {
+                // As an app going to the background, one save in three: the save after it copies a
+                // long write-ahead log into the file first, and its commit starts the log over.
+                try store.record(.didEnterBackground)
+            }
             let base = generation
             generation = generation.next
             if tree.isEmpty || Int.random(in: 0..<4, using: &random) == 0 {

@@ -11,6 +11,7 @@ enum Scenarios {
     static let all: [Entry] = [
         Entry(name: "save-kill", run: SaveKill.run),
         Entry(name: "two-writers", run: SaveKill.runTwoWriters),
+        Entry(name: "copy-kill", run: SaveKill.runCopyKill),
         Entry(name: "restore-kill", run: RestoreKill.run),
         Entry(name: "disk-full", run: DiskFull.run),
         Entry(name: "busy", run: Busy.run),
