@@ -467,24 +467,18 @@ public final class ArchiveStore: Sendable {
             || message.hasPrefix("unknown function") || message.hasPrefix("foreign key mismatch")
     }
 
-    /// The damage `check` finds in the first `count` bytes of the file at `path`, read
-    /// through a connection of its own: see ``Connection/fileBytes(count:)`` for why not
-    /// through a descriptor (the store's connection may hold locks on the file).
-    private static func headerDamage(
-        path: String, count: Int, _ check: ([UInt8]) -> ArchiveStoreError?
-    ) -> ArchiveStoreError? {
+    /// ``StoreLocation/headerDamage(header:)`` of the file at `path`, its header read through
+    /// a connection of its own: see ``Connection/fileBytes(count:)`` for why not through a
+    /// descriptor (the store's connection may hold locks on the file). A file shorter than
+    /// the header checked is read as far as the versions.
+    private static func headerDamage(path: String) -> ArchiveStoreError? {
         guard
             let connection = try? Connection(
                 filename: StoreLocation.sqliteFilename(for: path),
                 flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
-            let header = connection.fileBytes(count: count)
+            let header = connection.fileBytes(count: StoreLocation.checkedHeaderBytes) ?? connection.fileBytes(count: 20)
         else { return nil }
-        return check(header)
-    }
-
-    /// ``StoreLocation/formatVersionDamage(header:)`` of the file at `path`.
-    private static func formatVersionDamage(path: String) -> ArchiveStoreError? {
-        headerDamage(path: path, count: StoreLocation.formatVersionHeaderBytes, StoreLocation.formatVersionDamage)
+        return StoreLocation.headerDamage(header: header)
     }
 
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
@@ -498,10 +492,9 @@ public final class ArchiveStore: Sendable {
             case .readOnlyDirectory: return StoreLocation.folderNotWritable(for: path)
             case .readOnlyDatabaseMoved: return .storeFileMoved(path: path)
             case .notADatabase:
-                return formatVersionDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
+                return headerDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:
-                return headerDamage(path: path, count: StoreLocation.textEncodingHeaderBytes, StoreLocation.textEncodingDamage)
-                    ?? .damagedStore("SQLite finds the file malformed (\(error.message))")
+                return headerDamage(path: path) ?? .damagedStore("SQLite finds the file malformed (\(error.message))")
             case _ where error.resultCode == .error && isSchemaMismatch(error.message):
                 // The library's statements name only what its migrations made, and the
                 // migrations' history was verified at opening: the schema's text was damaged.
@@ -513,7 +506,7 @@ public final class ArchiveStore: Sendable {
                 return .writeAheadLogNeedsRecovery(path: path)
             case _ where error.resultCode == .readOnly:
                 // A store opened read-write that SQLite will not write: its header may say so.
-                return formatVersionDamage(path: path) ?? .database(error)
+                return headerDamage(path: path) ?? .database(error)
             case .constraintCheck:
                 // What the library writes keeps the CHECK constraints its migrations made.
                 return .damagedStore("its schema's constraints are not what its migrations made (\(error.message))")

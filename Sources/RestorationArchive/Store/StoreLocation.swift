@@ -124,41 +124,29 @@ enum StoreLocation {
         return .fileSystem(operation: "create the write-ahead log (-wal) in the folder", path: folder, errno: code)
     }
 
-    /// How many bytes of a store's header ``formatVersionDamage(header:)`` reads.
-    static let formatVersionHeaderBytes = 20
+    /// How many bytes of a store's header ``headerDamage(header:)`` reads: SQLite's header up
+    /// to its text encoding.
+    static let checkedHeaderBytes = 60
 
-    /// The damage of a store whose header says SQLite may not write it, if it does: the file
-    /// format's write or read version (header bytes 18 and 19) is 1 or 2 in every file SQLite
-    /// writes, and a larger one makes SQLite open the file read-only without a word, so that
-    /// every write fails as if the file were read-only. Asked when a write failed so
-    /// (`SQLITE_READONLY`), not at every opening.
+    /// The damage of a store whose header says what no store has, if it does. Asked when
+    /// SQLite refused the file, found it malformed or would not write it, not at every opening.
+    /// - The file format's write or read version (header bytes 18 and 19) is 1 or 2 in every
+    ///   file SQLite writes; a larger one makes SQLite open the file read-only without a word,
+    ///   so that every write fails as if the file were read-only (`SQLITE_READONLY`).
+    /// - The text encoding (bytes 56 to 59, a big-endian integer whose two low bits SQLite
+    ///   reads) is 1, UTF-8, in every store this library makes; 2 or 3, UTF-16, makes SQLite
+    ///   read the schema's UTF-8 text as UTF-16 and find it malformed (`SQLITE_CORRUPT`) under
+    ///   names that mean nothing.
     ///
-    /// - Parameter header: the file's first ``formatVersionHeaderBytes`` bytes.
-    static func formatVersionDamage(header: [UInt8]) -> ArchiveStoreError? {
-        guard header.count == formatVersionHeaderBytes, header[..<16].elementsEqual("SQLite format 3\0".utf8) else {
-            return nil
-        }
+    /// - Parameter header: the file's first ``checkedHeaderBytes`` bytes, or as many as it has
+    ///   (the versions are read from 20).
+    static func headerDamage(header: [UInt8]) -> ArchiveStoreError? {
+        guard header.count >= 20, header[..<16].elementsEqual("SQLite format 3\0".utf8) else { return nil }
         for (offset, which) in [(18, "write"), (19, "read")] where !(1...2).contains(header[offset]) {
             return .damagedStore(
                 "its header's file format \(which) version is \(header[offset]), which SQLite does not write")
         }
-        return nil
-    }
-
-    /// How many bytes of a store's header ``textEncodingDamage(header:)`` reads.
-    static let textEncodingHeaderBytes = 60
-
-    /// The damage of a store whose header says its text is UTF-16: header bytes 56 to 59, a
-    /// big-endian integer whose two low bits SQLite reads, 2 or 3 for UTF-16, where every
-    /// store this library makes says 1, UTF-8. SQLite then reads the schema's UTF-8 text as
-    /// UTF-16, and finds it malformed under names that mean nothing. Asked when SQLite found
-    /// the file malformed (`SQLITE_CORRUPT`), not at every opening.
-    ///
-    /// - Parameter header: the file's first ``textEncodingHeaderBytes`` bytes.
-    static func textEncodingDamage(header: [UInt8]) -> ArchiveStoreError? {
-        guard header.count == textEncodingHeaderBytes, header[..<16].elementsEqual("SQLite format 3\0".utf8) else {
-            return nil
-        }
+        guard header.count >= checkedHeaderBytes else { return nil }
         let encoding = header[56..<60].reduce(0) { $0 << 8 | UInt32($1) }
         guard (2...3).contains(encoding & 3) else { return nil }
         return .damagedStore(
