@@ -5,12 +5,19 @@
 /// and checks, to rebuild the log's index at the first opening after the app was killed. 0 when
 /// there is no log, or only its header.
 public func framesInWriteAheadLog(_ path: String) -> Int {
-    guard let bytes = fileBytes(path), bytes.count >= 32 else { return 0 }
+    readBackPartOfWriteAheadLog(path).frames
+}
+
+/// The frames of ``framesInWriteAheadLog(_:)``, and the bytes they end at: the log's header
+/// and those frames, what SQLite reads back (0 when there is no log). A log that started over
+/// keeps the frames of its earlier rounds after them, which SQLite never reads.
+public func readBackPartOfWriteAheadLog(_ path: String) -> (frames: Int, bytes: Int) {
+    guard let bytes = fileBytes(path), bytes.count >= 32 else { return (0, 0) }
     func word(_ offset: Int) -> UInt32 {
         bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
     let pageSize = Int(word(8))
-    guard pageSize > 0 else { return 0 }
+    guard pageSize > 0 else { return (0, 32) }
     let salts = (word(16), word(20))
     var frames = 0
     var offset = 32
@@ -18,5 +25,5 @@ public func framesInWriteAheadLog(_ path: String) -> Int {
         frames += 1
         offset += 24 + pageSize
     }
-    return frames
+    return (frames, offset)
 }

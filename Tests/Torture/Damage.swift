@@ -182,17 +182,8 @@ enum Damage {
             let mode: ArchiveStore.AccessMode = Bool.random(using: &random) ? .readOnly : .readWrite
             var problem = read(path, mode: mode, expecting: original.expected)
             var note = ""
-            if problem == nil, mode == .readWrite {
-                // Sound as `integrity_check` says: `quick_check` passes a b-tree whose keys are
-                // out of order, which makes later writes and reads land wrong.
-                let recovery = recover(path, expecting: original.expected, fileIsSound: passesQuickCheck && check(path, "integrity_check"))
-                problem = recovery.problem
-                note = recovery.saved ? ",saved-again" : ""
-            }
-            if problem == nil, note.isEmpty, let nodes = original.expected.newest.values.compactMap({ $0?.nodes }).first {
-                let erasure = eraseAndStartAfresh(path, saving: nodes)
-                problem = erasure.problem
-                note = erasure.note
+            if problem == nil {
+                (problem, note) = goOn(path, expecting: original.expected, saving: mode == .readWrite, passesQuickCheck: passesQuickCheck)
             }
             let outcome =
                 switch (problem, passesQuickCheck) {
@@ -263,6 +254,22 @@ enum Damage {
         return nil
     }
 
+    /// What the app does once it has read a damaged store: saves each archive again (when it
+    /// opened the store to write it), else erases the store and starts afresh. `problem`: what
+    /// went wrong, if anything; `note`: `,saved-again`, or the erase's note.
+    static func goOn(_ path: String, expecting expected: Expected, saving: Bool, passesQuickCheck: Bool)
+        -> (problem: String?, note: String)
+    {
+        if saving {
+            // Sound as `integrity_check` says: `quick_check` passes a b-tree whose keys are
+            // out of order, which makes later writes and reads land wrong.
+            let recovery = recover(path, expecting: expected, fileIsSound: passesQuickCheck && check(path, "integrity_check"))
+            if recovery.problem != nil || recovery.saved { return (recovery.problem, recovery.saved ? ",saved-again" : "") }
+        }
+        guard let nodes = expected.newest.values.compactMap({ $0?.nodes }).first else { return (nil, "") }
+        return eraseAndStartAfresh(path, saving: nodes)
+    }
+
     /// What an app does next with a store it can write: it saves each archive in full again.
     /// In a file SQLite finds sound (`integrity_check`), damage to the rows the store checks (an
     /// archive row or a generation against its checksum, a value out of range) must not stop
@@ -280,7 +287,7 @@ enum Damage {
     /// saved again, the next launch must restore each one: damage that made the first launch's
     /// restoration fail must not make every later one fail too (a damaged restore report once
     /// left each restoration's marker behind, and the next launch took it for a crash).
-    static func recover(_ path: String, expecting expected: Expected, fileIsSound: Bool)
+    private static func recover(_ path: String, expecting expected: Expected, fileIsSound: Bool)
         -> (problem: String?, saved: Bool)
     {
         let configuration = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
@@ -332,7 +339,7 @@ enum Damage {
     /// back, and be sound. Only a file whose `application_id` the damage changed may be
     /// refused as another program's database (when its schema does not show the store's
     /// tables either). `note`: `,erased`, or `,refused-as-foreign`.
-    static func eraseAndStartAfresh(_ path: String, saving nodes: [ArchivedNode]) -> (problem: String?, note: String) {
+    private static func eraseAndStartAfresh(_ path: String, saving nodes: [ArchivedNode]) -> (problem: String?, note: String) {
         do {
             try ArchiveStore.erase(at: path, busyTimeout: .seconds(2))
         } catch {

@@ -43,12 +43,18 @@ enum LogDamage {
             }
             // As a kill leaves them, with the store open: the saves are in the log.
             guard let file = fileBytes(path), let log = fileBytes(path + "-wal"), log.count > 32 else {
-                throw ChildError.usage
+                throw SetUpError.noWriteAheadLog(path)
             }
             try Files.write(file, to: "\(directory)/store-\(index).sqlite")
             try Files.write(log, to: "\(directory)/store-\(index).sqlite-wal")
             withExtendedLifetime(store) {}
         }
+    }
+
+    /// Why the stores could not be made as a kill leaves them.
+    enum SetUpError: Error {
+        /// The store had no write-ahead log holding its saves.
+        case noWriteAheadLog(String)
     }
 
     /// A tree of `count` nodes saved in full, then changed and saved in part `times - 1` times.
@@ -81,10 +87,9 @@ enum LogDamage {
             try Files.write(file, to: scratch)
             try Files.write(log, to: scratch + "-wal")
             _ = try ArchiveStore(path: scratch).archiveNames()
-            // Damage lands in the header and the frames SQLite reads back: a log that started
-            // over keeps the frames of its earlier round after them, which SQLite never reads.
-            let pageSize = log[8..<12].reduce(0) { $0 << 8 | Int($1) }
-            let live = 32 + framesInWriteAheadLog(base + "-wal") * (24 + pageSize)
+            // Damage lands in the header and the frames SQLite reads back, not in the frames of
+            // an earlier round of the log after them, which SQLite never reads.
+            let live = readBackPartOfWriteAheadLog(base + "-wal").bytes
             return (file: file, log: log, live: live, expected: try Damage.Expected(path: scratch))
         }
         let path = "\(directory)/damaged-\(getpid()).sqlite"
@@ -102,16 +107,9 @@ enum LogDamage {
             let passesQuickCheck = Damage.check(path, "quick_check")
             var note = earlier ? ",earlier-state" : ""
             if problem == nil {
-                let recovery = Damage.recover(
-                    path, expecting: original.expected,
-                    fileIsSound: passesQuickCheck && Damage.check(path, "integrity_check"))
-                problem = recovery.problem
-                note += recovery.saved ? ",saved-again" : ""
-            }
-            if problem == nil, !note.hasSuffix(",saved-again"), let nodes = original.expected.newest.values.compactMap({ $0?.nodes }).first {
-                let erasure = Damage.eraseAndStartAfresh(path, saving: nodes)
-                problem = erasure.problem
-                note += erasure.note
+                let next = Damage.goOn(path, expecting: original.expected, saving: true, passesQuickCheck: passesQuickCheck)
+                problem = next.problem
+                note += next.note
             }
             let outcome =
                 switch problem {
