@@ -12,6 +12,7 @@ enum Scenarios {
         Entry(name: "save-kill", run: SaveKill.run),
         Entry(name: "two-writers", run: SaveKill.runTwoWriters),
         Entry(name: "copy-kill", run: SaveKill.runCopyKill),
+        Entry(name: "lifecycle-kill", run: LifecycleKill.run),
         Entry(name: "restore-kill", run: RestoreKill.run),
         Entry(name: "disk-full", run: DiskFull.run),
         Entry(name: "busy", run: Busy.run),
@@ -33,6 +34,7 @@ enum ChildMode {
         let rest = Array(arguments.dropFirst())
         switch mode {
         case "save-loop": try SaveKill.child(rest)
+        case "lifecycle-loop": try LifecycleKill.child(rest)
         case "hold-lock": try Busy.holdLock(rest)
         case "save-and-wait": try ReadOnly.saveAndWait(rest)
         case "damage-batch": try Damage.batch(rest)
