@@ -751,7 +751,7 @@ struct StoreFileTests {
             #expect(throws: moved) { try store.discard(reason: "the user quit") }
             #expect(!FileManager.default.fileExists(atPath: directory + "/state"))
             #expect(try store.snapshot()?.nodes.count == 3, "reads see the file as it was")
-            #expect(moved.description.contains("'\(path)' was removed, renamed or replaced"))
+            #expect(moved.description.contains("'\(path)', or its write-ahead log, was removed, renamed or replaced"))
             #expect(!moved.isUnusableStore, "erasing would destroy a file put in its place")
 
             let reopened = try ArchiveStore(path: path)
@@ -760,6 +760,44 @@ struct StoreFileTests {
             // The path names another file now: the first store still refuses, and leaves it be.
             #expect(throws: moved) { try store.save(try SampleArchives.tree(count: 5), header: SampleArchives.header) }
             #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 4)
+        }
+    }
+
+    /// The write-ahead log removed or renamed alone while the app runs (a cleaning tool taking
+    /// `-wal` for a temporary file): SQLite went on committing into the log it had open, which
+    /// no path named, so every later save and event "succeeded" and was lost when the app was
+    /// killed, and a store opened at the path meanwhile failed to read. Each write now
+    /// refuses and writes nothing; reads see what the store committed; released (its close
+    /// copies the log it holds into the file) and opened again, the store has all of it.
+    @Test(arguments: [false, true])
+    func aStoreWhoseWriteAheadLogWasRemovedRefusesToWrite(renamed: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let saved = try SampleArchives.tree(count: 3)
+            do {
+                let store = try ArchiveStore(path: path)
+                try store.save(saved, header: SampleArchives.header)
+                try store.record(.willFinishLaunching)
+                if renamed {
+                    try FileManager.default.moveItem(atPath: path + "-wal", toPath: directory + "/moved-wal")
+                } else {
+                    try FileManager.default.removeItem(atPath: path + "-wal")
+                }
+
+                let moved = ArchiveStoreError.storeFileMoved(path: path)
+                #expect(throws: moved) { try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
+                #expect(throws: moved) { try store.record(.didEnterBackground) }
+                #expect(throws: moved) { try store.discard(reason: "the user quit") }
+                #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "nothing was written")
+                #expect(try store.snapshot()?.nodes == saved, "reads see what the store committed")
+                #expect(try store.journal().count == 1)
+            }
+            let reopened = try ArchiveStore(path: path)
+            #expect(try reopened.snapshot()?.nodes == saved)
+            #expect(try reopened.journal().map(\.kind) == [.lifecycle(.willFinishLaunching, .inactive)])
+            let next = try SampleArchives.tree(count: 4)
+            try reopened.save(next, header: SampleArchives.header)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == next)
         }
     }
 

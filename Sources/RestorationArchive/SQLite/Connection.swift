@@ -71,12 +71,31 @@ final class Connection {
     }
 
     /// Whether the main database's file was removed, renamed or replaced since the
-    /// connection opened it: its path names no file, or another one
-    /// (`SQLITE_FCNTL_HAS_MOVED`, one `stat` of the path).
+    /// connection opened it (its path names no file, or another one:
+    /// `SQLITE_FCNTL_HAS_MOVED`, one `stat` of the path), or its write-ahead log removed or
+    /// renamed (``writeAheadLogHasMoved``, one more).
     var hasMoved: Bool {
         var moved: Int32 = 0
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
-        return moved != 0
+        return moved != 0 || writeAheadLogHasMoved
+    }
+
+    /// Whether the write-ahead log's file was removed or renamed since the connection opened
+    /// it: its path names no file. SQLite goes on committing into the file it has open, whose
+    /// commits the next launch never reads when this process is killed, and a connection
+    /// opened meanwhile fails to read. `false` when the connection has no log open (before its
+    /// first read).
+    ///
+    /// SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`) looks at the main database's file only,
+    /// and answers `false` for the log's: one `stat` of the log's path instead. A log
+    /// replaced by another file at its path is not seen.
+    private var writeAheadLogHasMoved: Bool {
+        var log: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
+            log?.pointee.pMethods != nil, let path = sqlite3_filename_wal(sqlite3_db_filename(handle, "main"))
+        else { return false }
+        var status = stat()
+        return stat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
     /// The pages in the write-ahead log after this connection's last commit; 0 until it
@@ -239,11 +258,12 @@ final class Connection {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     ///
     /// An immediate transaction (a write) on a database whose file was removed, renamed or
-    /// replaced since the connection opened it fails with
-    /// ``ResultCode/readOnlyDatabaseMoved`` before it begins. SQLite refuses such a write
-    /// itself with a rollback journal, whose name would no longer match the file's; in WAL
-    /// mode it commits the write, without an error, into the file it has open, which the path
-    /// no longer names: a removed file's writes are lost when the connection closes.
+    /// replaced since the connection opened it, or whose write-ahead log was removed or
+    /// renamed, fails with ``ResultCode/readOnlyDatabaseMoved`` before it begins
+    /// (``hasMoved``). SQLite refuses such a write itself with a rollback journal, whose name
+    /// would no longer match the file's; in WAL mode it commits the write, without an error,
+    /// into the files it has open, which the paths no longer name: a removed file's writes
+    /// are lost when the connection closes, a removed log's when the process is killed.
     func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         if kind == .immediate, hasMoved {
             throw DatabaseError(

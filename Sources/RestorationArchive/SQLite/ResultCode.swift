@@ -81,7 +81,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let readOnlyDirectory = ResultCode(rawValue: 8 | (6 << 8))
     /// `SQLITE_READONLY_DBMOVED`: the database's file was removed, renamed or replaced since
     /// the connection opened it, so what it writes would reach a file its path no longer
-    /// names.
+    /// names. The library's connections also refuse a write with it when the database's
+    /// write-ahead log was removed or renamed.
     public static let readOnlyDatabaseMoved = ResultCode(rawValue: 8 | (4 << 8))
     /// `SQLITE_BUSY_SNAPSHOT`
     public static let busySnapshot = ResultCode(rawValue: 5 | (2 << 8))

@@ -33,11 +33,18 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// A write was attempted on a store opened read-only.
     case readOnly
     /// The store's file was removed, renamed or replaced after the store was opened (the
-    /// user or a cleaning tool deleted the app's files while it ran), and nothing was
+    /// user or a cleaning tool deleted the app's files while it ran), or its write-ahead log
+    /// (the file beside it named with `-wal`) was removed or renamed, and nothing was
     /// written: the write would have gone to a file the path no longer names, where the next
-    /// launch would not find it. Open a store at the path again, which makes a new, empty one if
-    /// nothing is there, and write through it (an engine on the new store saves in full);
-    /// this store still reads the file as it was.
+    /// launch would not find it. Release this store (and the engine on it), then open a store
+    /// at the path again, which makes a new, empty one if nothing is there, and write through
+    /// it (an engine on the new store saves in full). Until it is released, this store still
+    /// reads the file as it was.
+    ///
+    /// When only the log went, the store's release copies the log it still holds into the
+    /// file, so the store opened again finds everything committed before; a store opened
+    /// while this one is open fails to read (SQLite's index of the log names frames the new
+    /// log does not have).
     case storeFileMoved(path: String)
     /// The store's node states are sealed under another encryption key.
     case wrongEncryptionKey
@@ -152,8 +159,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .readOnly:
             "The store is open read-only."
         case .storeFileMoved(let path):
-            "The store's file at '\(path)' was removed, renamed or replaced after the store was opened; "
-                + "nothing was written. Open the store again to write to that path."
+            "The store's file at '\(path)', or its write-ahead log, was removed, renamed or replaced after the "
+                + "store was opened; nothing was written. Release this store and open it again to write to that path."
         case .wrongEncryptionKey:
             "The store's states are sealed under another encryption key."
         case .encryptionKeyRequired(let name, let path):
