@@ -91,12 +91,16 @@ final class Connection {
     /// replaced by another file at its path is not seen.
     private var writeAheadLogHasMoved: Bool {
         var log: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
+        guard logsAhead, sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
             log?.pointee.pMethods != nil, let path = sqlite3_filename_wal(sqlite3_db_filename(handle, "main"))
         else { return false }
         var status = stat()
         return stat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
+
+    /// Whether ``enableWriteAheadLogging()`` turned the database to write-ahead logging (or
+    /// found it so): the connection's journal is a write-ahead log, not a rollback journal.
+    private var logsAhead = false
 
     /// The pages in the write-ahead log after this connection's last commit; 0 until it
     /// commits. Counted once ``countPagesInLog()`` is called.
@@ -159,12 +163,17 @@ final class Connection {
     /// is then tried again, 1 ms apart at first and up to 16 ms, until the busy timeout has
     /// passed.
     func enableWriteAheadLogging() throws -> String? {
-        if try pragmaText("PRAGMA journal_mode") == "wal" { return "wal" }
+        if try pragmaText("PRAGMA journal_mode") == "wal" {
+            logsAhead = true
+            return "wal"
+        }
         let deadline = ContinuousClock.now + .milliseconds(try pragmaInteger("PRAGMA busy_timeout") ?? 0)
         var pause: UInt32 = 1_000
         while true {
             do {
-                return try pragmaText("PRAGMA journal_mode = WAL")
+                let mode = try pragmaText("PRAGMA journal_mode = WAL")
+                logsAhead = mode == "wal"
+                return mode
             } catch let error as DatabaseError where error.resultCode == .busy && ContinuousClock.now < deadline {
                 usleep(pause)
                 pause = min(pause * 2, 16_000)
