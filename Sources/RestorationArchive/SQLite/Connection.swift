@@ -71,31 +71,37 @@ final class Connection {
     }
 
     /// Whether the main database's file was removed, renamed or replaced since the
-    /// connection opened it (its path names no file, or another one:
-    /// `SQLITE_FCNTL_HAS_MOVED`, one `stat` of the path), or its write-ahead log removed or
-    /// renamed (``writeAheadLogHasMoved``, one more).
+    /// connection opened it: its path names no file, or another one
+    /// (`SQLITE_FCNTL_HAS_MOVED`, one `stat` of the path).
     var hasMoved: Bool {
         var moved: Int32 = 0
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
-        return moved != 0 || writeAheadLogHasMoved
+        return moved != 0
     }
 
-    /// Whether the write-ahead log's file was removed or renamed since the connection opened
-    /// it: its path names no file. SQLite goes on committing into the file it has open, whose
-    /// commits the next launch never reads when this process is killed, and a connection
-    /// opened meanwhile fails to read. `false` when the connection has no log open (before its
-    /// first read).
+    /// Whether the write-ahead log's path names no file, or another one than the log this
+    /// connection has open: the log was removed or renamed (a cleaning tool taking `-wal` for
+    /// a temporary file), and perhaps made again by a connection opened since. SQLite goes on
+    /// committing into the file it has open, whose commits the next launch never reads once
+    /// this process is killed. `false` when the connection has no log open (before its first
+    /// read) or is not in write-ahead logging.
     ///
-    /// SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`) looks at the main database's file only,
-    /// and answers `false` for the log's: one `stat` of the log's path instead. A log
-    /// replaced by another file at its path is not seen.
-    private var writeAheadLogHasMoved: Bool {
+    /// Asked with the write lock held (`BEGIN IMMEDIATE`), when no other connection can add
+    /// to the log or cut it: the file at the path is the log only if its size is the open
+    /// log's (a `stat` of the path, and an `fstat` of the open file). SQLite's own check
+    /// (`SQLITE_FCNTL_HAS_MOVED`) answers for the main database's file only (`false` for the
+    /// log's, whose file keeps no lock information). A log made again and still as empty as
+    /// this one is not seen; this connection's next commit makes them differ.
+    private var writeAheadLogIsElsewhere: Bool {
         var log: UnsafeMutablePointer<sqlite3_file>?
         guard logsAhead, sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
-            log?.pointee.pMethods != nil, let path = sqlite3_filename_wal(sqlite3_db_filename(handle, "main"))
+            let log, let size = log.pointee.pMethods?.pointee.xFileSize,
+            let path = sqlite3_filename_wal(sqlite3_db_filename(handle, "main"))
         else { return false }
         var status = stat()
-        return stat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
+        guard stat(path, &status) == 0 else { return errno == ENOENT || errno == ENOTDIR }
+        var openSize: sqlite3_int64 = 0
+        return size(log, &openSize) == SQLITE_OK && openSize != sqlite3_int64(status.st_size)
     }
 
     /// Whether ``enableWriteAheadLogging()`` turned the database to write-ahead logging (or
@@ -267,12 +273,14 @@ final class Connection {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     ///
     /// An immediate transaction (a write) on a database whose file was removed, renamed or
-    /// replaced since the connection opened it, or whose write-ahead log was removed or
-    /// renamed, fails with ``ResultCode/readOnlyDatabaseMoved`` before it begins
-    /// (``hasMoved``). SQLite refuses such a write itself with a rollback journal, whose name
-    /// would no longer match the file's; in WAL mode it commits the write, without an error,
-    /// into the files it has open, which the paths no longer name: a removed file's writes
-    /// are lost when the connection closes, a removed log's when the process is killed.
+    /// replaced since the connection opened it fails with
+    /// ``ResultCode/readOnlyDatabaseMoved`` before it begins (``hasMoved``), and so does one
+    /// whose write-ahead log's path no longer names the log it has open, once it holds the
+    /// write lock (``writeAheadLogIsElsewhere``). SQLite refuses such a write itself with a
+    /// rollback journal, whose name would no longer match the file's; in WAL mode it commits
+    /// the write, without an error, into the files it has open, which the paths no longer
+    /// name: a removed file's writes are lost when the connection closes, a removed log's
+    /// when the process is killed.
     func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         if kind == .immediate, hasMoved {
             throw DatabaseError(
@@ -280,6 +288,12 @@ final class Connection {
                 message: "the database file was removed, renamed or replaced since it was opened")
         }
         try control(kind.rawValue)
+        if kind == .immediate, writeAheadLogIsElsewhere {
+            rollback()
+            throw DatabaseError(
+                extendedCode: ResultCode.readOnlyDatabaseMoved.rawValue,
+                message: "the write-ahead log was removed or renamed since it was opened")
+        }
         let result: Result
         do {
             result = try body()

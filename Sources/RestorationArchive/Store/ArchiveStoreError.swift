@@ -34,8 +34,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case readOnly
     /// The store's file was removed, renamed or replaced after the store was opened (the
     /// user or a cleaning tool deleted the app's files while it ran), or its write-ahead log
-    /// (the file beside it named with `-wal`) was removed or renamed, and nothing was
-    /// written: the write would have gone to a file the path no longer names, where the next
+    /// (the file beside it named with `-wal`) was removed or renamed (a store opened at the
+    /// path since may have made a new one), and nothing was written: the write would have gone to a file the path no longer names, where the next
     /// launch would not find it. Release this store (and the engine on it), then open a store
     /// at the path again, which makes a new, empty one if nothing is there, and write through
     /// it (an engine on the new store saves in full). Until it is released, this store still
