@@ -31,6 +31,12 @@ static inline int restoration_set_reset_database(sqlite3 *db, int on) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_RESET_DATABASE, on, (void *)0);
 }
 
+/// Wraps `sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, 0)`: the connection's
+/// close leaves the write-ahead log as it is rather than copying it into the database file.
+static inline int restoration_skip_checkpoint_on_close(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+}
+
 /// `SQLITE_TRANSIENT` is a macro casting -1 to a function pointer, which Swift cannot import.
 static inline sqlite3_destructor_type restoration_sqlite_transient(void) {
     return SQLITE_TRANSIENT;

@@ -45,6 +45,9 @@ final class Connection {
     }
 
     deinit {
+        // The last connection's close copies the log into the file: from a log no path names,
+        // a kill during the copy would leave the file torn, with no log to finish it from.
+        if writeAheadLogIsElsewhere { restoration_skip_checkpoint_on_close(handle) }
         // The hook of `countPagesInLog()` holds this object unretained; a statement kept
         // elsewhere keeps the handle open past this point.
         sqlite3_wal_hook(handle, nil, nil)
@@ -83,15 +86,20 @@ final class Connection {
     /// connection has open: the log was removed or renamed (a cleaning tool taking `-wal` for
     /// a temporary file), and perhaps made again by a connection opened since. SQLite goes on
     /// committing into the file it has open, whose commits the next launch never reads once
-    /// this process is killed. `false` when the connection has no log open (before its first
-    /// read) or is not in write-ahead logging.
+    /// this process is killed; and a copy of that log into the database file (a checkpoint)
+    /// that a kill interrupts leaves the file torn, with no log to finish it from. `false`
+    /// when the connection has no log open (before its first read) or is not in write-ahead
+    /// logging.
     ///
-    /// Asked with the write lock held (`BEGIN IMMEDIATE`), when no other connection can add
-    /// to the log or cut it: the file at the path is the log only if its size is the open
-    /// log's (a `stat` of the path, and an `fstat` of the open file). SQLite's own check
-    /// (`SQLITE_FCNTL_HAS_MOVED`) answers for the main database's file only (`false` for the
-    /// log's, whose file keeps no lock information). A log made again and still as empty as
-    /// this one is not seen; this connection's next commit makes them differ.
+    /// The file at the path is the log only if its size is the open log's (a `stat` of the
+    /// path, and an `fstat` of the open file). Asked with the write lock held (`BEGIN
+    /// IMMEDIATE`), when no other connection can add to the log or cut it, the answer is
+    /// exact; asked without, before a checkpoint this connection makes, a commit of another
+    /// connection between the two calls may make it `true` for a log that did not move, which
+    /// only skips that checkpoint. SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`) answers for
+    /// the main database's file only (`false` for the log's, whose file keeps no lock
+    /// information). A log made again and still as empty as this one is not seen; this
+    /// connection's next commit makes them differ.
     private var writeAheadLogIsElsewhere: Bool {
         var log: UnsafeMutablePointer<sqlite3_file>?
         guard logsAhead, sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
@@ -124,28 +132,36 @@ final class Connection {
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_wal_hook(handle, { context, handle, database, pages in
             guard let context else { return SQLITE_OK }
-            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().pagesInLog = Int(pages)
-            if pages >= Connection.automaticCheckpointPages { sqlite3_wal_checkpoint(handle, database) }
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            connection.pagesInLog = Int(pages)
+            if pages >= Connection.automaticCheckpointPages, !connection.writeAheadLogIsElsewhere {
+                sqlite3_wal_checkpoint(handle, database)
+            }
             return SQLITE_OK
         }, context)
     }
 
     /// Copies the write-ahead log into the database file as far as no reader still needs it,
     /// without waiting for anyone (`SQLITE_CHECKPOINT_PASSIVE`). The next commit starts the
-    /// log over when all of it was copied and no reader is still reading it.
+    /// log over when all of it was copied and no reader is still reading it. Copies nothing
+    /// from a log that its path no longer names (``writeAheadLogIsElsewhere``).
     func checkpointPassively() throws(DatabaseError) {
+        guard !writeAheadLogIsElsewhere else { return }
         try check(sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil))
     }
 
     /// Copies the write-ahead log into the database file and empties it
     /// (`SQLITE_CHECKPOINT_TRUNCATE`), waiting as long as the busy timeout for another
     /// connection's write and for readers of the log to end. Returns `false` when one
-    /// outlasted it: the log was copied as far as no reader needed it, and keeps its pages.
+    /// outlasted it: the log was copied as far as no reader needed it, and keeps its pages;
+    /// and, copying nothing, when the log's path no longer names it
+    /// (``writeAheadLogIsElsewhere``).
     ///
     /// A call of SQLite's, not a statement: it reads no schema, so it works on a connection
     /// whose schema cannot be read any more (an erase's, on a file whose header said another
     /// text encoding than the content it was given).
     func checkpointTruncating() throws(DatabaseError) -> Bool {
+        guard !writeAheadLogIsElsewhere else { return false }
         let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         if code == SQLITE_BUSY { return false }
         try check(code)
