@@ -13,6 +13,7 @@ enum Scenarios {
         Entry(name: "two-writers", run: SaveKill.runTwoWriters),
         Entry(name: "copy-kill", run: SaveKill.runCopyKill),
         Entry(name: "lifecycle-kill", run: LifecycleKill.run),
+        Entry(name: "log-removal", run: LogRemoval.run),
         Entry(name: "restore-kill", run: RestoreKill.run),
         Entry(name: "disk-full", run: DiskFull.run),
         Entry(name: "busy", run: Busy.run),
@@ -35,6 +36,7 @@ enum ChildMode {
         switch mode {
         case "save-loop": try SaveKill.child(rest)
         case "lifecycle-loop": try LifecycleKill.child(rest)
+        case "log-removal-loop": try LogRemoval.child(rest)
         case "hold-lock": try Busy.holdLock(rest)
         case "save-and-wait": try ReadOnly.saveAndWait(rest)
         case "damage-batch": try Damage.batch(rest)

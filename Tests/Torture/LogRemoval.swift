@@ -1,0 +1,202 @@
+import Foundation
+import RestorationArchive
+import TestSupport
+
+/// 1e. The write-ahead log removed while the app saves (a cleaning tool taking `-wal` for a
+/// temporary file), then SIGKILL: no save acknowledged after the removal, and no file torn.
+///
+/// A child process (`log-removal-loop`) saves trees over and over into a new store, as
+/// `save-kill`'s does, announcing each save before it and acknowledging it after. A second
+/// thread of the child removes the store's `-wal` at a random moment, announcing it before
+/// and after; one time in three it then opens a store at the path, which makes an empty
+/// `-wal` again (and may fail to read). The saves after the removal must be refused with
+/// `storeFileMoved`: the child then does what the error says, releases the store, opens it
+/// again, announces the newest generation it finds there, and saves on. The parent kills the
+/// child at a random moment, or 0–3 ms after a refusal (half the trials), and checks:
+/// - no save begun after the removal was acknowledged before the store was opened again (one
+///   under way as the log went may have committed into it, and been acknowledged), and none
+///   was refused before the removal began;
+/// - the store opened again holds a generation exactly as it was saved: the file as SQLite
+///   last copied the log into it (the release copies nothing from a log no path names);
+/// - the next launch: `check()` finds nothing (a copy from the removed log that a kill
+///   interrupted would have torn the file, with no log to finish it from), every retained
+///   generation is exactly as saved, and none acknowledged since the store was opened again
+///   (or, without a removal, at all) is lost.
+enum LogRemoval {
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("log-removal")
+        var tally = Tally()
+        let trials = scale.trials(quick: 100, full: 1_000)
+        defer { scenario.remark(tally.description(trials: trials)) }
+        try withTemporaryDirectory { directory in
+            for index in 0..<trials {
+                scenario.trial("trial \(index)") { trial in
+                    try killOneChild(path: "\(directory)/store-\(index).sqlite", tally: &tally, trial: &trial, random: &random)
+                }
+            }
+        }
+        return scenario
+    }
+
+    /// Where the kills landed.
+    struct Tally {
+        var beforeRemoval = 0
+        var beforeReopening = 0
+        var afterReopening = 0
+        var madeAgain = 0
+        var refused = 0
+        var acknowledgedAsTheLogWent = 0
+
+        func description(trials: Int) -> String {
+            "\(trials) children killed: \(beforeRemoval) before the log's removal, \(beforeReopening) after it and "
+                + "before the store was opened again, \(afterReopening) after; \(madeAgain) logs made again by "
+                + "another opening; \(refused) saves refused; \(acknowledgedAsTheLogWent) saves acknowledged "
+                + "though begun before the removal and ended after it"
+        }
+    }
+
+    private static func killOneChild(path: String, tally: inout Tally, trial: inout Trial, random: inout SeededGenerator)
+        throws
+    {
+        let child = try Child(Child.torture, ["child", "log-removal-loop", path, "\(random.next())"])
+        guard child.nextLine() == "ready" else {
+            child.kill()
+            child.wait()
+            trial.fail("the child never got ready: \(child.lines)")
+            return
+        }
+        if Bool.random(using: &random) {
+            usleep(UInt32.random(in: 0...60_000, using: &random))
+        } else {
+            // Aimed at the release after the refusal, where a copy from the removed log into
+            // the file would be under way.
+            while let line = child.nextLine(timeout: 2), !line.hasPrefix("refused ") {}
+            usleep(UInt32.random(in: 0...3_000, using: &random))
+        }
+        child.kill()
+        child.remainingLines()
+        let ending = child.wait()
+        trial.expect(ending.signalled && ending.status == SIGKILL, "the child ended by itself (status \(ending.status))")
+
+        // The child's story, line by line.
+        var digests: [Generation: UInt64] = [:]
+        var acknowledged: Generation = 0
+        var begun: Generation?
+        var removing = false
+        var removed = false
+        var reopened = false
+        var begunAfterRemoval = false
+        for line in child.lines.dropFirst() {
+            let words = line.split(separator: " ")
+            let generation = words.count >= 2 ? Int64(words[1]).map { Generation($0) } : nil
+            let digest = words.count == 3 ? UInt64(words[2]) : nil
+            if words.count == 3, words[0] == "begin", let generation, let digest {
+                digests[generation] = digest
+                begun = generation
+                begunAfterRemoval = removed && !reopened
+            } else if words.count == 2, words[0] == "ack", let generation, generation == begun {
+                trial.expect(!begunAfterRemoval, "save \(generation), begun after the log's removal, was acknowledged")
+                if removed && !reopened { tally.acknowledgedAsTheLogWent += 1 }
+                acknowledged = generation
+                begun = nil
+            } else if words.count == 2, words[0] == "refused", generation != nil {
+                trial.expect(removing, "a save was refused before the log's removal began: \(line)")
+                tally.refused += 1
+                begun = nil
+            } else if line == "removing" {
+                removing = true
+            } else if line == "removed" {
+                removed = true
+            } else if line == "made-again" {
+                tally.madeAgain += 1
+            } else if words.count == 3, words[0] == "reopened", let generation, let digest {
+                trial.expect(
+                    generation == 0 || digests[generation] == digest,
+                    "the store opened again holds generation \(generation) otherwise than it was saved")
+                reopened = true
+                // What the release kept is what the next launch must find, at least.
+                acknowledged = generation
+            } else {
+                trial.fail("the child said: \(line)")
+            }
+        }
+        switch (removing, reopened) {
+        case (false, _): tally.beforeRemoval += 1
+        case (true, false): tally.beforeReopening += 1
+        case (true, true): tally.afterReopening += 1
+        }
+
+        // The next launch.
+        let store = try ArchiveStore(path: path)
+        let problems = try store.check()
+        trial.expect(problems.isEmpty, "check: \(problems)")
+        let newest = try store.summary(of: .main)?.latestGeneration ?? 0
+        if !removing || reopened {
+            trial.expect(newest >= acknowledged, "acknowledged generation \(acknowledged) lost; newest \(newest)")
+        }
+        for summary in try store.generations(of: .main) {
+            let snapshot = try store.snapshot(of: .main, generation: summary.generation)
+            trial.expect(
+                snapshot.map { Content.digest($0.nodes) } == digests[summary.generation],
+                "generation \(summary.generation) differs from what was saved")
+        }
+    }
+
+    /// The child: `log-removal-loop PATH SEED`.
+    static func child(_ arguments: [String]) throws {
+        guard arguments.count == 2, let seed = UInt64(arguments[1]) else { throw ChildError.usage }
+        let path = arguments[0]
+        var random = SeededGenerator(seed: seed)
+        var store: ArchiveStore? = try ArchiveStore(path: path)
+        var tree: [ArchivedNode] = []
+        var generation: Generation = 0
+        let removalDelay = UInt32.random(in: 0...30_000, using: &random)
+        let makeAgain = Int.random(in: 0..<3, using: &random) == 0
+        announce("ready")
+        let remover = Thread {
+            usleep(removalDelay)
+            announce("removing")
+            unlink(path + "-wal")
+            announce("removed")
+            if makeAgain, (try? ArchiveStore(path: path)) == nil { announce("made-again") }
+        }
+        remover.start()
+        while store != nil {
+            let base = generation
+            let next = generation.next
+            let full = tree.isEmpty || Int.random(in: 0..<4, using: &random) == 0
+            let change = full ? nil : try Content.change(tree, using: &random)
+            let saved =
+                try change?.tree ?? Content.tree(count: Int.random(in: 5...120, using: &random), using: &random)
+            announce("begin \(next) \(Content.digest(saved))")
+            let outcome = Result { () throws(ArchiveStoreError) in
+                // Through `store`, not a second reference: releasing the store must close it.
+                guard let open = store else { return }
+                if let change {
+                    try open.saveChanges(
+                        change.changed, removing: change.removed, basedOn: base, header: Content.header, in: .main)
+                } else {
+                    try open.save(saved, header: Content.header, in: .main)
+                }
+            }
+            switch outcome {
+            case .success: break
+            case .failure(.storeFileMoved):
+                announce("refused \(next)")
+                // What the error says: release the store, then open it again.
+                store = nil
+                let reopened = try ArchiveStore(path: path)
+                let snapshot = try reopened.snapshot(of: .main)
+                generation = snapshot?.header.generation ?? 0
+                tree = snapshot?.nodes ?? []
+                announce("reopened \(generation) \(Content.digest(tree))")
+                store = reopened
+                continue
+            case .failure(let error): throw error
+            }
+            announce("ack \(next)")
+            generation = next
+            tree = saved
+        }
+    }
+}
