@@ -822,6 +822,21 @@ struct StoreFileTests {
         }
     }
 
+    /// A store opened while another holds a removed log: SQLite's index (`-shm`) names frames
+    /// the new, empty log does not have, and the read fails short; it says so, where it said
+    /// "disk I/O error". Once the first store is released, the store opens.
+    @Test func aStoreOpenedWhileAnotherHoldsARemovedLogSaysTheLogNeedsRecovery() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            var holder: ArchiveStore? = try ArchiveStore(path: path)
+            try holder?.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)) { try ArchiveStore(path: path) }
+            holder = nil
+            #expect(try ArchiveStore(path: path).snapshot() == nil, "the removed log held the only save")
+        }
+    }
+
     /// A save after a move to the background copies a long log into the file before its
     /// transaction (`write(shorteningTheLog:_:)`); from a log no path names it copies nothing,
     /// since a kill during the copy would leave the file torn. The save is refused after.

@@ -84,6 +84,10 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// names. The library's connections also refuse a write with it when the database's
     /// write-ahead log was removed or renamed.
     public static let readOnlyDatabaseMoved = ResultCode(rawValue: 8 | (4 << 8))
+    /// `SQLITE_IOERR_SHORT_READ`: a read found fewer bytes than it asked for. SQLite reads a
+    /// short database file as zeros, so this comes from a write-ahead log shorter than its
+    /// shared-memory index says.
+    public static let ioErrorShortRead = ResultCode(rawValue: 10 | (2 << 8))
     /// `SQLITE_BUSY_SNAPSHOT`
     public static let busySnapshot = ResultCode(rawValue: 5 | (2 << 8))
     /// `SQLITE_CONSTRAINT_CHECK`: a `CHECK` constraint refused a value.

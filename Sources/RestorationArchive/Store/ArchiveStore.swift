@@ -491,6 +491,10 @@ public final class ArchiveStore: Sendable {
             case .cantOpenSymlink: return .symbolicLinkAtStorePath(path: path)
             case .readOnlyDirectory: return StoreLocation.folderNotWritable(for: path)
             case .readOnlyDatabaseMoved: return .storeFileMoved(path: path)
+            case .ioErrorShortRead:
+                // A log removed or cut under a process that has the store open, whose index
+                // still names its frames (SQLite reads a short database file as zeros).
+                return .writeAheadLogNeedsRecovery(path: path)
             case .notADatabase:
                 return headerDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:

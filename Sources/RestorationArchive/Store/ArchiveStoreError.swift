@@ -29,6 +29,11 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// was killed and the index deleted), or with an index that stays torn, or without a read
     /// mark a reader can use, while another process has it open; only a read-write open can
     /// recover it.
+    ///
+    /// Or an open found the write-ahead log shorter than its index says: the log was removed
+    /// or cut while another process had the store open. That process's store refuses to
+    /// write (``storeFileMoved(path:)``); the index is rebuilt once it releases the store or
+    /// ends.
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
