@@ -865,6 +865,24 @@ struct StoreFileTests {
         }
     }
 
+    /// A discard's truncation of the log (and an erase's) copies nothing from a log its path
+    /// no longer names either: it answers as when a reader holds the log.
+    @Test func aTruncationCopiesNothingFromALogItsPathNoLongerNames() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let copied = try SampleArchives.tree(count: 3)
+            do {
+                let store = try ArchiveStore(path: path)
+                try store.save(copied, header: SampleArchives.header)
+                try store.withConnection { connection in try connection.checkpointPassively() }
+                try store.save(try SampleArchives.tree(count: 4, fill: 2), header: SampleArchives.header)
+                try FileManager.default.removeItem(atPath: path + "-wal")
+                #expect(try store.withConnection { connection in try connection.checkpointTruncating() } == false)
+            }
+            #expect(try ArchiveStore(path: path).snapshot()?.nodes == copied)
+        }
+    }
+
     /// The store's folder renamed: the file still exists, elsewhere, and the path names none.
     @Test func aStoreWhoseFolderWasRenamedRefusesToWrite() throws {
         try withTemporaryDirectory { directory in
