@@ -837,6 +837,15 @@ struct StoreFileTests {
         }
     }
 
+    /// A store at `path` that saved `nodes` and copied its log into its file (a checkpoint):
+    /// what a store opened again finds after its log is lost.
+    private func storeCopiedIntoItsFile(_ nodes: [ArchivedNode], at path: String) throws -> ArchiveStore {
+        let store = try ArchiveStore(path: path)
+        try store.save(nodes, header: SampleArchives.header)
+        try store.withConnection { connection in try connection.checkpointPassively() }
+        return store
+    }
+
     /// A save after a move to the background copies a long log into the file before its
     /// transaction (`write(shorteningTheLog:_:)`); from a log no path names it copies nothing,
     /// since a kill during the copy would leave the file torn. The save is refused after.
@@ -845,9 +854,7 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             let copied = try SampleArchives.tree(count: 3)
             do {
-                let store = try ArchiveStore(path: path)
-                try store.save(copied, header: SampleArchives.header)
-                try store.withConnection { connection in try connection.checkpointPassively() }
+                let store = try storeCopiedIntoItsFile(copied, at: path)
                 var active = false
                 while framesInWriteAheadLog(path + "-wal") < ArchiveStore.logPagesCheckpointedBeforeASave + 20 {
                     active.toggle()
@@ -872,9 +879,7 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             let copied = try SampleArchives.tree(count: 3)
             do {
-                let store = try ArchiveStore(path: path)
-                try store.save(copied, header: SampleArchives.header)
-                try store.withConnection { connection in try connection.checkpointPassively() }
+                let store = try storeCopiedIntoItsFile(copied, at: path)
                 try store.save(try SampleArchives.tree(count: 4, fill: 2), header: SampleArchives.header)
                 try FileManager.default.removeItem(atPath: path + "-wal")
                 #expect(try store.withConnection { connection in try connection.checkpointTruncating() } == false)
