@@ -46,8 +46,9 @@ final class Connection {
 
     deinit {
         // The last connection's close copies the log into the file: from a log no path names,
-        // a kill during the copy would leave the file torn, with no log to finish it from.
-        if writeAheadLogIsElsewhere { restoration_skip_checkpoint_on_close(handle) }
+        // a kill during the copy would leave the file torn, with no log to finish it from; by
+        // an index not the log's any more, it would copy another connection's pages.
+        if logFilesAreElsewhere { restoration_skip_checkpoint_on_close(handle) }
         // The hook of `countPagesInLog()` holds this object unretained; a statement kept
         // elsewhere keeps the handle open past this point.
         sqlite3_wal_hook(handle, nil, nil)
@@ -83,24 +84,28 @@ final class Connection {
     }
 
     /// Whether the write-ahead log's path names no file, or another one than the log this
-    /// connection has open: the log was removed or renamed (a cleaning tool taking `-wal` for
-    /// a temporary file), and perhaps made again by a connection opened since. SQLite goes on
-    /// committing into the file it has open, whose commits the next launch never reads once
-    /// this process is killed; and a copy of that log into the database file (a checkpoint)
-    /// that a kill interrupts leaves the file torn, with no log to finish it from. `false`
-    /// when the connection has no log open (before its first read) or is not in write-ahead
-    /// logging.
+    /// connection has open, or the log's index (`-shm`) is not the one it had when it first
+    /// looked: the file was removed or renamed (a cleaning tool taking `-wal` or `-shm` for a
+    /// temporary file), and perhaps made again by a connection opened since. SQLite goes on
+    /// committing into the log it has open, whose commits the next launch never reads once
+    /// this process is killed; with an index of its own, another process's connection writes
+    /// over this one's commits in the log; and a copy of the log into the database file (a
+    /// checkpoint) that a kill interrupts leaves the file torn when no log is left to finish
+    /// it from, or copies another connection's pages for this one's. `false` when the
+    /// connection has no log open (before its first read) or is not in write-ahead logging.
     ///
-    /// The file at the path is the log only if its size is the open log's (a `stat` of the
-    /// path, and an `fstat` of the open file). Asked with the write lock held (`BEGIN
-    /// IMMEDIATE`), when no other connection can add to the log or cut it, the answer is
-    /// exact; asked without, before a checkpoint this connection makes, a commit of another
-    /// connection between the two calls may make it `true` for a log that did not move, which
-    /// only skips that checkpoint. SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`) answers for
-    /// the main database's file only (`false` for the log's, whose file keeps no lock
-    /// information). A log made again and still as empty as this one is not seen; this
+    /// The file at the log's path is the log only if its size is the open log's (a `stat` of
+    /// the path, and an `fstat` of the open file); the index's is the one this connection
+    /// first saw there if its device and inode are (a `stat`: SQLite keeps the index mapped,
+    /// and no other process removes it while this one has it open). Asked with the write lock
+    /// held (`BEGIN IMMEDIATE`), when no other connection can add to the log or cut it, the
+    /// answer is exact; asked without, before a checkpoint this connection makes, a commit of
+    /// another connection between two calls may make it `true` for a log that did not move,
+    /// which only skips that checkpoint. SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`)
+    /// answers for the main database's file only (`false` for the log's, whose file keeps no
+    /// lock information). A log made again and still as empty as this one is not seen; this
     /// connection's next commit makes them differ.
-    private var writeAheadLogIsElsewhere: Bool {
+    private var logFilesAreElsewhere: Bool {
         var log: UnsafeMutablePointer<sqlite3_file>?
         guard logsAhead, sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
             let log, let size = log.pointee.pMethods?.pointee.xFileSize,
@@ -109,7 +114,38 @@ final class Connection {
         var status = stat()
         guard stat(path, &status) == 0 else { return errno == ENOENT || errno == ENOTDIR }
         var openSize: sqlite3_int64 = 0
-        return size(log, &openSize) == SQLITE_OK && openSize != sqlite3_int64(status.st_size)
+        if size(log, &openSize) == SQLITE_OK, openSize != sqlite3_int64(status.st_size) { return true }
+        return indexIsElsewhere(logPath: path)
+    }
+
+    /// The log's index (`-shm`) as this connection first saw it, with its log open: the
+    /// file's device and inode. `nil` until then.
+    private var indexFile: (device: UInt64, inode: UInt64)?
+
+    /// Whether the file at the index's path (the log's, with `-shm` for `-wal`) is not the
+    /// one ``indexFile`` saw; `false` the first time, which records it.
+    private func indexIsElsewhere(logPath: UnsafePointer<CChar>) -> Bool {
+        if indexPath == nil { indexPath = Self.indexPath(logPath: logPath) }
+        guard let indexPath else { return false }
+        var status = stat()
+        guard stat(indexPath, &status) == 0 else { return indexFile != nil && (errno == ENOENT || errno == ENOTDIR) }
+        let seen = (device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        guard let indexFile else {
+            self.indexFile = seen
+            return false
+        }
+        return seen != indexFile
+    }
+
+    /// The index's path, as a C string: the log's, with `-shm` for `-wal`.
+    private var indexPath: [CChar]?
+
+    private static func indexPath(logPath: UnsafePointer<CChar>) -> [CChar]? {
+        var path = Array(UnsafeBufferPointer(start: logPath, count: strlen(logPath) + 1))
+        let suffix = path.count - 5
+        guard suffix >= 0, path[suffix...].elementsEqual("-wal\0".utf8.map { CChar(bitPattern: $0) }) else { return nil }
+        path.replaceSubrange(suffix + 1..<suffix + 4, with: "shm".utf8.map { CChar(bitPattern: $0) })
+        return path
     }
 
     /// Whether ``enableWriteAheadLogging()`` turned the database to write-ahead logging (or
@@ -134,7 +170,7 @@ final class Connection {
             guard let context else { return SQLITE_OK }
             let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
             connection.pagesInLog = Int(pages)
-            if pages >= Connection.automaticCheckpointPages, !connection.writeAheadLogIsElsewhere {
+            if pages >= Connection.automaticCheckpointPages, !connection.logFilesAreElsewhere {
                 sqlite3_wal_checkpoint(handle, database)
             }
             return SQLITE_OK
@@ -144,9 +180,10 @@ final class Connection {
     /// Copies the write-ahead log into the database file as far as no reader still needs it,
     /// without waiting for anyone (`SQLITE_CHECKPOINT_PASSIVE`). The next commit starts the
     /// log over when all of it was copied and no reader is still reading it. Copies nothing
-    /// from a log that its path no longer names (``writeAheadLogIsElsewhere``).
+    /// from a log that its path no longer names, or whose index is not the one it was
+    /// (``logFilesAreElsewhere``).
     func checkpointPassively() throws(DatabaseError) {
-        guard !writeAheadLogIsElsewhere else { return }
+        guard !logFilesAreElsewhere else { return }
         try check(sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil))
     }
 
@@ -154,14 +191,14 @@ final class Connection {
     /// (`SQLITE_CHECKPOINT_TRUNCATE`), waiting as long as the busy timeout for another
     /// connection's write and for readers of the log to end. Returns `false` when one
     /// outlasted it: the log was copied as far as no reader needed it, and keeps its pages;
-    /// and, copying nothing, when the log's path no longer names it
-    /// (``writeAheadLogIsElsewhere``).
+    /// and, copying nothing, when the log's path no longer names it, or its index is not the
+    /// one it was (``logFilesAreElsewhere``).
     ///
     /// A call of SQLite's, not a statement: it reads no schema, so it works on a connection
     /// whose schema cannot be read any more (an erase's, on a file whose header said another
     /// text encoding than the content it was given).
     func checkpointTruncating() throws(DatabaseError) -> Bool {
-        guard !writeAheadLogIsElsewhere else { return false }
+        guard !logFilesAreElsewhere else { return false }
         let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         if code == SQLITE_BUSY { return false }
         try check(code)
@@ -291,8 +328,8 @@ final class Connection {
     /// An immediate transaction (a write) on a database whose file was removed, renamed or
     /// replaced since the connection opened it fails with
     /// ``ResultCode/readOnlyDatabaseMoved`` before it begins (``hasMoved``), and so does one
-    /// whose write-ahead log's path no longer names the log it has open, once it holds the
-    /// write lock (``writeAheadLogIsElsewhere``). SQLite refuses such a write itself with a
+    /// whose write-ahead log's path no longer names the log it has open, or whose log's index
+    /// is not the one it was, once it holds the write lock (``logFilesAreElsewhere``). SQLite refuses such a write itself with a
     /// rollback journal, whose name would no longer match the file's; in WAL mode it commits
     /// the write, without an error, into the files it has open, which the paths no longer
     /// name: a removed file's writes are lost when the connection closes, a removed log's
@@ -304,11 +341,11 @@ final class Connection {
                 message: "the database file was removed, renamed or replaced since it was opened")
         }
         try control(kind.rawValue)
-        if kind == .immediate, writeAheadLogIsElsewhere {
+        if kind == .immediate, logFilesAreElsewhere {
             rollback()
             throw DatabaseError(
                 extendedCode: ResultCode.readOnlyDatabaseMoved.rawValue,
-                message: "the write-ahead log was removed or renamed since it was opened")
+                message: "the write-ahead log or its index was removed or renamed since it was opened")
         }
         let result: Result
         do {

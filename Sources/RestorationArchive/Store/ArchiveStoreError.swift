@@ -39,18 +39,21 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case readOnly
     /// The store's file was removed, renamed or replaced after the store was opened (the
     /// user or a cleaning tool deleted the app's files while it ran), or its write-ahead log
-    /// (the file beside it named with `-wal`) was removed or renamed (a store opened at the
-    /// path since may have made a new one), and nothing was written: the write would have
-    /// gone to a file the path no longer names, where the next launch would not find it.
-    /// Release this store (and the engine on it), then open a store at the path again, which
-    /// makes a new, empty one if nothing is there, and write through it (an engine on the new
-    /// store saves in full). Until it is released, this store still reads the file as it was.
+    /// or the log's index (the files beside it named with `-wal` and `-shm`) was removed or
+    /// renamed (a store opened at the path since may have made a new one), and nothing was
+    /// written: the write would have gone to a file the path no longer names, where the next
+    /// launch would not find it, or, through an index of its own, over another process's
+    /// saves. Release this store (and the engine on it), then open a store at the path
+    /// again, which makes a new, empty one if nothing is there, and write through it (an
+    /// engine on the new store saves in full). Until it is released, this store still reads
+    /// the file as it was.
     ///
-    /// When only the log went, what it held since SQLite last copied it into the file went
-    /// with it: the store opened again reads the file as it was then. The release copies
-    /// nothing from the log it still holds, since a kill during that copy would leave the
-    /// file torn, with no log to finish it from. A store opened while this one is open may
-    /// fail to read (SQLite's index of the log names frames the new log does not have).
+    /// When the log went, what it held since SQLite last copied it into the file went with
+    /// it: the store opened again reads the file as it was then. The release copies nothing
+    /// from the log it still holds, since a kill during that copy would leave the file torn,
+    /// with no log to finish it from. A store opened while this one is open may fail to read
+    /// (SQLite's index of the log names frames the new log does not have). When only the
+    /// index went, nothing is lost: the store opened again rebuilds it from the log.
     case storeFileMoved(path: String)
     /// The store's node states are sealed under another encryption key.
     case wrongEncryptionKey
