@@ -2,26 +2,32 @@ import Foundation
 import RestorationArchive
 import TestSupport
 
-/// 1e. The write-ahead log removed while the app saves (a cleaning tool taking `-wal` for a
-/// temporary file), then SIGKILL: no save acknowledged after the removal, and no file torn.
+/// 1e. The write-ahead log, or its index, removed while the app saves (a cleaning tool
+/// taking `-wal` or `-shm` for a temporary file), then SIGKILL: no save acknowledged after the
+/// removal, no file torn, and no save of another process lost.
 ///
 /// A child process (`log-removal-loop`) saves trees over and over into a new store, as
 /// `save-kill`'s does, announcing each save before it and acknowledging it after. A second
-/// thread of the child removes the store's `-wal` at a random moment, announcing it before
-/// and after; one time in three it then opens a store at the path, which makes an empty
-/// `-wal` again (and may fail to read). The saves after the removal must be refused with
-/// `storeFileMoved`: the child then does what the error says, releases the store, opens it
-/// again, announces the newest generation it finds there, and saves on. The parent kills the
-/// child at a random moment, or 0–3 ms after a refusal (half the trials), and checks:
+/// thread of the child removes the store's `-wal` (half the trials) or `-shm` at a random
+/// moment, announcing it before and after. After the log's removal, one time in three, the
+/// thread opens a store at the path, which makes an empty `-wal` again (and may fail to
+/// read); after the index's, a second process starts saving the archive `scene-2` (a
+/// `save-loop` child), through an index of its own. The saves after the removal must be
+/// refused with `storeFileMoved`: the child then does what the error says, releases the
+/// store, opens it again, announces the newest generation it finds there, and saves on. The
+/// parent kills the child at a random moment (after the index's removal, 0–20 ms after the
+/// second process is ready), or 0–3 ms after a refusal (a quarter of the trials), and checks:
 /// - no save begun after the removal was acknowledged before the store was opened again (one
-///   under way as the log went may have committed into it, and been acknowledged), and none
-///   was refused before the removal began;
-/// - the store opened again holds a generation exactly as it was saved: the file as SQLite
-///   last copied the log into it (the release copies nothing from a log no path names);
+///   under way as the file went may have committed, and been acknowledged), and none was
+///   refused before the removal began;
+/// - the store opened again holds a generation exactly as it was saved: after the log's
+///   removal, the file as SQLite last copied the log into it (the release copies nothing from
+///   a log no path names);
 /// - the next launch: `check()` finds nothing (a copy from the removed log that a kill
 ///   interrupted would have torn the file, with no log to finish it from), every retained
 ///   generation is exactly as saved, and none acknowledged since the store was opened again
-///   (or, without a removal, at all) is lost.
+///   (or, without a removal, at all) is lost; after the index's removal, none acknowledged
+///   before it either, and none of the second process's.
 enum LogRemoval {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("log-removal")
@@ -46,26 +52,40 @@ enum LogRemoval {
         var madeAgain = 0
         var refused = 0
         var acknowledgedAsTheLogWent = 0
+        var indexRemovals = 0
+        var secondWriterSaves = 0
 
         func description(trials: Int) -> String {
             "\(trials) children killed: \(beforeRemoval) before the log's removal, \(beforeReopening) after it and "
                 + "before the store was opened again, \(afterReopening) after; \(madeAgain) logs made again by "
                 + "another opening; \(refused) saves refused; \(acknowledgedAsTheLogWent) saves acknowledged "
-                + "though begun before the removal and ended after it"
+                + "though begun before the removal and ended after it; \(indexRemovals) removals of the index (-shm) "
+                + "rather than the log, each followed by a second process saving 'scene-2' (\(secondWriterSaves) saves "
+                + "acknowledged)"
         }
     }
 
     private static func killOneChild(path: String, tally: inout Tally, trial: inout Trial, random: inout SeededGenerator)
         throws
     {
-        let child = try Child(Child.torture, ["child", "log-removal-loop", path, "\(random.next())"])
+        let index = Bool.random(using: &random)
+        let child = try Child(
+            Child.torture, ["child", "log-removal-loop", path, "\(random.next())", index ? "shm" : "wal"])
         guard child.nextLine() == "ready" else {
             child.kill()
             child.wait()
             trial.fail("the child never got ready: \(child.lines)")
             return
         }
-        if Bool.random(using: &random) {
+        var writer: Child?
+        if index {
+            // Another process opening the store once the index is gone makes one of its own,
+            // and saves its own archive through it.
+            while let line = child.nextLine(timeout: 2), line != "removed" {}
+            writer = try Child(Child.torture, ["child", "save-loop", path, "normal", "\(random.next())", "scene-2"])
+            if writer?.nextLine() != "ready" { trial.fail("the second writer never got ready: \(writer?.lines ?? [])") }
+            usleep(UInt32.random(in: 0...20_000, using: &random))
+        } else if Bool.random(using: &random) {
             usleep(UInt32.random(in: 0...60_000, using: &random))
         } else {
             // Aimed at the release after the refusal, where a copy from the removed log into
@@ -74,9 +94,13 @@ enum LogRemoval {
             usleep(UInt32.random(in: 0...3_000, using: &random))
         }
         child.kill()
-        child.remainingLines()
-        let ending = child.wait()
-        trial.expect(ending.signalled && ending.status == SIGKILL, "the child ended by itself (status \(ending.status))")
+        writer?.kill()
+        for process in [child] + (writer.map { [$0] } ?? []) {
+            process.remainingLines()
+            let ending = process.wait()
+            trial.expect(ending.signalled && ending.status == SIGKILL, "a child ended by itself (status \(ending.status))")
+        }
+        if index { tally.indexRemovals += 1 }
 
         // The child's story, line by line.
         var digests: [Generation: UInt64] = [:]
@@ -86,6 +110,9 @@ enum LogRemoval {
         var removed = false
         var reopened = false
         var begunAfterRemoval = false
+        // A save under way as the file went may be lost when it was the index: another
+        // process's connection may write over it in the log. The ones before may not.
+        var acknowledgedBeforeRemoval: Generation = 0
         for line in child.lines.dropFirst() {
             let words = line.split(separator: " ")
             let generation = words.count >= 2 ? Int64(words[1]).map { Generation($0) } : nil
@@ -95,7 +122,7 @@ enum LogRemoval {
                 begun = generation
                 begunAfterRemoval = removed && !reopened
             } else if words.count == 2, words[0] == "ack", let generation, generation == begun {
-                trial.expect(!begunAfterRemoval, "save \(generation), begun after the log's removal, was acknowledged")
+                trial.expect(!begunAfterRemoval, "save \(generation), begun after the removal, was acknowledged")
                 if removed && !reopened { tally.acknowledgedAsTheLogWent += 1 }
                 acknowledged = generation
                 begun = nil
@@ -105,6 +132,7 @@ enum LogRemoval {
                 begun = nil
             } else if line == "removing" {
                 removing = true
+                acknowledgedBeforeRemoval = acknowledged
             } else if line == "removed" {
                 removed = true
             } else if line == "made-again" {
@@ -133,7 +161,12 @@ enum LogRemoval {
         let newest = try store.summary(of: .main)?.latestGeneration ?? 0
         if !removing || reopened {
             trial.expect(newest >= acknowledged, "acknowledged generation \(acknowledged) lost; newest \(newest)")
+        } else if index {
+            trial.expect(
+                newest >= acknowledgedBeforeRemoval,
+                "acknowledged generation \(acknowledgedBeforeRemoval) lost with the index; newest \(newest)")
         }
+        if let writer { try checkSecondWriter(writer, store: store, tally: &tally, trial: &trial) }
         for summary in try store.generations(of: .main) {
             let snapshot = try store.snapshot(of: .main, generation: summary.generation)
             trial.expect(
@@ -142,10 +175,41 @@ enum LogRemoval {
         }
     }
 
-    /// The child: `log-removal-loop PATH SEED`.
+    /// The second writer's archive, `scene-2`: no acknowledged save lost, every retained
+    /// generation exactly as announced.
+    private static func checkSecondWriter(_ writer: Child, store: ArchiveStore, tally: inout Tally, trial: inout Trial)
+        throws
+    {
+        let archive = try ArchiveName("scene-2")
+        var digests: [Generation: UInt64] = [:]
+        var acknowledged: Generation = 0
+        for line in writer.lines.dropFirst() {
+            let words = line.split(separator: " ")
+            if words.count == 3, words[0] == "begin", let generation = Int64(words[1]), let digest = UInt64(words[2]) {
+                digests[Generation(generation)] = digest
+            } else if words.count == 2, words[0] == "ack", let generation = Int64(words[1]) {
+                acknowledged = Generation(generation)
+                tally.secondWriterSaves += 1
+            } else {
+                trial.fail("the second writer said: \(line)")
+            }
+        }
+        let newest = try store.summary(of: archive)?.latestGeneration ?? 0
+        trial.expect(newest >= acknowledged, "'scene-2': acknowledged generation \(acknowledged) lost; newest \(newest)")
+        for summary in try store.generations(of: archive) {
+            trial.expect(
+                try store.snapshot(of: archive, generation: summary.generation).map { Content.digest($0.nodes) }
+                    == digests[summary.generation],
+                "'scene-2': generation \(summary.generation) differs from what was saved")
+        }
+    }
+
+    /// The child: `log-removal-loop PATH SEED [wal | shm]` (`wal` when not given).
     static func child(_ arguments: [String]) throws {
-        guard arguments.count == 2, let seed = UInt64(arguments[1]) else { throw ChildError.usage }
+        guard (2...3).contains(arguments.count), let seed = UInt64(arguments[1]) else { throw ChildError.usage }
         let path = arguments[0]
+        let removed = path + "-" + (arguments.count == 3 ? arguments[2] : "wal")
+        guard removed.hasSuffix("-wal") || removed.hasSuffix("-shm") else { throw ChildError.usage }
         var random = SeededGenerator(seed: seed)
         var store: ArchiveStore? = try ArchiveStore(path: path)
         var tree: [ArchivedNode] = []
@@ -156,9 +220,10 @@ enum LogRemoval {
         let remover = Thread {
             usleep(removalDelay)
             announce("removing")
-            unlink(path + "-wal")
+            unlink(removed)
             announce("removed")
-            if makeAgain, (try? ArchiveStore(path: path)) == nil { announce("made-again") }
+            // (A store opened in this process shares the index it has: only the log is made again.)
+            if makeAgain, removed.hasSuffix("-wal"), (try? ArchiveStore(path: path)) == nil { announce("made-again") }
         }
         remover.start()
         while store != nil {
