@@ -56,7 +56,7 @@ enum LogRemoval {
         var secondWriterSaves = 0
 
         func description(trials: Int) -> String {
-            "\(trials) children killed: \(beforeRemoval) before the log's removal, \(beforeReopening) after it and "
+            "\(trials) children killed: \(beforeRemoval) before the removal, \(beforeReopening) after it and "
                 + "before the store was opened again, \(afterReopening) after; \(madeAgain) logs made again by "
                 + "another opening; \(refused) saves refused; \(acknowledgedAsTheLogWent) saves acknowledged "
                 + "though begun before the removal and ended after it; \(indexRemovals) removals of the index (-shm) "
