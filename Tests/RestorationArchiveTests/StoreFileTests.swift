@@ -751,7 +751,7 @@ struct StoreFileTests {
             #expect(throws: moved) { try store.discard(reason: "the user quit") }
             #expect(!FileManager.default.fileExists(atPath: directory + "/state"))
             #expect(try store.snapshot()?.nodes.count == 3, "reads see the file as it was")
-            #expect(moved.description.contains("'\(path)', or its write-ahead log, was removed, renamed or replaced"))
+            #expect(moved.description.contains("'\(path)', its write-ahead log or the log's index was removed, renamed or replaced"))
             #expect(!moved.isUnusableStore, "erasing would destroy a file put in its place")
 
             let reopened = try ArchiveStore(path: path)

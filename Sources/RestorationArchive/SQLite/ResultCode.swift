@@ -82,7 +82,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// `SQLITE_READONLY_DBMOVED`: the database's file was removed, renamed or replaced since
     /// the connection opened it, so what it writes would reach a file its path no longer
     /// names. The library's connections also refuse a write with it when the database's
-    /// write-ahead log was removed or renamed.
+    /// write-ahead log, or the log's index, was removed or renamed.
     public static let readOnlyDatabaseMoved = ResultCode(rawValue: 8 | (4 << 8))
     /// `SQLITE_IOERR_SHORT_READ`: a read found fewer bytes than it asked for. SQLite reads a
     /// short database file as zeros, so this comes from a write-ahead log shorter than its

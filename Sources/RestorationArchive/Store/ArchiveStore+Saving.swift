@@ -15,9 +15,10 @@ extension ArchiveStore {
     /// - Returns: the new generation and what was written.
     /// - Throws: ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``,
     ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/readOnly``,
-    ///   ``ArchiveStoreError/storeFileMoved(path:)`` (the file or its write-ahead log was
-    ///   removed since the store opened it), or ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full,
-    ///   …). Nothing is written when it throws. Damage to the archive's previous generations,
+    ///   ``ArchiveStoreError/storeFileMoved(path:)`` (the file, its write-ahead log or the
+    ///   log's index was removed since the store opened it), or
+    ///   ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full, …). Nothing is
+    ///   written when it throws. Damage to the archive's previous generations,
     ///   or to its own row, does not stop it: a full save reads none of them, and replaces
     ///   them.
     @discardableResult

@@ -168,8 +168,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .readOnly:
             "The store is open read-only."
         case .storeFileMoved(let path):
-            "The store's file at '\(path)', or its write-ahead log, was removed, renamed or replaced after the "
-                + "store was opened; nothing was written. Release this store and open it again to write to that path."
+            "The store's file at '\(path)', its write-ahead log or the log's index was removed, renamed or "
+                + "replaced after the store was opened; nothing was written. Release this store and open it again "
+                + "to write to that path."
         case .wrongEncryptionKey:
             "The store's states are sealed under another encryption key."
         case .encryptionKeyRequired(let name, let path):
