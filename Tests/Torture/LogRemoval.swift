@@ -223,7 +223,11 @@ enum LogRemoval {
             unlink(removed)
             announce("removed")
             // (A store opened in this process shares the index it has: only the log is made again.)
-            if makeAgain, removed.hasSuffix("-wal"), (try? ArchiveStore(path: path)) == nil { announce("made-again") }
+            // The opening makes the log again, and may then fail to read.
+            if makeAgain, removed.hasSuffix("-wal") {
+                _ = try? ArchiveStore(path: path)
+                announce("made-again")
+            }
         }
         remover.start()
         while store != nil {
