@@ -118,7 +118,7 @@ enum LifecycleKill {
         trial.expect(problems.isEmpty, "check: \(problems)")
         let previous = try store.previousLaunch()
         let childsLaunch = previous.flatMap { $0.processID == Int64(child.processIdentifier) ? $0 : nil }
-        try checkLaunch(previous, of: life, processID: child.processIdentifier, before: before, tally: &tally, trial: &trial)
+        checkLaunch(previous, of: life, processID: child.processIdentifier, before: before, tally: &tally, trial: &trial)
         let journal = try store.journal()
         if let childsLaunch {
             checkJournal(journal, of: childsLaunch, life: life, trial: &trial)
@@ -175,7 +175,7 @@ enum LifecycleKill {
     /// it; or, when none of its events committed, the launch before it.
     private static func checkLaunch(
         _ previous: LaunchSummary?, of life: Life, processID: pid_t, before: Before, tally: inout Tally, trial: inout Trial
-    ) throws {
+    ) {
         guard let previous else {
             trial.expect(
                 life.acknowledged.isEmpty && before.launch == nil,

@@ -95,11 +95,14 @@ enum LogRemoval {
         }
         child.kill()
         writer?.kill()
-        for process in [child] + (writer.map { [$0] } ?? []) {
-            process.remainingLines()
-            let ending = process.wait()
-            trial.expect(ending.signalled && ending.status == SIGKILL, "a child ended by itself (status \(ending.status))")
-        }
+        child.remainingLines()
+        let ending = child.wait()
+        trial.expect(ending.signalled && ending.status == SIGKILL, "the child ended by itself (status \(ending.status))")
+        // The second writer is `save-kill`'s child, read and checked as that scenario does.
+        var writerHistory = SaveKill.History()
+        var writerLandings = SaveKill.Landings()
+        let writerBegun = writer.flatMap { SaveKill.collect($0, into: &writerHistory, landings: &writerLandings, trial: &trial) }
+        tally.secondWriterSaves += writerLandings.saves
         if index { tally.indexRemovals += 1 }
 
         // The child's story, line by line.
@@ -166,41 +169,16 @@ enum LogRemoval {
                 newest >= acknowledgedBeforeRemoval,
                 "acknowledged generation \(acknowledgedBeforeRemoval) lost with the index; newest \(newest)")
         }
-        if let writer { try checkSecondWriter(writer, store: store, tally: &tally, trial: &trial) }
+        if writer != nil {
+            try SaveKill.verify(
+                try ArchiveName("scene-2"), of: store, history: &writerHistory, begun: writerBegun,
+                landings: &writerLandings, trial: &trial)
+        }
         for summary in try store.generations(of: .main) {
             let snapshot = try store.snapshot(of: .main, generation: summary.generation)
             trial.expect(
                 snapshot.map { Content.digest($0.nodes) } == digests[summary.generation],
                 "generation \(summary.generation) differs from what was saved")
-        }
-    }
-
-    /// The second writer's archive, `scene-2`: no acknowledged save lost, every retained
-    /// generation exactly as announced.
-    private static func checkSecondWriter(_ writer: Child, store: ArchiveStore, tally: inout Tally, trial: inout Trial)
-        throws
-    {
-        let archive = try ArchiveName("scene-2")
-        var digests: [Generation: UInt64] = [:]
-        var acknowledged: Generation = 0
-        for line in writer.lines.dropFirst() {
-            let words = line.split(separator: " ")
-            if words.count == 3, words[0] == "begin", let generation = Int64(words[1]), let digest = UInt64(words[2]) {
-                digests[Generation(generation)] = digest
-            } else if words.count == 2, words[0] == "ack", let generation = Int64(words[1]) {
-                acknowledged = Generation(generation)
-                tally.secondWriterSaves += 1
-            } else {
-                trial.fail("the second writer said: \(line)")
-            }
-        }
-        let newest = try store.summary(of: archive)?.latestGeneration ?? 0
-        trial.expect(newest >= acknowledged, "'scene-2': acknowledged generation \(acknowledged) lost; newest \(newest)")
-        for summary in try store.generations(of: archive) {
-            trial.expect(
-                try store.snapshot(of: archive, generation: summary.generation).map { Content.digest($0.nodes) }
-                    == digests[summary.generation],
-                "'scene-2': generation \(summary.generation) differs from what was saved")
         }
     }
 

@@ -107,7 +107,7 @@ enum SaveKill {
 
     /// Reads what a killed child announced into `history`, and checks it was killed. Returns
     /// the generation whose save it began and did not acknowledge, if any.
-    private static func collect(_ child: Child, into history: inout History, landings: inout Landings, trial: inout Trial)
+    static func collect(_ child: Child, into history: inout History, landings: inout Landings, trial: inout Trial)
         -> Generation?
     {
         var begun: Generation?
@@ -133,7 +133,7 @@ enum SaveKill {
     /// What the next launch must find in `archive`: no acknowledged generation lost, and
     /// every retained generation exactly as announced. Then `history` starts from what it
     /// found.
-    private static func verify(
+    static func verify(
         _ archive: ArchiveName, of store: ArchiveStore, history: inout History, begun: Generation?,
         landings: inout Landings, trial: inout Trial
     ) throws {
