@@ -858,7 +858,9 @@ struct StoreFileTests {
             var holder: ArchiveStore? = try ArchiveStore(path: path)
             try holder?.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
             try FileManager.default.removeItem(atPath: path + "-wal")
-            #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)) { try ArchiveStore(path: path) }
+            let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            #expect(throws: needsRecovery) { try ArchiveStore(path: path) }
+            #expect(needsRecovery.description.contains("the log was removed while a process had the store open"))
             holder = nil
             #expect(try ArchiveStore(path: path).snapshot() == nil, "the removed log held the only save")
         }

@@ -163,8 +163,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .migrationChanged(let identifier):
             "The store applied migration '\(identifier)', whose text differs in this library."
         case .writeAheadLogNeedsRecovery(let path):
-            "'\(path)' has a write-ahead log whose shared-memory index is missing or must be rebuilt; "
-                + "the app recovers it with its next read of the store, or at its next launch; then try again."
+            "'\(path)' has a write-ahead log whose shared-memory index is missing, must be rebuilt, or names "
+                + "frames the log does not have (the log was removed while a process had the store open); the app "
+                + "recovers it with its next read of the store, once it releases the store, or at its next launch; "
+                + "then try again."
         case .readOnly:
             "The store is open read-only."
         case .storeFileMoved(let path):
