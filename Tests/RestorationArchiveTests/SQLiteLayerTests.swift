@@ -162,6 +162,42 @@ struct SQLiteLayerTests {
         }
     }
 
+    /// The log index's header, read from its file, names the frames SQLite's own checkpoint
+    /// counts: the log's up to its last commit, and those copied into the database file.
+    /// A header whose two copies differ (a writer changing it), not initialised, or not a
+    /// regular file's, names nothing.
+    @Test func theLogIndexHeaderNamesTheFramesSQLiteCounts() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try open(directory)
+            let index = directory + "/raw.sqlite-shm"
+            try connection.execute("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+            try connection.execute("CREATE TABLE t (x); INSERT INTO t VALUES (zeroblob(10000))")
+            let uncopied = try #require(LogIndexHeader(indexAt: index))
+            let checkpoint = try connection.statement("PRAGMA wal_checkpoint(PASSIVE)")
+            #expect(try checkpoint.step())
+            let (logFrames, copiedFrames) = (try checkpoint.int64(1), try checkpoint.int64(2))
+            checkpoint.reset()
+            #expect(logFrames >= 4)
+            #expect(uncopied == LogIndexHeader(lastCommittedFrame: UInt32(logFrames), framesCopied: 0))
+            #expect(uncopied.framesNotCopied == UInt32(logFrames))
+            let copied = try #require(LogIndexHeader(indexAt: index))
+            #expect(copied == LogIndexHeader(lastCommittedFrame: UInt32(logFrames), framesCopied: UInt32(copiedFrames)))
+            #expect(copied.framesNotCopied == 0)
+
+            let bytes = try #require(fileBytes(index)).prefix(LogIndexHeader.bytesRead)
+            #expect(LogIndexHeader(bytes: Array(bytes)) == copied)
+            var torn = Array(bytes)
+            torn[16] ^= 1  // the first copy's mxFrame
+            #expect(LogIndexHeader(bytes: torn) == nil)
+            var uninitialised = Array(bytes)
+            uninitialised[12] = 0
+            uninitialised[48 + 12] = 0
+            #expect(LogIndexHeader(bytes: uninitialised) == nil)
+            #expect(LogIndexHeader(indexAt: directory) == nil)
+            #expect(LogIndexHeader(indexAt: directory + "/none-shm") == nil)
+        }
+    }
+
     /// SQLite's reset empties a file it cannot even read as a database.
     @Test func eraseEmptiesAFileThatIsNotADatabase() throws {
         try withTemporaryDirectory { directory in

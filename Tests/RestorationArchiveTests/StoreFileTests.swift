@@ -860,9 +860,63 @@ struct StoreFileTests {
             try FileManager.default.removeItem(atPath: path + "-wal")
             let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
             #expect(throws: needsRecovery) { try ArchiveStore(path: path) }
-            #expect(needsRecovery.description.contains("the log was removed while a process had the store open"))
+            #expect(needsRecovery.description.contains("the log was removed or cut while a process had the store open"))
             holder = nil
             #expect(try ArchiveStore(path: path).snapshot() == nil, "the removed log held the only save")
+        }
+    }
+
+    /// A read-only open (`restorectl`) while an app holds a removed log read the file alone, as
+    /// if no log had been there: a store SQLite had not copied into its file read as "an
+    /// empty SQLite database", and one it had as the store before the removed log's saves,
+    /// which `check()` called healthy. The index left beside the file names those commits;
+    /// the open says the log needs recovery, changing no file, until the app's store is
+    /// released and opened again.
+    @Test func aReadOnlyOpenOfAStoreWhoseLogWasRemovedSaysTheLogNeedsRecovery() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let copied = try SampleArchives.tree(count: 3)
+            let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            do {
+                let holder = try storeCopiedIntoItsFile(copied, at: path)
+                try holder.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+                try FileManager.default.removeItem(atPath: path + "-wal")
+                let before = try [path, path + "-shm"].map { try #require(fileBytes($0)) }
+                #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
+                #expect(try [path, path + "-shm"].map { try #require(fileBytes($0)) } == before)
+                #expect(!fileExists(path + "-wal"), "the read-only open made a log")
+            }
+            // The release copies nothing and leaves the index: only a read-write open mends it.
+            #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(try ArchiveStore(path: path).snapshot()?.nodes == copied)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == copied)
+        }
+    }
+
+    /// The files a killed app leaves, its log then removed: the index names commits the file
+    /// does not hold, and a read-only open says the log needs recovery. An index whose every
+    /// commit was copied into the file names nothing missing: the file alone is the store.
+    @Test func aReadOnlyOpenReadsTheFileAloneOnlyWhenTheIndexNamesNothingMissing() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let copied = try SampleArchives.tree(count: 3)
+            let holder = try storeCopiedIntoItsFile(copied, at: path)
+            func killedAppsFiles(named name: String) throws -> String {
+                let copy = directory + "/" + name
+                for suffix in ["", "-shm"] {
+                    let bytes = try #require(fileBytes(path + suffix))
+                    #expect(FileManager.default.createFile(atPath: copy + suffix, contents: Data(bytes)))
+                }
+                return copy
+            }
+            let allCopied = try killedAppsFiles(named: "all-copied.sqlite")
+            #expect(try ArchiveStore(path: allCopied, mode: .readOnly).snapshot()?.nodes == copied)
+            try holder.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+            let notCopied = try killedAppsFiles(named: "not-copied.sqlite")
+            #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: notCopied)) {
+                try ArchiveStore(path: notCopied, mode: .readOnly)
+            }
+            #expect(try ArchiveStore(path: notCopied).snapshot()?.nodes == copied, "the save in the log is lost")
         }
     }
 

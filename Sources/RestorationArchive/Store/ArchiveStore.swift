@@ -286,6 +286,12 @@ public final class ArchiveStore: Sendable {
     ) {
         let (stamp, filename) = try StoreLocation.checkForReading(path: path)
         let opening = StoreLocation.readOnlyOpening(path: path, file: stamp, sqliteFilename: filename)
+        // Without a log, the file is read alone: an index left beside it that names commits
+        // the file does not hold says a log was removed (while a process had the store open,
+        // or after one was killed), and the file alone is the store as it was before them.
+        if case .frozen = opening.source, let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0 {
+            throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+        }
         let connection = try Connection(
             filename: opening.uri,
             flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a write-ahead log's index (the `-shm` file) says of the log, read from the file
+/// without SQLite: the last frame of the log that holds a commit, and how many of its frames
+/// were copied into the database file (SQLite's "WAL-index header" and its checkpoint
+/// information, `walformat.html` §2.2, in the machine's byte order).
+///
+/// A read-only open looks at it when the log is missing: frames the index names but the file
+/// does not hold yet were in a log removed while a process had the store open (or after one
+/// was killed), and reading the file alone would give the store as it was before them.
+struct LogIndexHeader: Equatable {
+    /// The number of frames in the log up to its last commit (`mxFrame`).
+    let lastCommittedFrame: UInt32
+    /// How many of the log's first frames were copied into the database file (`nBackfill`).
+    let framesCopied: UInt32
+
+    /// The frames holding commits that the database file does not hold yet.
+    var framesNotCopied: UInt32 { lastCommittedFrame - min(framesCopied, lastCommittedFrame) }
+
+    init(lastCommittedFrame: UInt32, framesCopied: UInt32) {
+        self.lastCommittedFrame = lastCommittedFrame
+        self.framesCopied = framesCopied
+    }
+
+    /// The two copies of the header, then `nBackfill`: the bytes read.
+    static let bytesRead = 2 * headerSize + 4
+    private static let headerSize = 48
+    /// `WALINDEX_MAX_VERSION`, the only version SQLite has written.
+    private static let version: UInt32 = 3_007_000
+
+    /// The header of the index at `path`; `nil` when there is no file there (or not a regular
+    /// one, or it cannot be read), when it is too short, not initialised, of another version,
+    /// or its two copies differ (a writer was changing it: SQLite reads it again then).
+    init?(indexAt path: String) {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Self.bytesRead)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count == Self.bytesRead else { return nil }
+        self.init(bytes: bytes)
+    }
+
+    /// The header in `bytes`, the index file's first ``bytesRead`` bytes.
+    init?(bytes: [UInt8]) {
+        guard bytes.count >= Self.bytesRead,
+            bytes[0..<Self.headerSize].elementsEqual(bytes[Self.headerSize..<2 * Self.headerSize])
+        else { return nil }
+        func word(at offset: Int) -> UInt32 {
+            var value: UInt32 = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[offset..<offset + 4]) }
+            return value
+        }
+        // iVersion at 0, isInit at 12, mxFrame at 16; nBackfill first after the two copies.
+        guard word(at: 0) == Self.version, bytes[12] == 1 else { return nil }
+        lastCommittedFrame = word(at: 16)
+        framesCopied = word(at: 2 * Self.headerSize)
+    }
+}
