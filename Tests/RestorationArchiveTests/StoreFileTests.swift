@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TestSupport
 @testable import RestorationArchive
@@ -894,8 +895,10 @@ struct StoreFileTests {
     }
 
     /// The files a killed app leaves, its log then removed: the index names commits the file
-    /// does not hold, and a read-only open says the log needs recovery. An index whose every
-    /// commit was copied into the file names nothing missing: the file alone is the store.
+    /// does not hold, and a read-only open says the log needs recovery; the app's next launch
+    /// rebuilds the index (SQLite does so silently) and logs what went with the log. An index
+    /// whose every commit was copied into the file names nothing missing: the file alone is
+    /// the store.
     @Test func aReadOnlyOpenReadsTheFileAloneOnlyWhenTheIndexNamesNothingMissing() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
@@ -916,7 +919,17 @@ struct StoreFileTests {
             #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: notCopied)) {
                 try ArchiveStore(path: notCopied, mode: .readOnly)
             }
-            #expect(try ArchiveStore(path: notCopied).snapshot()?.nodes == copied, "the save in the log is lost")
+            let sink = LogSink()
+            let logger = Logger(label: "test") { _ in sink }
+            #expect(try ArchiveStore(path: allCopied, logger: logger).snapshot()?.nodes == copied)
+            let launch = try ArchiveStore(path: notCopied, logger: logger)
+            #expect(try launch.snapshot()?.nodes == copied, "the save in the log is lost")
+            let warnings = sink.messages.filter { $0.contains("write-ahead log of") && $0.contains("was removed") }
+            #expect(warnings.count == 1)
+            #expect(warnings.allSatisfy {
+                $0.hasPrefix("The write-ahead log of '\(notCopied)' was removed (while a process had the store open, or")
+                    && $0.hasSuffix(" frames of commits not yet copied into the file: the saves and events they held are lost")
+            })
         }
     }
 

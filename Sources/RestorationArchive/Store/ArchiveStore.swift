@@ -237,6 +237,13 @@ public final class ArchiveStore: Sendable {
         Connection, StoreFileIdentity
     ) {
         let (file, filename) = try StoreLocation.prepareForWriting(path: path)
+        // SQLite rebuilds an index left without its log from nothing, silently.
+        if !StoreLocation.writeAheadLogExists(for: path), let index = LogIndexHeader(indexAt: path + "-shm"),
+            index.framesNotCopied > 0
+        {
+            logger?.warning(
+                "The write-ahead log of '\(path)' was removed (while a process had the store open, or after one was killed) with \(index.framesNotCopied) frames of commits not yet copied into the file: the saves and events they held are lost")
+        }
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
         let connection = try Connection(
