@@ -41,9 +41,15 @@ extension ArchiveStore {
     /// data, and a wrong path is the likely cause. A file SQLite cannot read as a database is
     /// erased: damage to a store's first page looks like that.
     ///
+    /// What SQLite never makes at the paths of the store's write-ahead log and its index
+    /// (`-wal` and `-shm` beside the file), which makes every open of the store fail
+    /// (``ArchiveStoreError/notAStore(path:reason:)`` names it), is removed: a symbolic link
+    /// (not what it points to), a pipe, a socket or a device node, a folder if it is empty. A
+    /// folder with files in it is refused (``ArchiveStoreError/fileSystem(operation:path:errno:)``).
+    ///
     /// - Parameters:
     ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
-    ///     nothing is created.
+    ///     nothing is created (what SQLite never makes beside it is still removed).
     ///   - busyTimeout: how long to wait for another connection's write lock.
     ///   - logger: where a line saying the store was erased goes.
     /// - Throws: ``ArchiveStoreError/notAStore(path:reason:)`` for another program's database, a
@@ -55,7 +61,9 @@ extension ArchiveStore {
     ) throws(ArchiveStoreError) {
         guard busyTimeout >= .zero else { throw .invalidConfiguration("busyTimeout must not be negative") }
         try SQLiteVersion.check()
-        guard let filename = try StoreLocation.checkForErasing(path: path) else { return }
+        let (filename, removed) = try StoreLocation.prepareForErasing(path: path)
+        for item in removed { logger?.warning("Removed \(item), which SQLite never makes beside a store") }
+        guard let filename else { return }
         try translatingErrors(path: path) {
             let reset: Bool
             do {

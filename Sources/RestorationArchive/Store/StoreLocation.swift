@@ -76,6 +76,10 @@ enum StoreLocation {
             guard fchmod(fd, 0o600) == 0 else { throw .fileSystem(operation: "fchmod", path: path, errno: errno) }
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "fstat", path: path, errno: errno) }
+            // As for an existing store (`checkAccess`): SQLite would fail at it, saying less.
+            for (file, _) in filesBeside(path) {
+                if let info = try existing(file) { try checkFileBeside(path, file: file, info: info) }
+            }
             return (StoreFileIdentity(info), filename)
         }
         switch errno {
@@ -104,11 +108,66 @@ enum StoreLocation {
         throws(ArchiveStoreError)
     {
         for file in [path, path + "-wal", path + "-shm"] {
-            if file != path, try existing(file) == nil { continue }
+            if file != path {
+                guard let info = try existing(file) else { continue }
+                try checkFileBeside(path, file: file, info: info)
+            }
             guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
                 throw .fileSystem(operation: operation, path: file, errno: errno)
             }
         }
+    }
+
+    /// The files SQLite keeps beside a store's: its write-ahead log and the log's index.
+    static func filesBeside(_ path: String) -> [(file: String, role: String)] {
+        [(path + "-wal", "write-ahead log"), (path + "-shm", "log's index")]
+    }
+
+    /// Refuses what SQLite never makes at the path of a store's log or index: a symbolic
+    /// link, a folder, a pipe, a device. SQLite fails to open or write through it, and failed
+    /// at every launch after with errors that named neither the file nor a remedy ("unable to
+    /// open database file", "disk I/O error", "attempt to write a readonly database", or a log
+    /// said to need a recovery that never came). The store is unusable as it is; an erase
+    /// removes the file (``removeWhatSQLiteNeverMakes(beside:)``).
+    private static func checkFileBeside(_ path: String, file: String, info: stat) throws(ArchiveStoreError) {
+        guard info.st_mode & S_IFMT != S_IFREG else { return }
+        let role = filesBeside(path).first { $0.file == file }?.role ?? "file"
+        throw .notAStore(
+            path: path,
+            reason: "the path of its \(role), '\(file)', holds \(kind(of: info)), which SQLite never makes there "
+                + "(erasing the store removes it)")
+    }
+
+    /// What a file that is not a regular one is, in words.
+    private static func kind(of info: stat) -> String {
+        switch info.st_mode & S_IFMT {
+        case S_IFLNK: "a symbolic link"
+        case S_IFDIR: "a folder"
+        case S_IFIFO: "a pipe"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR, S_IFBLK: "a device"
+        default: "something other than a regular file"
+        }
+    }
+
+    /// Removes what ``checkFileBeside(_:file:info:)`` refuses at the paths of the store's log
+    /// and index, for an erase: the link itself (never what it points to), the pipe, socket
+    /// or device node, the folder if it is empty. A folder with files in it is refused: they
+    /// are not the store's to delete.
+    ///
+    /// - Returns: the paths removed, with what each held.
+    static func removeWhatSQLiteNeverMakes(beside path: String) throws(ArchiveStoreError) -> [String] {
+        var removed: [String] = []
+        for (file, _) in filesBeside(path) {
+            guard let info = try existing(file), info.st_mode & S_IFMT != S_IFREG else { continue }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                guard rmdir(file) == 0 else { throw .fileSystem(operation: "rmdir", path: file, errno: errno) }
+            } else {
+                guard unlink(file) == 0 else { throw .fileSystem(operation: "unlink", path: file, errno: errno) }
+            }
+            removed.append("\(kind(of: info)) at '\(file)'")
+        }
+        return removed
     }
 
     /// The folder a store's file is in, where SQLite creates its write-ahead log.
@@ -167,15 +226,23 @@ enum StoreLocation {
         return (FileStamp(info), filename)
     }
 
-    /// Checks what exists at `path` before an erase, which creates nothing: `nil` when
-    /// nothing does, otherwise the file name to give SQLite (``sqliteFilename(for:)``, its
-    /// length checked). Whatever a regular file holds is for the erase to judge.
-    static func checkForErasing(path: String) throws(ArchiveStoreError) -> String? {
-        guard let info = try existing(path) else { return nil }
-        try checkRegularFile(path: path, info: info)
+    /// Checks what exists at `path` before an erase, which creates nothing, and removes what
+    /// SQLite never makes at the paths of its log and index
+    /// (``removeWhatSQLiteNeverMakes(beside:)``), whether or not a file is at `path`.
+    ///
+    /// - Returns: the file name to give SQLite (``sqliteFilename(for:)``, its length checked),
+    ///   `nil` when nothing is at `path`; and what was removed. Whatever a regular file holds
+    ///   is for the erase to judge.
+    static func prepareForErasing(path: String) throws(ArchiveStoreError) -> (
+        sqliteFilename: String?, removed: [String]
+    ) {
+        let info = try existing(path)
+        if let info { try checkRegularFile(path: path, info: info) }
+        let removed = try removeWhatSQLiteNeverMakes(beside: path)
+        guard info != nil else { return (nil, removed) }
         let filename = try checkedSQLiteFilename(for: path)
         try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
-        return filename
+        return (filename, removed)
     }
 
     /// ``sqliteFilename(for:)``, refused when longer than SQLite opens: it opens a database

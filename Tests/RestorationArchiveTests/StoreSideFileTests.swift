@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+/// What SQLite never makes at the paths of a store's write-ahead log and its index: a
+/// symbolic link, a folder, a pipe. SQLite cannot open or write the store through it; every
+/// open failed with words that named neither the file nor a remedy ("unable to open database
+/// file", "disk I/O error", "attempt to write a readonly database", a log said to need a
+/// recovery that never came), at every launch, and the erase an app answers an unusable store
+/// with failed the same way.
+@Suite("Files beside a store: what SQLite never makes at its log's and index's paths")
+struct StoreSideFileTests {
+    enum Side: String, CaseIterable {
+        case log = "-wal"
+        case index = "-shm"
+
+        var role: String { self == .log ? "write-ahead log" : "log's index" }
+    }
+
+    enum Kind: String, CaseIterable {
+        case link = "a symbolic link"
+        case folder = "a folder"
+        case pipe = "a pipe"
+
+        /// Makes one at `path`; a link points to `target`.
+        func make(at path: String, target: String) throws {
+            switch self {
+            case .link: try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            case .folder: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            case .pipe: #expect(mkfifo(path, 0o600) == 0)
+            }
+        }
+    }
+
+    /// Each open names the file and what it holds, as a store that is unusable as it is;
+    /// nothing is changed, not even what a link points to. The erase an app answers with
+    /// removes it (a link, not what it points to) and the store opens again, empty.
+    @Test(arguments: Side.allCases, Kind.allCases)
+    func whatSQLiteNeverMakesBesideAStoreIsNamedAndErased(side: Side, kind: Kind) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let target = directory + "/precious.txt"
+            let precious = Array("a file of the user's\n".utf8)
+            #expect(FileManager.default.createFile(atPath: target, contents: Data(precious)))
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let before = try #require(fileBytes(path))
+            try kind.make(at: path + side.rawValue, target: target)
+
+            let refused = ArchiveStoreError.notAStore(
+                path: path,
+                reason: "the path of its \(side.role), '\(path + side.rawValue)', holds \(kind.rawValue), which SQLite "
+                    + "never makes there (erasing the store removes it)")
+            #expect(refused.isUnusableStore)
+            #expect(throws: refused) { try ArchiveStore(path: path) }
+            #expect(throws: refused) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(fileBytes(path) == before)
+            #expect(fileBytes(target) == precious)
+            for other in Side.allCases where other != side {
+                #expect(!FileManager.default.fileExists(atPath: path + other.rawValue), "the open made \(other.rawValue)")
+            }
+
+            let sink = LogSink()
+            try ArchiveStore.erase(at: path, logger: Logger(label: "test") { _ in sink })
+            #expect(sink.messages.contains("Removed \(kind.rawValue) at '\(path + side.rawValue)', which SQLite never makes beside a store"))
+            #expect(fileBytes(target) == precious)
+            let store = try ArchiveStore(path: path)
+            #expect(try store.snapshot() == nil)
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 2)
+        }
+    }
+
+    /// A folder with files in it is not the store's to delete: the erase refuses it and
+    /// leaves it, the store with it.
+    @Test func aFolderWithFilesAtTheLogsPathIsLeftByTheErase() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let before = try #require(fileBytes(path))
+            try FileManager.default.createDirectory(atPath: path + "-wal", withIntermediateDirectories: false)
+            #expect(FileManager.default.createFile(atPath: path + "-wal/notes.txt", contents: Data("notes".utf8)))
+            #expect(throws: ArchiveStoreError.fileSystem(operation: "rmdir", path: path + "-wal", errno: ENOTEMPTY)) {
+                try ArchiveStore.erase(at: path)
+            }
+            #expect(fileBytes(path + "-wal/notes.txt") == Array("notes".utf8))
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    /// With no store file: the erase removes what SQLite never makes there too, and creates
+    /// nothing; an app's first launch, which makes the file and then fails at the link, is
+    /// answered by the erase as any unusable store.
+    @Test func theEraseRemovesWhatSQLiteNeverMakesWhereNoStoreIs() throws {
+        try withTemporaryDirectory { directory in
+            let untouched = directory + "/never-opened.sqlite"
+            try Kind.link.make(at: untouched + "-wal", target: directory + "/elsewhere")
+            try ArchiveStore.erase(at: untouched)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+
+            let path = directory + "/store.sqlite"
+            try Kind.link.make(at: path + "-shm", target: directory + "/elsewhere")
+            let error = try #require(throws: ArchiveStoreError.self) { try ArchiveStore(path: path) }
+            #expect(error.isUnusableStore)
+            try ArchiveStore.erase(at: path)
+            #expect(try ArchiveStore(path: path).snapshot() == nil)
+        }
+    }
+}
