@@ -4,19 +4,27 @@ import Testing
 import TestSupport
 @testable import RestorationArchive
 
-/// What SQLite never makes at the paths of a store's write-ahead log and its index: a
-/// symbolic link, a folder, a pipe. SQLite cannot open or write the store through it; every
-/// open failed with words that named neither the file nor a remedy ("unable to open database
-/// file", "disk I/O error", "attempt to write a readonly database", a log said to need a
-/// recovery that never came), at every launch, and the erase an app answers an unusable store
-/// with failed the same way.
-@Suite("Files beside a store: what SQLite never makes at its log's and index's paths")
+/// What SQLite never makes at the paths of a store's write-ahead log, its index and a rollback
+/// journal: a symbolic link, a folder, a pipe. SQLite cannot open or write the store through
+/// it; every open failed with words that named neither the file nor a remedy ("unable to open
+/// database file", "disk I/O error", "attempt to write a readonly database", a log said to
+/// need a recovery that never came), at every launch, or used a pipe at the log's path as the
+/// log, or waited forever on one at the journal's; and the erase an app answers an unusable
+/// store with failed the same way.
+@Suite("Files beside a store: what SQLite never makes at the paths of its log, index and journal")
 struct StoreSideFileTests {
     enum Side: String, CaseIterable {
         case log = "-wal"
         case index = "-shm"
+        case journal = "-journal"
 
-        var role: String { self == .log ? "write-ahead log" : "log's index" }
+        var role: String {
+            switch self {
+            case .log: "write-ahead log"
+            case .index: "log's index"
+            case .journal: "rollback journal"
+            }
+        }
     }
 
     enum Kind: String, CaseIterable {

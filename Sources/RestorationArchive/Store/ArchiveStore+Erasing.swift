@@ -41,17 +41,19 @@ extension ArchiveStore {
     /// data, and a wrong path is the likely cause. A file SQLite cannot read as a database is
     /// erased: damage to a store's first page looks like that.
     ///
-    /// What SQLite never makes at the paths of the store's write-ahead log and its index
-    /// (`-wal` and `-shm` beside the file), which makes every open of the store fail
-    /// (``ArchiveStoreError/notAStore(path:reason:)`` names it), is removed: a symbolic link
-    /// (not what it points to), a pipe, a socket or a device node, a folder if it is empty. A
-    /// folder with files in it is refused (``ArchiveStoreError/fileSystem(operation:path:errno:)``).
+    /// What SQLite never makes at the paths of the store's write-ahead log, its index and a
+    /// rollback journal (`-wal`, `-shm` and `-journal` beside the file), which makes every
+    /// open of the store fail (``ArchiveStoreError/notAStore(path:reason:)`` names it), is
+    /// removed: a symbolic link (not what it points to), a pipe, a socket or a device node, a
+    /// folder if it is empty. A folder with files in it is refused
+    /// (``ArchiveStoreError/fileSystem(operation:path:errno:)``).
     ///
     /// - Parameters:
     ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
     ///     nothing is created (what SQLite never makes beside it is still removed).
     ///   - busyTimeout: how long to wait for another connection's write lock.
-    ///   - logger: where a line saying the store was erased goes.
+    ///   - logger: where a line saying the store was erased goes, and one for each file removed
+    ///     beside it.
     /// - Throws: ``ArchiveStoreError/notAStore(path:reason:)`` for another program's database, a
     ///   folder or anything but a regular file; ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``;
     ///   ``ResultCode/busy`` in ``ArchiveStoreError/database(_:)`` when another connection held

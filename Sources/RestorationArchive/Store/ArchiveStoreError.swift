@@ -18,10 +18,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The store's path is a symbolic link; stores are never opened through one.
     case symbolicLinkAtStorePath(path: String)
     /// The file exists but is not an archive store: empty, not SQLite, a directory, or
-    /// another program's SQLite database. Or the path of its write-ahead log or the log's
-    /// index (`-wal`, `-shm`) holds what SQLite never makes there (a symbolic link, a
-    /// folder, a pipe), through which SQLite cannot open or write the store; an erase
-    /// removes it.
+    /// another program's SQLite database. Or the path of its write-ahead log, the log's
+    /// index or a rollback journal (`-wal`, `-shm`, `-journal`) holds what SQLite never
+    /// makes there (a symbolic link, a folder, a pipe), through which SQLite cannot open or
+    /// write the store; an erase removes it.
     case notAStore(path: String, reason: String)
     /// The store was written by a newer version of this library.
     case schemaTooNew(storeVersion: Int, libraryVersion: Int)

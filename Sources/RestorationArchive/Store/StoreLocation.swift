@@ -77,8 +77,8 @@ enum StoreLocation {
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "fstat", path: path, errno: errno) }
             // As for an existing store (`checkAccess`): SQLite would fail at it, saying less.
-            for (file, _) in filesBeside(path) {
-                if let info = try existing(file) { try checkFileBeside(path, file: file, info: info) }
+            for beside in filesBeside(path) {
+                if let info = try existing(beside.path) { try check(beside, of: path, info: info) }
             }
             return (StoreFileIdentity(info), filename)
         }
@@ -95,47 +95,64 @@ enum StoreLocation {
     }
 
     /// Throws `operation`'s file-system error, naming the file, when the process may not
-    /// access the store file at `path` as `mode` says (`R_OK`, `W_OK`), nor its log and the
-    /// log's index when they are there. A file SQLite may not write it opens read-only
-    /// without a word, and the first write fails as if the store were damaged; one it may not
-    /// read fails with only "unable to open database file"; and an index this user may not
-    /// read is not one that is missing or must be rebuilt. A log and an index stay where an
-    /// app was killed with them open, with the owner and mode of then.
+    /// access the store file at `path` as `mode` says (`R_OK`, `W_OK`), nor the files SQLite
+    /// keeps beside it when they are there (``filesBeside(_:)``, each checked first by
+    /// ``check(_:of:info:)``). A file SQLite may not write it opens read-only without a word,
+    /// and the first write fails as if the store were damaged; one it may not read fails with
+    /// only "unable to open database file"; and an index this user may not read is not one
+    /// that is missing or must be rebuilt. A log and an index stay where an app was killed
+    /// with them open, with the owner and mode of then.
     ///
     /// Asked of the file system by the effective user and groups, not by opening the file:
     /// closing a descriptor of it would release the locks SQLite holds on it in this process.
     private static func checkAccess(toFilesOf path: String, _ mode: Int32, _ operation: String)
         throws(ArchiveStoreError)
     {
-        for file in [path, path + "-wal", path + "-shm"] {
-            if file != path {
-                guard let info = try existing(file) else { continue }
-                try checkFileBeside(path, file: file, info: info)
-            }
-            guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
-                throw .fileSystem(operation: operation, path: file, errno: errno)
-            }
+        try checkAccess(to: path, mode, operation)
+        for beside in filesBeside(path) {
+            guard let info = try existing(beside.path) else { continue }
+            try check(beside, of: path, info: info)
+            try checkAccess(to: beside.path, mode, operation)
         }
     }
 
-    /// The files SQLite keeps beside a store's: its write-ahead log and the log's index.
-    static func filesBeside(_ path: String) -> [(file: String, role: String)] {
-        [(path + "-wal", "write-ahead log"), (path + "-shm", "log's index")]
+    private static func checkAccess(to file: String, _ mode: Int32, _ operation: String) throws(ArchiveStoreError) {
+        guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
+            throw .fileSystem(operation: operation, path: file, errno: errno)
+        }
     }
 
-    /// Refuses what SQLite never makes at the path of a store's log or index: a symbolic
-    /// link, a folder, a pipe, a device. SQLite fails to open or write through it, and failed
-    /// at every launch after with errors that named neither the file nor a remedy ("unable to
-    /// open database file", "disk I/O error", "attempt to write a readonly database", or a log
-    /// said to need a recovery that never came). The store is unusable as it is; an erase
-    /// removes the file (``removeWhatSQLiteNeverMakes(beside:)``).
-    private static func checkFileBeside(_ path: String, file: String, info: stat) throws(ArchiveStoreError) {
+    /// A file SQLite keeps beside a store's, named by the store's path and a suffix.
+    struct FileBeside {
+        let path: String
+        /// What it is to the store, in words.
+        let role: String
+    }
+
+    /// The files SQLite keeps beside the store at `path`: its write-ahead log, the log's
+    /// index, and a rollback journal, which a store never has (it is in write-ahead logging
+    /// from its first write) but SQLite looks for at each opening.
+    static func filesBeside(_ path: String) -> [FileBeside] {
+        [
+            FileBeside(path: path + "-wal", role: "write-ahead log"),
+            FileBeside(path: path + "-shm", role: "log's index"),
+            FileBeside(path: path + "-journal", role: "rollback journal"),
+        ]
+    }
+
+    /// Refuses what SQLite never makes at the path of a file it keeps beside a store: a
+    /// symbolic link, a folder, a pipe, a device. SQLite fails to open or write through it,
+    /// and failed at every launch after with errors that named neither the file nor a remedy
+    /// ("unable to open database file", "disk I/O error", "attempt to write a readonly
+    /// database", a log said to need a recovery that never came), or opened a pipe at the
+    /// log's path as the log, or waited forever on one at the journal's. The store is
+    /// unusable as it is; an erase removes the file (``removeWhatSQLiteNeverMakes(beside:)``).
+    private static func check(_ beside: FileBeside, of path: String, info: stat) throws(ArchiveStoreError) {
         guard info.st_mode & S_IFMT != S_IFREG else { return }
-        let role = filesBeside(path).first { $0.file == file }?.role ?? "file"
         throw .notAStore(
             path: path,
-            reason: "the path of its \(role), '\(file)', holds \(kind(of: info)), which SQLite never makes there "
-                + "(erasing the store removes it)")
+            reason: "the path of its \(beside.role), '\(beside.path)', holds \(kind(of: info)), which SQLite never "
+                + "makes there (erasing the store removes it)")
     }
 
     /// What a file that is not a regular one is, in words.
@@ -150,15 +167,15 @@ enum StoreLocation {
         }
     }
 
-    /// Removes what ``checkFileBeside(_:file:info:)`` refuses at the paths of the store's log
-    /// and index, for an erase: the link itself (never what it points to), the pipe, socket
-    /// or device node, the folder if it is empty. A folder with files in it is refused: they
-    /// are not the store's to delete.
+    /// Removes what ``check(_:of:info:)`` refuses beside the store, for an erase: the link
+    /// itself (never what it points to), the pipe, socket or device node, the folder if it is
+    /// empty. A folder with files in it is refused: they are not the store's to delete.
     ///
     /// - Returns: the paths removed, with what each held.
     static func removeWhatSQLiteNeverMakes(beside path: String) throws(ArchiveStoreError) -> [String] {
         var removed: [String] = []
-        for (file, _) in filesBeside(path) {
+        for beside in filesBeside(path) {
+            let file = beside.path
             guard let info = try existing(file), info.st_mode & S_IFMT != S_IFREG else { continue }
             if info.st_mode & S_IFMT == S_IFDIR {
                 guard rmdir(file) == 0 else { throw .fileSystem(operation: "rmdir", path: file, errno: errno) }
