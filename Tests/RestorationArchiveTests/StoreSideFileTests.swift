@@ -59,7 +59,7 @@ struct StoreSideFileTests {
             let refused = ArchiveStoreError.notAStore(
                 path: path,
                 reason: "the path of its \(side.role), '\(path + side.rawValue)', holds \(kind.rawValue), which SQLite "
-                    + "never makes there (erasing the store removes it)")
+                    + "never makes there; remove it (erasing the store removes it too)")
             #expect(refused.isUnusableStore)
             #expect(throws: refused) { try ArchiveStore(path: path) }
             #expect(throws: refused) { try ArchiveStore(path: path, mode: .readOnly) }

@@ -152,7 +152,7 @@ enum StoreLocation {
         throw .notAStore(
             path: path,
             reason: "the path of its \(beside.role), '\(beside.path)', holds \(kind(of: info)), which SQLite never "
-                + "makes there (erasing the store removes it)")
+                + "makes there; remove it (erasing the store removes it too)")
     }
 
     /// What a file that is not a regular one is, in words.
