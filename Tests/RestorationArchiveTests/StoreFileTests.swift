@@ -35,6 +35,34 @@ struct StoreFileTests {
         }
     }
 
+    /// SQLite here reads file names as URIs (built with `USE_URI`): a store at the relative
+    /// path `file:x.sqlite` opened `x.sqlite`, another store, and saved into it; one at
+    /// `file:y.sqlite?mode=memory` was a database in memory, refused as not a store. They are
+    /// files like any other now. In a child process, for its working directory.
+    @Test func aStoreAtARelativePathStartingWithFileIsThatFile() async {
+        await #expect(processExitsWith: .success) {
+            let ok = try withTemporaryDirectory { directory -> Bool in
+                guard chdir(directory) == 0 else { return false }
+                let other = try SampleArchives.tree(count: 2)
+                try ArchiveStore(path: "x.sqlite").save(other, header: SampleArchives.header)
+                let nodes = try SampleArchives.tree(count: 3)
+                var results: [Bool] = []
+                for path in ["file:x.sqlite", "file:y.sqlite?mode=memory"] {
+                    let store = try ArchiveStore(path: path)
+                    results.append(try store.snapshot() == nil)
+                    try store.save(nodes, header: SampleArchives.header)
+                    results.append((fileSize(directory + "/" + path) ?? 0) > 0)
+                    results.append(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == nodes)
+                    try ArchiveStore.erase(at: path)
+                    results.append(try ArchiveStore(path: path).snapshot() == nil)
+                }
+                results.append(try ArchiveStore(path: "x.sqlite", mode: .readOnly).snapshot()?.nodes == other)
+                return !results.contains(false)
+            }
+            exit(ok ? 0 : 1)
+        }
+    }
+
     /// SQLite takes the name `:memory:` for a database in memory: a store at that relative
     /// path saved nothing to the file the library had created there (its write-ahead log
     /// refused, with a message about journal modes). It is a file like any other now. The

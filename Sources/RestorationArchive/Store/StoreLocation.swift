@@ -356,9 +356,12 @@ enum StoreLocation {
     }
 
     /// The file name to give SQLite for the store at `path`: the path with the folder it is
-    /// in resolved (symbolic links on the way followed), except that SQLite takes `:memory:`
-    /// for a database that lives in memory and is never written to a file; `./:memory:`
-    /// names the file.
+    /// in resolved (symbolic links on the way followed). A relative path left as it is
+    /// starts with `./`: SQLite takes the name `:memory:` for a database that lives in memory
+    /// and is never written to a file, and, built to read file names as URIs (`USE_URI`, as
+    /// Debian's is), a name starting with `file:` for one (`file:x.sqlite` opened
+    /// `x.sqlite`, and `file:x.sqlite?mode=memory` a database in memory); `./:memory:` and
+    /// `./file:x.sqlite` name the files.
     ///
     /// `SQLITE_OPEN_NOFOLLOW` refuses a link anywhere on the path, but a link among the
     /// folders is the user's own arrangement (a state folder moved to another disk, a home
@@ -367,9 +370,9 @@ enum StoreLocation {
     /// folder that cannot be resolved (it does not exist) is left as it is, for SQLite to
     /// report.
     static func sqliteFilename(for path: String) -> String {
-        if path == ":memory:" { return "./:memory:" }
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        guard let resolved = realpath(folder(of: path), nil) else { return path }
+        let unresolved = isAbsolute(path) ? path : "./" + path
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return unresolved }
+        guard let resolved = realpath(folder(of: path), nil) else { return unresolved }
         defer { free(resolved) }
         let resolvedFolder = String(cString: resolved)
         return (resolvedFolder == "/" ? "" : resolvedFolder) + String(path[slash...])
