@@ -131,6 +131,43 @@ struct MigrationTests {
         }
     }
 
+    /// SQL of the file's own, which no migration makes: a trigger that never ends (it made
+    /// every launch wait forever, each event recorded running it), a view in place of a
+    /// table (`restorectl report` and `check` waited forever). Refused as damage in both
+    /// modes, before anything runs it, the file left as it is; the erase an app answers
+    /// with leaves a store that records and saves.
+    @Test(arguments: [
+        (
+            "CREATE TRIGGER endless AFTER INSERT ON journal BEGIN SELECT count(*) FROM (WITH RECURSIVE c(x) AS "
+                + "(SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c WHERE x < 0); END",
+            "1 trigger and 0 views"
+        ),
+        (
+            "DROP TABLE restore_report; CREATE VIEW restore_report (archive_id, sequence, generation, reported_at, "
+                + "outcome, report) AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                + "SELECT 1, x, 1, 0, 'restored', x'00' FROM c WHERE x < 0",
+            "0 triggers and 1 view"
+        ),
+    ])
+    func aSchemaWithATriggerOrAViewIsRefusedAsDamage(tampering: String, held: String) throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            try tamper(with: path, tampering)
+            let before = fileBytes(path)
+            let damaged = ArchiveStoreError.damagedStore(
+                "its schema holds \(held), which no migration makes: the file was changed by other than this library")
+            #expect(damaged.isUnusableStore)
+            #expect(throws: damaged) { try ArchiveStore(path: path) }
+            #expect(throws: damaged) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(fileBytes(path) == before)
+            try ArchiveStore.erase(at: path)
+            let store = try ArchiveStore(path: path)
+            try store.record(.willFinishLaunching)
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            #expect(try store.restoreReports(of: .main).isEmpty)
+        }
+    }
+
     @Test func aStoreOfSchemaVersion4IsMigratedAndItsArchivesStillRead() throws {
         try withTemporaryStorePath { path in
             let nodes = try SampleArchives.tree(count: 5)

@@ -8,7 +8,8 @@ internal import StoreMigrations
 /// - an SQLite database of another program (a foreign `application_id`, or tables without
 ///   our bookkeeping) is not a store;
 /// - more migrations than this library knows → ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)``;
-/// - an applied migration whose text differs → ``ArchiveStoreError/migrationChanged(identifier:)``.
+/// - an applied migration whose text differs → ``ArchiveStoreError/migrationChanged(identifier:)``;
+/// - a trigger or a view, which no migration makes → ``ArchiveStoreError/damagedStore(_:)``.
 struct SchemaMigrator {
     /// `PRAGMA application_id` of every store: "RSTR".
     static let applicationID: Int64 = 0x5253_5452
@@ -55,6 +56,7 @@ struct SchemaMigrator {
                 throw ArchiveStoreError.migrationChanged(identifier: record.identifier)
             }
         }
+        try refuseStatementsOfItsOwn(connection)
         return .compatible(pending: libraryVersion - applied.count)
     }
 
@@ -94,6 +96,25 @@ struct SchemaMigrator {
                 // A constant: the schema version, readable without parsing the history.
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
+        }
+    }
+
+    /// Refuses a schema holding a trigger or a view, which no migration makes: SQL of the
+    /// file's own, run by the store's reads and writes. A file changed by other than this
+    /// library (a view in place of a table, a trigger on the journal) made them do what it
+    /// said: a recursive query in a trigger made every launch wait forever, and `check()`
+    /// found nothing. One query at each opening; the rest of the schema is the migrations'
+    /// as SQLite wrote it, whose text an older SQLite may have written otherwise.
+    private func refuseStatementsOfItsOwn(_ connection: Connection) throws {
+        let statement = try connection.statement(
+            "SELECT count(*) FILTER (WHERE type = 'trigger'), count(*) FILTER (WHERE type = 'view') FROM sqlite_schema")
+        defer { statement.reset() }
+        guard try statement.step() else { return }
+        let (triggers, views) = (try statement.int64(0), try statement.int64(1))
+        guard triggers == 0, views == 0 else {
+            throw ArchiveStoreError.damagedStore(
+                "its schema holds \(triggers) trigger\(triggers == 1 ? "" : "s") and \(views) view\(views == 1 ? "" : "s"), "
+                    + "which no migration makes: the file was changed by other than this library")
         }
     }
 

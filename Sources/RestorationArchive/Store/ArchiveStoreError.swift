@@ -114,8 +114,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// order, or saved unsealed, before the store had a key.
     case sealRejected(ArchiveName, RestorationPath, Generation)
     /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
-    /// SQLite finds the file malformed (`SQLITE_CORRUPT`), or its header says what no store
-    /// has (a file format version SQLite does not write, text in UTF-16): the file was damaged.
+    /// SQLite finds the file malformed (`SQLITE_CORRUPT`), its header says what no store has
+    /// (a file format version SQLite does not write, text in UTF-16), or its schema holds a
+    /// trigger or a view, SQL of its own that no migration makes: the file was damaged, or
+    /// changed by other than this library.
     case damagedStore(String)
     /// The store's history of past launches is damaged: an entry of its lifecycle journal
     /// (``ArchiveStore/journal(limit:)``, ``ArchiveStore/previousLaunch()``) or a restore
