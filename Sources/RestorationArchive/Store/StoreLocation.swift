@@ -244,7 +244,7 @@ enum StoreLocation {
     }
 
     /// Checks what exists at `path` before an erase, which creates nothing, and removes what
-    /// SQLite never makes at the paths of its log and index
+    /// SQLite never makes at the paths of the files it keeps beside it
     /// (``removeWhatSQLiteNeverMakes(beside:)``), whether or not a file is at `path`.
     ///
     /// - Returns: the file name to give SQLite (``sqliteFilename(for:)``, its length checked),
