@@ -168,6 +168,25 @@ struct MigrationTests {
         }
     }
 
+    /// A unique index another program added: every later journal entry of an event already
+    /// recorded broke it, with a database error an app does not answer by erasing, so every
+    /// launch failed the same way. The library's writes keep every constraint of its schema:
+    /// one broken is damage, which an app answers by erasing.
+    @Test func aConstraintTheFileAddedIsDamageWhenAWriteBreaksIt() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).record(.willFinishLaunching)
+            try tamper(with: path, "CREATE UNIQUE INDEX tampered ON journal (event)")
+            let store = try ArchiveStore(path: path)
+            let error = try #require(throws: ArchiveStoreError.self) { try store.record(.willFinishLaunching) }
+            #expect(error.isUnusableStore)
+            #expect(error.description.contains("a write broke a constraint the library's writes keep"))
+            #expect(error.description.contains("UNIQUE constraint failed: journal.event"))
+            try ArchiveStore.erase(at: path)
+            try store.record(.willFinishLaunching)
+            try store.record(.willFinishLaunching)
+        }
+    }
+
     @Test func aStoreOfSchemaVersion4IsMigratedAndItsArchivesStillRead() throws {
         try withTemporaryStorePath { path in
             let nodes = try SampleArchives.tree(count: 5)

@@ -527,6 +527,13 @@ public final class ArchiveStore: Sendable {
             case .constraintCheck:
                 // What the library writes keeps the CHECK constraints its migrations made.
                 return .damagedStore("its schema's constraints are not what its migrations made (\(error.message))")
+            case _ where error.resultCode == .constraint:
+                // And their unique keys, NOT NULLs and foreign keys: a unique index another
+                // program added, or rows it changed, made every later write of that kind fail,
+                // with an error an app did not answer by erasing.
+                return .damagedStore(
+                    "a write broke a constraint the library's writes keep: its schema or rows are not what this library "
+                        + "wrote (\(error.message))")
             default: return .database(error)
             }
         case let error as ColumnError:

@@ -115,9 +115,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case sealRejected(ArchiveName, RestorationPath, Generation)
     /// The store holds data the schema rules out (a wrong column type, invalid UTF-8 text),
     /// SQLite finds the file malformed (`SQLITE_CORRUPT`), its header says what no store has
-    /// (a file format version SQLite does not write, text in UTF-16), or its schema holds a
-    /// trigger or a view, SQL of its own that no migration makes: the file was damaged, or
-    /// changed by other than this library.
+    /// (a file format version SQLite does not write, text in UTF-16), its schema holds a
+    /// trigger or a view, SQL of its own that no migration makes, or a write broke a
+    /// constraint of its schema (a unique index another program added): the file was
+    /// damaged, or changed by other than this library.
     case damagedStore(String)
     /// The store's history of past launches is damaged: an entry of its lifecycle journal
     /// (``ArchiveStore/journal(limit:)``, ``ArchiveStore/previousLaunch()``) or a restore
