@@ -90,7 +90,7 @@ enum Damage {
 
     /// Three real stores: one archive; several archives with journal, reports and a discarded
     /// one; a larger archive with four retained generations.
-    private static func makeStores(in directory: String, random: inout SeededGenerator) throws {
+    static func makeStores(in directory: String, random: inout SeededGenerator) throws {
         do {
             let store = try ArchiveStore(path: directory + "/store-0.sqlite")
             var tree = try Content.tree(count: 60, using: &random)
@@ -144,13 +144,16 @@ enum Damage {
     }
 
     /// The child: runs trials `first..<first + count`, announcing `INDEX ok KIND` or
-    /// `INDEX PROBLEM` for each; with a fifth argument `header`, the trials of `header-damage`.
+    /// `INDEX PROBLEM` for each; with a fifth argument `header`, the trials of `header-damage`,
+    /// with `schema`, those of `schema-tampering`.
     static func batch(_ arguments: [String]) throws {
         guard (4...5).contains(arguments.count), let seed = UInt64(arguments[1]), let first = Int(arguments[2]),
             let count = Int(arguments[3])
         else { throw ChildError.usage }
-        let header = arguments.count == 5
-        guard !header || arguments[4] == "header" else { throw ChildError.usage }
+        let variant = arguments.count == 5 ? arguments[4] : nil
+        guard variant == nil || variant == "header" || variant == "schema" else { throw ChildError.usage }
+        let header = variant == "header"
+        let schema = variant == "schema"
         let directory = arguments[0]
         let originals = try (0..<3).map { index in
             let path = "\(directory)/store-\(index).sqlite"
@@ -162,8 +165,11 @@ enum Damage {
             var random = SeededGenerator(seed: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
             let original: (bytes: [UInt8], expected: Expected)
             var bytes: [UInt8]
-            let kind: String
-            if header {
+            var kind: String
+            if schema {
+                original = originals[index % originals.count]
+                (bytes, kind) = (original.bytes, "")
+            } else if header {
                 let (store, offset, mask) = headerDamage(index: index)
                 original = originals[store]
                 bytes = original.bytes
@@ -175,8 +181,9 @@ enum Damage {
             }
             for file in Files.storeFiles(path) { Files.remove(file) }
             try Files.write(bytes, to: path)
+            if schema { kind = SchemaTampering.tamper(path, using: &random) }
             if ProcessInfo.processInfo.environment["TORTURE_KEEP"] == String(index) {
-                try Files.write(bytes, to: NSTemporaryDirectory() + "/damaged-\(index).sqlite")
+                try Files.write(fileBytes(path) ?? bytes, to: NSTemporaryDirectory() + "/damaged-\(index).sqlite")
             }
             let passesQuickCheck = check(path, "quick_check")
             let mode: ArchiveStore.AccessMode = Bool.random(using: &random) ? .readOnly : .readWrite
