@@ -41,7 +41,10 @@ extension Connection {
         var status = stat()
         guard stat(path, &status) == 0 else { return errno == ENOENT || errno == ENOTDIR }
         var openSize: sqlite3_int64 = 0
-        if size(log, &openSize) == SQLITE_OK, openSize != sqlite3_int64(status.st_size) { return true }
+        // SQLite's unix VFS reports a file of one byte as empty (its work-around for a file
+        // system of OS X): a killed app's log torn to one byte is that size at the path too.
+        let pathSize = status.st_size == 1 ? 0 : sqlite3_int64(status.st_size)
+        if size(log, &openSize) == SQLITE_OK, openSize != pathSize { return true }
         return logIndex.isElsewhere(logPath: path)
     }
 }
