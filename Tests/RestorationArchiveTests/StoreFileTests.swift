@@ -35,50 +35,32 @@ struct StoreFileTests {
         }
     }
 
-    /// SQLite here reads file names as URIs (built with `USE_URI`): a store at the relative
-    /// path `file:x.sqlite` opened `x.sqlite`, another store, and saved into it; one at
-    /// `file:y.sqlite?mode=memory` was a database in memory, refused as not a store. They are
-    /// files like any other now. In a child process, for its working directory.
-    @Test func aStoreAtARelativePathStartingWithFileIsThatFile() async {
-        await #expect(processExitsWith: .success) {
+    /// Names SQLite takes for other databases: `:memory:` for one in memory (a store at that
+    /// relative path saved nothing to the file the library had created there, its write-ahead
+    /// log refused with a message about journal modes), and, since SQLite here reads file
+    /// names as URIs (built with `USE_URI`), a name starting with `file:` for one (a store at
+    /// `file:x.sqlite` opened `x.sqlite`, another store, and saved into it; one at
+    /// `file:y.sqlite?mode=memory` was a database in memory, refused as not a store). Each is
+    /// a file like any other now, and the store beside it is left alone. The working
+    /// directory is per process: each case runs in a child process.
+    @Test(arguments: [":memory:", "file:x.sqlite", "file:y.sqlite?mode=memory"])
+    func aStoreAtARelativePathSQLiteReadsAsAnotherDatabaseIsThatFile(path: String) async {
+        await #expect(processExitsWith: .success) { [path] in
             let ok = try withTemporaryDirectory { directory -> Bool in
                 guard chdir(directory) == 0 else { return false }
                 let other = try SampleArchives.tree(count: 2)
                 try ArchiveStore(path: "x.sqlite").save(other, header: SampleArchives.header)
                 let nodes = try SampleArchives.tree(count: 3)
-                var results: [Bool] = []
-                for path in ["file:x.sqlite", "file:y.sqlite?mode=memory"] {
-                    let store = try ArchiveStore(path: path)
-                    results.append(try store.snapshot() == nil)
-                    try store.save(nodes, header: SampleArchives.header)
-                    results.append((fileSize(directory + "/" + path) ?? 0) > 0)
-                    results.append(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == nodes)
-                    try ArchiveStore.erase(at: path)
-                    results.append(try ArchiveStore(path: path).snapshot() == nil)
-                }
-                results.append(try ArchiveStore(path: "x.sqlite", mode: .readOnly).snapshot()?.nodes == other)
-                return !results.contains(false)
-            }
-            exit(ok ? 0 : 1)
-        }
-    }
-
-    /// SQLite takes the name `:memory:` for a database in memory: a store at that relative
-    /// path saved nothing to the file the library had created there (its write-ahead log
-    /// refused, with a message about journal modes). It is a file like any other now. The
-    /// working directory is per process: the case runs in a child process.
-    @Test func aStoreAtThePathMemoryIsAFile() async {
-        await #expect(processExitsWith: .success) {
-            let ok = try withTemporaryDirectory { directory -> Bool in
-                guard chdir(directory) == 0 else { return false }
-                let nodes = try SampleArchives.tree(count: 3)
-                try ArchiveStore(path: ":memory:").save(nodes, header: SampleArchives.header)
-                let saved = (fileSize(directory + "/:memory:") ?? 0) > 0
-                let read = try ArchiveStore(path: ":memory:", mode: .readOnly).snapshot()?.nodes.count == 3
-                let reopened = try ArchiveStore(path: ":memory:").snapshot()?.nodes.count == 3
-                try ArchiveStore.erase(at: ":memory:")
-                let erased = try ArchiveStore(path: ":memory:").snapshot() == nil
-                return saved && read && reopened && erased
+                let store = try ArchiveStore(path: path)
+                let empty = try store.snapshot() == nil
+                try store.save(nodes, header: SampleArchives.header)
+                let saved = (fileSize(directory + "/" + path) ?? 0) > 0
+                let read = try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == nodes
+                let reopened = try ArchiveStore(path: path).snapshot()?.nodes == nodes
+                try ArchiveStore.erase(at: path)
+                let erased = try ArchiveStore(path: path).snapshot() == nil
+                let otherLeft = try ArchiveStore(path: "x.sqlite", mode: .readOnly).snapshot()?.nodes == other
+                return empty && saved && read && reopened && erased && otherLeft
             }
             exit(ok ? 0 : 1)
         }
