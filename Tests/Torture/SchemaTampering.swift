@@ -5,7 +5,9 @@ import TestSupport
 /// 7c. Schema tampering: real stores whose schema another program changed through SQLite (a
 /// tool, a script, a hand with the `sqlite3` shell), where `damage` changes bytes: a trigger,
 /// a view (beside a table, or in place of one), an index dropped or added, a table dropped,
-/// added or renamed, a column added, renamed or dropped. The file stays one SQLite finds
+/// added, renamed or made again without its key and constraints, a column added, renamed or
+/// dropped, or the file's settings changed (page size, auto-vacuum, journal mode, statistics
+/// for the query planner, the schema's version number). The file stays one SQLite finds
 /// sound. No crash, no hang (a trigger or a view that never ends included), no silent
 /// change: every read returns exactly what was saved, or a typed error; then the app goes on
 /// as after `damage` (saves again, or erases the store and starts afresh), and a schema
@@ -43,7 +45,8 @@ enum SchemaTampering {
         let (table, columns) = tables[Int.random(in: 0..<tables.count, using: &random)]
         let column = columns[Int.random(in: 0..<columns.count, using: &random)]
         let (kind, sql): (String, String)
-        switch Int.random(in: 0..<11, using: &random) {
+        var inTransaction = true
+        switch Int.random(in: 0..<13, using: &random) {
         case 0, 1:
             let timing = ["BEFORE", "AFTER"][Int.random(in: 0..<2, using: &random)]
             let event = ["INSERT", "UPDATE", "DELETE"][Int.random(in: 0..<3, using: &random)]
@@ -71,13 +74,27 @@ enum SchemaTampering {
         case 9:
             (kind, sql) = ("rename", Bool.random(using: &random)
                 ? "ALTER TABLE \(table) RENAME TO tampered" : "ALTER TABLE \(table) RENAME COLUMN \(column) TO tampered")
-        default:
+        case 10:
             (kind, sql) = ("drop-column", "ALTER TABLE \(table) DROP COLUMN \(column)")
+        case 11:
+            // Made again as `CREATE TABLE … AS SELECT` makes it: no key, no constraint, no
+            // types, the columns in their order.
+            (kind, sql) = (
+                "rebuilt-bare",
+                "CREATE TABLE tampered AS SELECT * FROM \(table); DROP TABLE \(table); ALTER TABLE tampered RENAME TO \(table)"
+            )
+        default:
+            inTransaction = false
+            (kind, sql) = [
+                ("page-size", "PRAGMA page_size = 1024; VACUUM"), ("auto-vacuum", "PRAGMA auto_vacuum = FULL; VACUUM"),
+                ("rollback-journal", "PRAGMA journal_mode = DELETE"), ("analyze", "ANALYZE"),
+                ("user-version", "PRAGMA user_version = 0"),
+            ][Int.random(in: 0..<5, using: &random)]
         }
         var database: OpaquePointer?
         defer { sqlite3_close(database) }
         guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
-            sqlite3_exec(database, "BEGIN; \(sql); COMMIT", nil, nil, nil) == SQLITE_OK
+            sqlite3_exec(database, inTransaction ? "BEGIN; \(sql); COMMIT" : sql, nil, nil, nil) == SQLITE_OK
         else {
             sqlite3_exec(database, "ROLLBACK", nil, nil, nil)
             return kind + "-refused"
