@@ -11,9 +11,11 @@ import Darwin
 /// were copied into the database file (SQLite's "WAL-index header" and its checkpoint
 /// information, `walformat.html` §2.2, in the machine's byte order).
 ///
-/// A read-only open looks at it when the log is missing: frames the index names but the file
-/// does not hold yet were in a log removed while a process had the store open (or after one
-/// was killed), and reading the file alone would give the store as it was before them.
+/// An opening looks at it when the log is missing: frames the index names but the file does
+/// not hold yet were in a log removed while a process had the store open (or after one was
+/// killed), and reading the file alone would give the store as it was before them. A
+/// read-only open refuses to; a read-write open, after which SQLite rebuilds the index from
+/// nothing, logs what was lost.
 struct LogIndexHeader: Equatable {
     /// The number of frames in the log up to its last commit (`mxFrame`).
     let lastCommittedFrame: UInt32

@@ -103,8 +103,10 @@ struct SchemaMigrator {
     /// file's own, run by the store's reads and writes. A file changed by other than this
     /// library (a view in place of a table, a trigger on the journal) made them do what it
     /// said: a recursive query in a trigger made every launch wait forever, and `check()`
-    /// found nothing. One query at each opening; the rest of the schema is the migrations'
-    /// as SQLite wrote it, whose text an older SQLite may have written otherwise.
+    /// found nothing. One query at each opening. The rest of the schema is not compared with
+    /// what the migrations make: the text SQLite keeps of a table an `ALTER TABLE` changed
+    /// may differ between SQLite versions, and a false refusal would have an app erase a
+    /// sound store.
     private func refuseStatementsOfItsOwn(_ connection: Connection) throws {
         // Rows rather than counts: the aggregates cost a launch more to prepare.
         let statement = try connection.statement("SELECT type = 'view' FROM sqlite_schema WHERE type IN ('trigger', 'view')")
