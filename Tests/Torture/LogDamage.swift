@@ -122,7 +122,10 @@ enum LogDamage {
 
     /// Damages a copy of the log within its first `live` bytes (its header and the frames
     /// SQLite reads back): flips 1 to 8 bytes, flips a byte of its 32-byte header, zeroes a
-    /// run of up to 4 KiB, or cuts it short.
+    /// run of up to 4 KiB, or cuts it short; one cut in four at a length SQLite or the store
+    /// reads specially (``edges(live:)``), which a length drawn over the whole log seldom
+    /// hits: a log cut to one byte, which SQLite reports as empty, locked the store's saves
+    /// out, and a uniform draw came upon it once, in a standard run.
     private static func damage(_ original: [UInt8], live: Int, using random: inout SeededGenerator) -> ([UInt8], String) {
         var bytes = original
         switch Int.random(in: 0..<4, using: &random) {
@@ -140,8 +143,23 @@ enum LogDamage {
             for offset in start..<end { bytes[offset] = 0 }
             return (bytes, "zeroed")
         default:
-            return (Array(bytes[..<Int.random(in: 0..<live, using: &random)]), "torn")
+            guard Int.random(in: 0..<4, using: &random) == 0 else {
+                return (Array(bytes[..<Int.random(in: 0..<live, using: &random)]), "torn")
+            }
+            // Half the time at the header's edges, half at a frame's.
+            let edges = edges(live: live)[Bool.random(using: &random) ? 0 : 1]
+            return (Array(bytes[..<edges[Int.random(in: 0..<edges.count, using: &random)]]), "torn-at-edge")
         }
+    }
+
+    /// Lengths below `live` at which a log is cut where its reader decides: nothing, one byte
+    /// (reported as empty), the 32-byte header and a byte either side; and a byte either side
+    /// of each frame's end (a frame is 24 bytes and a 4,096-byte page).
+    static func edges(live: Int) -> [[Int]] {
+        let frame = 24 + 4096
+        let frameEnds = stride(from: 32 + frame, to: live, by: frame).flatMap { [$0 - 1, $0, $0 + 1] }
+        let header = [0, 1, 31, 32, 33].filter { $0 < live }
+        return [header, frameEnds.filter { $0 < live }.isEmpty ? header : frameEnds.filter { $0 < live }]
     }
 
     /// Reads every archive's newest snapshot and every generation it lists, as a launch after
