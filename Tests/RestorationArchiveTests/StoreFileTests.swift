@@ -66,6 +66,26 @@ struct StoreFileTests {
         }
     }
 
+    /// A relative name without a folder is given to SQLite from `./`, which SQLite drops: a
+    /// name that makes the full path exactly as long as SQLite opens still opens (measured
+    /// with the `./`, it was refused). In a child process, for its working directory.
+    @Test func aRelativeNameAtTheLengthLimitOpens() async {
+        await #expect(processExitsWith: .success) {
+            let ok = try withTemporaryDirectory { directory -> Bool in
+                guard let resolved = realpath(directory, nil) else { return false }
+                let base = String(cString: resolved)
+                free(resolved)
+                let outer = base + "/" + String(repeating: "f", count: 200)
+                let folder = outer + "/" + String(repeating: "g", count: 200)
+                guard mkdir(outer, 0o700) == 0, mkdir(folder, 0o700) == 0, chdir(folder) == 0 else { return false }
+                let name = String(repeating: "s", count: 504 - folder.utf8.count - 1)
+                try ArchiveStore(path: name).save([], header: SampleArchives.header)
+                return try ArchiveStore(path: name, mode: .readOnly).header() != nil
+            }
+            exit(ok ? 0 : 1)
+        }
+    }
+
     @Test func symbolicLinkAtStorePathIsRefusedInBothModes() throws {
         try withTemporaryDirectory { directory in
             let target = directory + "/real.sqlite"

@@ -270,7 +270,8 @@ enum StoreLocation {
         let filename = sqliteFilename(for: path)
         var full = filename
         if !isAbsolute(full), let directory = getcwd(nil, 0) {
-            full = String(cString: directory) + "/" + full
+            // SQLite drops the `./` that `sqliteFilename(for:)` adds.
+            full = String(cString: directory) + "/" + (full.hasPrefix("./") ? String(full.dropFirst(2)) : full)
             free(directory)
         }
         let limit = Int(sqlite3_vfs_find(nil)?.pointee.mxPathname ?? 512) - 8
