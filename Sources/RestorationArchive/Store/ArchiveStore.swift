@@ -236,13 +236,17 @@ public final class ArchiveStore: Sendable {
     static func openForWriting(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity
     ) {
-        let (file, filename) = try StoreLocation.prepareForWriting(path: path)
+        let (file, filename, beside) = try StoreLocation.prepareForWriting(path: path)
         // SQLite rebuilds an index left without its log from nothing, silently.
-        if !StoreLocation.writeAheadLogExists(for: path), let index = LogIndexHeader(indexAt: path + "-shm"),
+        if !beside.contains(.log), beside.contains(.index), let index = LogIndexHeader(indexAt: path + "-shm"),
             index.framesNotCopied > 0
         {
             logger?.warning(
-                "The write-ahead log of '\(path)' was removed (while a process had the store open, or after one was killed) with \(index.framesNotCopied) frames of commits not yet copied into the file: the saves and events they held are lost")
+                """
+                The write-ahead log of '\(path)' was removed (while a process had the store open, or after one was \
+                killed) with \(index.framesNotCopied) frames of commits not yet copied into the file: the saves and \
+                events they held are lost
+                """)
         }
         // No SQLITE_OPEN_CREATE: the file exists (created 0600 above), and SQLite must never
         // create one with its default mode.
@@ -291,12 +295,15 @@ public final class ArchiveStore: Sendable {
     private static func openForReading(path: String, configuration: Configuration) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
-        let (stamp, filename) = try StoreLocation.checkForReading(path: path)
-        let opening = StoreLocation.readOnlyOpening(path: path, file: stamp, sqliteFilename: filename)
+        let (stamp, filename, beside) = try StoreLocation.checkForReading(path: path)
+        let opening = StoreLocation.readOnlyOpening(
+            file: stamp, sqliteFilename: filename, logExists: beside.contains(.log))
         // Without a log, the file is read alone: an index left beside it that names commits
         // the file does not hold says a log was removed (while a process had the store open,
         // or after one was killed), and the file alone is the store as it was before them.
-        if case .frozen = opening.source, let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0 {
+        if case .frozen = opening.source, beside.contains(.index), let index = LogIndexHeader(indexAt: path + "-shm"),
+            index.framesNotCopied > 0
+        {
             throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
         }
         let connection = try Connection(

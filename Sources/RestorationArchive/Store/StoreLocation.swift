@@ -62,10 +62,10 @@ enum StoreLocation {
     /// created 0700, a missing file is created 0600 (both set explicitly, so the umask does
     /// not matter, and SQLite gives `-wal` and `-shm` the same mode as the file).
     ///
-    /// - Returns: the file's identity, from the `stat` the check took, and the file name to
-    /// give SQLite (``sqliteFilename(for:)``, its length checked).
+    /// - Returns: the file's identity, from the `stat` the check took, the file name to give
+    ///   SQLite (``sqliteFilename(for:)``, its length checked), and the files found beside it.
     static func prepareForWriting(path: String) throws(ArchiveStoreError) -> (
-        file: StoreFileIdentity, sqliteFilename: String
+        file: StoreFileIdentity, sqliteFilename: String, beside: Set<FileBeside.Kind>
     ) {
         var filename = try checkedSQLiteFilename(for: path)
         // Folders made now may resolve otherwise than the path did before they were there.
@@ -77,16 +77,19 @@ enum StoreLocation {
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "fstat", path: path, errno: errno) }
             // As for an existing store (`checkAccess`): SQLite would fail at it, saying less.
+            var found: Set<FileBeside.Kind> = []
             for beside in filesBeside(path) {
-                if let info = try existing(beside.path) { try check(beside, of: path, info: info) }
+                guard let info = try existing(beside.path) else { continue }
+                try check(beside, of: path, info: info)
+                found.insert(beside.kind)
             }
-            return (StoreFileIdentity(info), filename)
+            return (StoreFileIdentity(info), filename, found)
         }
         switch errno {
         case EEXIST:
             let file = try checkExisting(path: path)
-            try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
-            return (file, filename)
+            let beside = try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
+            return (file, filename, beside)
         case ELOOP:
             throw .symbolicLinkAtStorePath(path: path)
         case let code:
@@ -105,15 +108,21 @@ enum StoreLocation {
     ///
     /// Asked of the file system by the effective user and groups, not by opening the file:
     /// closing a descriptor of it would release the locks SQLite holds on it in this process.
+    ///
+    /// - Returns: the files found beside the store.
+    @discardableResult
     private static func checkAccess(toFilesOf path: String, _ mode: Int32, _ operation: String)
-        throws(ArchiveStoreError)
+        throws(ArchiveStoreError) -> Set<FileBeside.Kind>
     {
         try checkAccess(to: path, mode, operation)
+        var found: Set<FileBeside.Kind> = []
         for beside in filesBeside(path) {
             guard let info = try existing(beside.path) else { continue }
             try check(beside, of: path, info: info)
             try checkAccess(to: beside.path, mode, operation)
+            found.insert(beside.kind)
         }
+        return found
     }
 
     private static func checkAccess(to file: String, _ mode: Int32, _ operation: String) throws(ArchiveStoreError) {
@@ -124,20 +133,37 @@ enum StoreLocation {
 
     /// A file SQLite keeps beside a store's, named by the store's path and a suffix.
     struct FileBeside {
+        /// The write-ahead log (`-wal`), the log's index (`-shm`), or a rollback journal
+        /// (`-journal`), which a store never has (it is in write-ahead logging from its first
+        /// write) but SQLite looks for at each opening.
+        enum Kind: CaseIterable {
+            case log, index, journal
+
+            var suffix: String {
+                switch self {
+                case .log: "-wal"
+                case .index: "-shm"
+                case .journal: "-journal"
+                }
+            }
+
+            /// What it is to the store, in words.
+            var role: String {
+                switch self {
+                case .log: "write-ahead log"
+                case .index: "log's index"
+                case .journal: "rollback journal"
+                }
+            }
+        }
+
+        let kind: Kind
         let path: String
-        /// What it is to the store, in words.
-        let role: String
     }
 
-    /// The files SQLite keeps beside the store at `path`: its write-ahead log, the log's
-    /// index, and a rollback journal, which a store never has (it is in write-ahead logging
-    /// from its first write) but SQLite looks for at each opening.
+    /// The files SQLite keeps beside the store at `path`.
     static func filesBeside(_ path: String) -> [FileBeside] {
-        [
-            FileBeside(path: path + "-wal", role: "write-ahead log"),
-            FileBeside(path: path + "-shm", role: "log's index"),
-            FileBeside(path: path + "-journal", role: "rollback journal"),
-        ]
+        FileBeside.Kind.allCases.map { FileBeside(kind: $0, path: path + $0.suffix) }
     }
 
     /// Refuses what SQLite never makes at the path of a file it keeps beside a store: a
@@ -151,7 +177,7 @@ enum StoreLocation {
         guard info.st_mode & S_IFMT != S_IFREG else { return }
         throw .notAStore(
             path: path,
-            reason: "the path of its \(beside.role), '\(beside.path)', holds \(kind(of: info)), which SQLite never "
+            reason: "the path of its \(beside.kind.role), '\(beside.path)', holds \(kind(of: info)), which SQLite never "
                 + "makes there; remove it (erasing the store removes it too)")
     }
 
@@ -231,16 +257,19 @@ enum StoreLocation {
 
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     ///
-    /// - Returns: the file as the `lstat` the check took saw it, and the file name to give
-    ///   SQLite (``sqliteFilename(for:)``, its length checked).
-    static func checkForReading(path: String) throws(ArchiveStoreError) -> (stamp: FileStamp, sqliteFilename: String) {
+    /// - Returns: the file as the `lstat` the check took saw it, the file name to give SQLite
+    ///   (``sqliteFilename(for:)``, its length checked), and the files found beside it, looked
+    ///   for after that `lstat`.
+    static func checkForReading(path: String) throws(ArchiveStoreError) -> (
+        stamp: FileStamp, sqliteFilename: String, beside: Set<FileBeside.Kind>
+    ) {
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
         let filename = try checkedSQLiteFilename(for: path)
         // A store is created 0600: another user may read none of it.
-        try checkAccess(toFilesOf: path, R_OK, "open for reading")
+        let beside = try checkAccess(toFilesOf: path, R_OK, "open for reading")
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
-        return (FileStamp(info), filename)
+        return (FileStamp(info), filename, beside)
     }
 
     /// Checks what exists at `path` before an erase, which creates nothing, and removes what
@@ -396,11 +425,12 @@ enum StoreLocation {
     /// See ``ReadOnlyOpening``.
     ///
     /// - Parameters:
-    ///   - file: the file as ``checkForReading(path:)`` saw it, before this looks for a
-    ///     `-wal`: one that appears after this look is caught by the next.
+    ///   - file: the file as ``checkForReading(path:)`` saw it, before it looked for a
+    ///     `-wal`: one that appears after that look is caught by the next.
     ///   - sqliteFilename: the file name ``checkForReading(path:)`` gave.
-    static func readOnlyOpening(path: String, file: FileStamp, sqliteFilename: String) -> ReadOnlyOpening {
-        let immutable = !writeAheadLogExists(for: path)
+    ///   - logExists: whether ``checkForReading(path:)`` found a `-wal`.
+    static func readOnlyOpening(file: FileStamp, sqliteFilename: String, logExists: Bool) -> ReadOnlyOpening {
+        let immutable = !logExists
         let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
         let uri = "file:" + percentEncoded(sqliteFilename) + "?" + parameters
         return ReadOnlyOpening(uri: uri, source: immutable ? .frozen(file: file, log: nil) : .live)
