@@ -267,11 +267,11 @@ final class Connection {
     /// replaced since the connection opened it fails with
     /// ``ResultCode/readOnlyDatabaseMoved`` before it begins (``hasMoved``), and so does one
     /// whose write-ahead log's path no longer names the log it has open, or whose log's index
-    /// is not the one it was, once it holds the write lock (``logFilesAreElsewhere``). SQLite refuses such a write itself with a
-    /// rollback journal, whose name would no longer match the file's; in WAL mode it commits
-    /// the write, without an error, into the files it has open, which the paths no longer
-    /// name: a removed file's writes are lost when the connection closes, a removed log's
-    /// when the process is killed.
+    /// is not the one it was, once it holds the write lock (``logFilesAreElsewhere``). SQLite
+    /// refuses such a write itself with a rollback journal, whose name would no longer match
+    /// the file's; in WAL mode it commits the write, without an error, into the files it has
+    /// open, which the paths no longer name: a removed file's writes are lost when the
+    /// connection closes, a removed log's when the process is killed.
     func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         if kind == .immediate, hasMoved {
             throw DatabaseError(

@@ -109,7 +109,8 @@ struct SchemaMigrator {
     /// sound store.
     private func refuseStatementsOfItsOwn(_ connection: Connection) throws {
         // Rows rather than counts: the aggregates cost a launch more to prepare.
-        let statement = try connection.statement("SELECT type = 'view' FROM sqlite_schema WHERE type IN ('trigger', 'view')")
+        let statement = try connection.statement(
+            "SELECT type = 'view' FROM sqlite_schema WHERE type IN ('trigger', 'view')")
         defer { statement.reset() }
         var (triggers, views) = (0, 0)
         while try statement.step() {
@@ -117,8 +118,8 @@ struct SchemaMigrator {
         }
         guard triggers == 0, views == 0 else {
             throw ArchiveStoreError.damagedStore(
-                "its schema holds \(triggers) trigger\(triggers == 1 ? "" : "s") and \(views) view\(views == 1 ? "" : "s"), "
-                    + "which no migration makes: the file was changed by other than this library")
+                "its schema holds \(triggers) trigger\(triggers == 1 ? "" : "s") and \(views) "
+                    + "view\(views == 1 ? "" : "s"), which no migration makes: the file was changed by other than this library")
         }
     }
 
