@@ -195,6 +195,11 @@ struct SQLiteLayerTests {
             #expect(LogIndexHeader(bytes: uninitialised) == nil)
             #expect(LogIndexHeader(indexAt: directory) == nil)
             #expect(LogIndexHeader(indexAt: directory + "/none-shm") == nil)
+            // A file shorter than the two copies and the checkpoint count (a torn or cut index).
+            let short = directory + "/short-shm"
+            #expect(FileManager.default.createFile(atPath: short, contents: Data(bytes.prefix(LogIndexHeader.bytesRead - 1))))
+            #expect(LogIndexHeader(indexAt: short) == nil)
+            #expect(LogIndexHeader(bytes: Array(bytes.prefix(LogIndexHeader.bytesRead - 1))) == nil)
         }
     }
 
