@@ -104,6 +104,93 @@ struct StoreFileTests {
         }
     }
 
+    /// The store's file with a second name (a hard link, as `ln` or `cp -al` make): SQLite
+    /// keeps a log beside each name, so an app killed with a save in the log of one name, then
+    /// launched through the other, restored the file without it, and its saves there left the
+    /// file malformed ("database disk image is malformed") once the first name's log was copied
+    /// over them. A read-write open through either name refuses, as an unusable store, and
+    /// writes nothing; a read-only open reads what that name's log and the file hold. The
+    /// erase an app answers with gives its name a new store, the log beside the name gone
+    /// with it, and leaves the file as it was to the other.
+    @Test func aStoreFileWithAnotherNameIsRefusedForWritingAndErasedApart() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let other = directory + "/copy.sqlite"
+            let copied = try SampleArchives.tree(count: 3)
+            do {
+                let live = directory + "/live.sqlite"
+                let app = try storeCopiedIntoItsFile(copied, at: live)
+                try app.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+                // The files an app killed then leaves, its last save in the log alone.
+                for suffix in ["", "-wal", "-shm"] {
+                    let bytes = try #require(fileBytes(live + suffix))
+                    #expect(FileManager.default.createFile(atPath: path + suffix, contents: Data(bytes)))
+                }
+            }
+            #expect(link(path, other) == 0)
+            let before = try #require(fileBytes(path))
+            let files = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+
+            for name in [path, other] {
+                let refused = ArchiveStoreError.notAStore(
+                    path: name,
+                    reason: "its file has 2 names (hard links), and SQLite keeps a write-ahead log beside each: saves "
+                        + "through one name are lost to the others and can leave the file damaged; remove the other "
+                        + "names (erasing the store gives this one a file of its own)")
+                #expect(refused.isUnusableStore)
+                #expect(throws: refused) { try ArchiveStore(path: name) }
+            }
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 4)
+            #expect(try ArchiveStore(path: other, mode: .readOnly).snapshot()?.nodes == copied)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == files)
+            #expect(fileBytes(path) == before)
+
+            let sink = LogSink()
+            try ArchiveStore.erase(at: path, logger: Logger(label: "test") { _ in sink })
+            #expect(sink.messages == [
+                "Erased the archive store at '\(path)': a new store is there now, and the file that was there is left as "
+                    + "it was to its 1 other names (hard links)"
+            ])
+            #expect(fileBytes(other) == before)
+            let store = try ArchiveStore(path: path)
+            #expect(try store.snapshot() == nil)
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            #expect(try ArchiveStore(path: other).snapshot()?.nodes == copied, "a name of its own, opened read-write")
+            #expect(try store.snapshot()?.nodes.count == 2)
+        }
+    }
+
+    /// An erase through a name of a file that gained another while the app had it open: the
+    /// app's store refuses to write from then on, as when its file is replaced, and its
+    /// release neither copies its log into the file the other name keeps nor removes the new
+    /// store's log (SQLite deletes the log by its path when the last connection closes).
+    @Test func anEraseApartLeavesAStoreOpenThroughThatNameRefusingToWrite() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let other = directory + "/copy.sqlite"
+            var app: ArchiveStore? = try ArchiveStore(path: path)
+            try app?.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            #expect(link(path, other) == 0)
+            try ArchiveStore.erase(at: path)
+
+            let moved = ArchiveStoreError.storeFileMoved(path: path)
+            #expect(throws: moved) { try app?.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
+            let store = try ArchiveStore(path: path)
+            #expect(try store.snapshot() == nil)
+            try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
+            app = nil
+            #expect(fileExists(path + "-wal"), "the new store's log is where it was")
+            // SQLite finds the file sound (the sample states are not blobs the coder reads).
+            let problems = try store.check()
+            #expect(problems.count == 2 && !problems.contains { $0.problem.hasPrefix("SQLite") }, "\(problems)")
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 2)
+            // Its save was in the log that went with the name, which was never copied.
+            #expect(throws: ArchiveStoreError.notAStore(path: other, reason: "it is an empty SQLite database")) {
+                try ArchiveStore(path: other, mode: .readOnly)
+            }
+        }
+    }
+
     /// A symbolic link among the folders on the way is the user's own arrangement (a state
     /// folder moved to another disk, a home reached through a link), not the store file
     /// replaced by a link: the store opens there in every mode, and is erased, in the folder

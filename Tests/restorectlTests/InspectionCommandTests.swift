@@ -552,6 +552,8 @@ struct InspectionCommandTests {
                 #expect(outcome.standardError.contains("cannot write '\(output)': it is the store being exported"), "\(outcome.standardError)")
                 #expect(sizeAndChange(path) == store)
             }
+            // A store with two names is never opened read-write (the app's open below).
+            #expect(unlink(hardLink) == 0)
             // While the app has the store open, its log and the log's index exist. (Sizes and
             // times of change tell: a descriptor of the test's own to read the files would
             // release the app's locks on them once closed.)

@@ -48,6 +48,13 @@ extension ArchiveStore {
     /// folder if it is empty. A folder with files in it is refused
     /// (``ArchiveStoreError/fileSystem(operation:path:errno:)``).
     ///
+    /// A file with other names (hard links), which a read-write open refuses
+    /// (``ArchiveStoreError/notAStore(path:reason:)``), is not written, whatever it holds:
+    /// the name `path` is removed, with the write-ahead log, its index and a rollback journal
+    /// beside it, the file is left as it was to its other names, and a new, empty store is
+    /// made at `path`. A store open through `path` refuses to write from then on
+    /// (``ArchiveStoreError/storeFileMoved(path:)``), as when its file is replaced.
+    ///
     /// - Parameters:
     ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
     ///     nothing is created (what SQLite never makes beside it is still removed).
@@ -63,8 +70,19 @@ extension ArchiveStore {
     ) throws(ArchiveStoreError) {
         guard busyTimeout >= .zero else { throw .invalidConfiguration("busyTimeout must not be negative") }
         try SQLiteVersion.check()
-        let (filename, removed) = try StoreLocation.prepareForErasing(path: path)
+        let (filename, removed, otherNames) = try StoreLocation.prepareForErasing(path: path)
         for item in removed { logger?.warning("Removed \(item), which SQLite never makes beside a store") }
+        if otherNames > 0 {
+            try translatingErrors(path: path) {
+                _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
+            }
+            logger?.warning(
+                """
+                Erased the archive store at '\(path)': a new store is there now, and the file that was there is left \
+                as it was to its \(otherNames) other names (hard links)
+                """)
+            return
+        }
         guard let filename else { return }
         try translatingErrors(path: path) {
             let reset: Bool

@@ -21,7 +21,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// another program's SQLite database. Or the path of its write-ahead log, the log's
     /// index or a rollback journal (`-wal`, `-shm`, `-journal`) holds what SQLite never
     /// makes there (a symbolic link, a folder, a pipe), through which SQLite cannot open or
-    /// write the store; an erase removes it.
+    /// write the store; an erase removes it. Or, for a read-write open, the file has other
+    /// names (hard links): SQLite keeps a write-ahead log beside each name, and saves through
+    /// one are lost to the others or damage the file; an erase gives the path a new store of
+    /// its own and leaves the file to the other names.
     case notAStore(path: String, reason: String)
     /// The store was written by a newer version of this library.
     case schemaTooNew(storeVersion: Int, libraryVersion: Int)

@@ -276,19 +276,39 @@ enum StoreLocation {
     /// SQLite never makes at the paths of the files it keeps beside it
     /// (``removeWhatSQLiteNeverMakes(beside:)``), whether or not a file is at `path`.
     ///
+    /// A file with other names (hard links), which a read-write open refuses
+    /// (``checkExisting(path:)``), is not written: this name is removed
+    /// (``removeName(_:)``), and the file left to the others.
+    ///
     /// - Returns: the file name to give SQLite (``sqliteFilename(for:)``, its length checked),
-    ///   `nil` when nothing is at `path`; and what was removed. Whatever a regular file holds
-    ///   is for the erase to judge.
+    ///   `nil` when no file is at `path` (or no longer is, for the erase to make a new store
+    ///   there); what was removed beside it; and how many other names the file kept when this
+    ///   one was removed (0 when it was not). Whatever a regular file holds is for the erase to
+    ///   judge.
     static func prepareForErasing(path: String) throws(ArchiveStoreError) -> (
-        sqliteFilename: String?, removed: [String]
+        sqliteFilename: String?, removed: [String], otherNames: Int
     ) {
         let info = try existing(path)
         if let info { try checkRegularFile(path: path, info: info) }
         let removed = try removeWhatSQLiteNeverMakes(beside: path)
-        guard info != nil else { return (nil, removed) }
+        guard let info else { return (nil, removed, 0) }
+        if info.st_nlink > 1 {
+            try removeName(path)
+            return (nil, removed, Int(info.st_nlink) - 1)
+        }
         let filename = try checkedSQLiteFilename(for: path)
         try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
-        return (filename, removed)
+        return (filename, removed, 0)
+    }
+
+    /// Removes the store's name `path`, and the files SQLite keeps beside it, which hold
+    /// what was written through that name and not yet copied into the file: an erase leaves
+    /// none of the old store. (SQLite itself deletes a log it finds beside an empty file, as
+    /// the new store made at the path is at its first opening; the erase does not count on it.)
+    private static func removeName(_ path: String) throws(ArchiveStoreError) {
+        for file in filesBeside(path).map(\.path) + [path] where unlink(file) != 0 && errno != ENOENT {
+            throw .fileSystem(operation: "unlink", path: file, errno: errno)
+        }
     }
 
     /// ``sqliteFilename(for:)``, refused when longer than SQLite opens: it opens a database
@@ -330,10 +350,26 @@ enum StoreLocation {
         return lstat(path + "-wal", &info) == 0
     }
 
+    /// Checks an existing store file for a read-write open: ``checkExisting(path:info:)``, and
+    /// that the file has no other name (hard link).
+    ///
+    /// SQLite keeps the write-ahead log and its index beside a name, not a file: connections
+    /// through two names of one file write two logs and lock two indexes, and each copies its
+    /// log into the file over the other's pages. A store saved through one name and opened
+    /// through another lost the saves its log held, and then read as malformed ("database disk
+    /// image is malformed") once both had copied. A read-only open writes nothing, and reads
+    /// through any name.
     private static func checkExisting(path: String) throws(ArchiveStoreError) -> StoreFileIdentity {
         var info = stat()
         guard lstat(path, &info) == 0 else { throw .fileSystem(operation: "lstat", path: path, errno: errno) }
         try checkExisting(path: path, info: info)
+        if info.st_nlink > 1 {
+            throw .notAStore(
+                path: path,
+                reason: "its file has \(info.st_nlink) names (hard links), and SQLite keeps a write-ahead log beside each: "
+                    + "saves through one name are lost to the others and can leave the file damaged; remove the "
+                    + "other names (erasing the store gives this one a file of its own)")
+        }
         return StoreFileIdentity(info)
     }
 
