@@ -160,6 +160,26 @@ struct StoreFileTests {
         }
     }
 
+    /// Another program's database with two names is refused by the erase as with one, and
+    /// neither name is removed: that program may use either.
+    @Test func anotherProgramsDatabaseWithTwoNamesIsNotErased() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.sqlite"
+            let other = directory + "/notes-backup.sqlite"
+            #expect(try runSQLite(on: path, ["CREATE TABLE note (text)", "INSERT INTO note VALUES ('milk')"]).status == 0)
+            #expect(link(path, other) == 0)
+            let before = try #require(fileBytes(path))
+            #expect(throws: ArchiveStoreError.notAStore(
+                path: path, reason: "it is an SQLite database of another program, which is never erased")
+            ) {
+                try ArchiveStore.erase(at: path)
+            }
+            #expect(fileBytes(path) == before)
+            #expect(fileBytes(other) == before)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["notes-backup.sqlite", "notes.sqlite"])
+        }
+    }
+
     /// An erase through a name of a file that gained another while the app had it open: the
     /// app's store refuses to write from then on, as when its file is replaced, and its
     /// release neither copies its log into the file the other name keeps nor removes the new

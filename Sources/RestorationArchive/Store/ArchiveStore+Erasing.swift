@@ -49,11 +49,11 @@ extension ArchiveStore {
     /// (``ArchiveStoreError/fileSystem(operation:path:errno:)``).
     ///
     /// A file with other names (hard links), which a read-write open refuses
-    /// (``ArchiveStoreError/notAStore(path:reason:)``), is not written, whatever it holds:
-    /// the name `path` is removed, with the write-ahead log, its index and a rollback journal
-    /// beside it, the file is left as it was to its other names, and a new, empty store is
-    /// made at `path`. A store open through `path` refuses to write from then on
-    /// (``ArchiveStoreError/storeFileMoved(path:)``), as when its file is replaced.
+    /// (``ArchiveStoreError/notAStore(path:reason:)``), is not written: unless it is another
+    /// program's database, the name `path` is removed, with the write-ahead log, its index
+    /// and a rollback journal beside it, the file is left as it was to its other names, and a
+    /// new, empty store is made at `path`. A store open through `path` refuses to write from
+    /// then on (``ArchiveStoreError/storeFileMoved(path:)``), as when its file is replaced.
     ///
     /// - Parameters:
     ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
@@ -72,10 +72,9 @@ extension ArchiveStore {
         try SQLiteVersion.check()
         let (filename, removed, otherNames) = try StoreLocation.prepareForErasing(path: path)
         for item in removed { logger?.warning("Removed \(item), which SQLite never makes beside a store") }
+        guard let filename else { return }
         if otherNames > 0 {
-            try translatingErrors(path: path) {
-                _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
-            }
+            try erasingApart(path: path, filename: filename, busyTimeout: busyTimeout)
             logger?.warning(
                 """
                 Erased the archive store at '\(path)': a new store is there now, and the file that was there is left \
@@ -83,7 +82,6 @@ extension ArchiveStore {
                 """)
             return
         }
-        guard let filename else { return }
         try translatingErrors(path: path) {
             let reset: Bool
             do {
@@ -109,6 +107,23 @@ extension ArchiveStore {
             }
         }
         logger?.warning("Erased the archive store at '\(path)'")
+    }
+
+    /// Erases a store file with other names (hard links) without writing it: another
+    /// program's database is refused, read in the file alone (a read of the log beside the
+    /// name would copy it into the file at the close); otherwise the name is removed, with the
+    /// files beside it, and a new store made there.
+    private static func erasingApart(path: String, filename: String, busyTimeout: Duration) throws(ArchiveStoreError) {
+        try translatingErrors(path: path) {
+            do {
+                let file = try Connection(
+                    filename: StoreLocation.fileAloneURI(filename),
+                    flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+                try refuseAnotherProgramsDatabase(file, path: path)
+            }
+            try StoreLocation.removeName(path)
+            _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
+        }
     }
 
     /// A new store in memory, its schema migrated: what an erase leaves in the file. Its

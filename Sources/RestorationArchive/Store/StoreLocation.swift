@@ -276,15 +276,10 @@ enum StoreLocation {
     /// SQLite never makes at the paths of the files it keeps beside it
     /// (``removeWhatSQLiteNeverMakes(beside:)``), whether or not a file is at `path`.
     ///
-    /// A file with other names (hard links), which a read-write open refuses
-    /// (``checkExisting(path:)``), is not written: this name is removed
-    /// (``removeName(_:)``), and the file left to the others.
-    ///
     /// - Returns: the file name to give SQLite (``sqliteFilename(for:)``, its length checked),
-    ///   `nil` when no file is at `path` (or no longer is, for the erase to make a new store
-    ///   there); what was removed beside it; and how many other names the file kept when this
-    ///   one was removed (0 when it was not). Whatever a regular file holds is for the erase to
-    ///   judge.
+    ///   `nil` when nothing is at `path`; what was removed; and how many names the file has
+    ///   besides `path` (hard links, which a read-write open refuses: ``checkExisting(path:)``).
+    ///   Whatever a regular file holds is for the erase to judge.
     static func prepareForErasing(path: String) throws(ArchiveStoreError) -> (
         sqliteFilename: String?, removed: [String], otherNames: Int
     ) {
@@ -292,20 +287,17 @@ enum StoreLocation {
         if let info { try checkRegularFile(path: path, info: info) }
         let removed = try removeWhatSQLiteNeverMakes(beside: path)
         guard let info else { return (nil, removed, 0) }
-        if info.st_nlink > 1 {
-            try removeName(path)
-            return (nil, removed, Int(info.st_nlink) - 1)
-        }
         let filename = try checkedSQLiteFilename(for: path)
         try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
-        return (filename, removed, 0)
+        return (filename, removed, Int(info.st_nlink) - 1)
     }
 
-    /// Removes the store's name `path`, and the files SQLite keeps beside it, which hold
-    /// what was written through that name and not yet copied into the file: an erase leaves
-    /// none of the old store. (SQLite itself deletes a log it finds beside an empty file, as
-    /// the new store made at the path is at its first opening; the erase does not count on it.)
-    private static func removeName(_ path: String) throws(ArchiveStoreError) {
+    /// Removes the store's name `path`, for an erase of a file with other names, and the
+    /// files SQLite keeps beside it, which hold what was written through that name and not yet
+    /// copied into the file: an erase leaves none of the old store. (SQLite itself deletes a
+    /// log it finds beside an empty file, as the new store made at the path is at its first
+    /// opening; the erase does not count on it.)
+    static func removeName(_ path: String) throws(ArchiveStoreError) {
         for file in filesBeside(path).map(\.path) + [path] where unlink(file) != 0 && errno != ENOENT {
             throw .fileSystem(operation: "unlink", path: file, errno: errno)
         }
@@ -466,10 +458,16 @@ enum StoreLocation {
     ///   - sqliteFilename: the file name ``checkForReading(path:)`` gave.
     ///   - logExists: whether ``checkForReading(path:)`` found a `-wal`.
     static func readOnlyOpening(file: FileStamp, sqliteFilename: String, logExists: Bool) -> ReadOnlyOpening {
-        let immutable = !logExists
-        let parameters = immutable ? "mode=ro&immutable=1" : "mode=ro&readonly_shm=1"
-        let uri = "file:" + percentEncoded(sqliteFilename) + "?" + parameters
-        return ReadOnlyOpening(uri: uri, source: immutable ? .frozen(file: file, log: nil) : .live)
+        guard !logExists else {
+            return ReadOnlyOpening(uri: "file:" + percentEncoded(sqliteFilename) + "?mode=ro&readonly_shm=1", source: .live)
+        }
+        return ReadOnlyOpening(uri: fileAloneURI(sqliteFilename), source: .frozen(file: file, log: nil))
+    }
+
+    /// The URI that reads the file `sqliteFilename` alone, as immutable: without locks, and
+    /// without the log and index beside it.
+    static func fileAloneURI(_ sqliteFilename: String) -> String {
+        "file:" + percentEncoded(sqliteFilename) + "?mode=ro&immutable=1"
     }
 
     /// A store file as `lstat` saw it: its identity, size and times of change. SQLite writes
