@@ -358,9 +358,9 @@ enum StoreLocation {
         if info.st_nlink > 1 {
             throw .notAStore(
                 path: path,
-                reason: "its file has \(info.st_nlink) names (hard links), and SQLite keeps a write-ahead log beside each: "
-                    + "saves through one name are lost to the others and can leave the file damaged; remove the "
-                    + "other names (erasing the store gives this one a file of its own)")
+                reason: "its file has \(info.st_nlink) names (hard links), and SQLite keeps a write-ahead log "
+                    + "beside each: saves through one name are lost to the others and can leave the file damaged; "
+                    + "remove the other names (erasing the store gives this one a file of its own)")
         }
         return StoreFileIdentity(info)
     }
@@ -459,7 +459,8 @@ enum StoreLocation {
     ///   - logExists: whether ``checkForReading(path:)`` found a `-wal`.
     static func readOnlyOpening(file: FileStamp, sqliteFilename: String, logExists: Bool) -> ReadOnlyOpening {
         guard !logExists else {
-            return ReadOnlyOpening(uri: "file:" + percentEncoded(sqliteFilename) + "?mode=ro&readonly_shm=1", source: .live)
+            let uri = "file:" + percentEncoded(sqliteFilename) + "?mode=ro&readonly_shm=1"
+            return ReadOnlyOpening(uri: uri, source: .live)
         }
         return ReadOnlyOpening(uri: fileAloneURI(sqliteFilename), source: .frozen(file: file, log: nil))
     }
