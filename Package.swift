@@ -69,6 +69,7 @@ let package = Package(
                 "RestorationArchive",
                 "Examples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Helpers shared by every test target: temporary stores, umask, child processes.

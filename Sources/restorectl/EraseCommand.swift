@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RestorationArchive
 
 struct EraseCommand: ParsableCommand {
@@ -12,7 +13,9 @@ struct EraseCommand: ParsableCommand {
             crash marker, restore report and journal entry is deleted; the app's next launch \
             restores nothing and its next save starts afresh. A healthy store can be erased \
             too. The file is replaced where it is by an empty store, so its owner and mode \
-            stay, and an app that has it open goes on with the empty store. Another program's SQLite database, a \
+            stay, and an app that has it open goes on with the empty store. A file with \
+            other names (hard links) is left as it was to them, and the path given a new \
+            store. Another program's SQLite database, a \
             folder or a symbolic link is refused and left as it is, and nothing is created \
             where there is no file. A file that is not an SQLite database at all is erased, \
             since damage to a store's first page looks like that: check the path. Requires \
@@ -45,7 +48,8 @@ struct EraseCommand: ParsableCommand {
             Diagnostics.fail(ArchiveStoreError.storeNotFound(path: db), exitCode: 2)
         }
         do {
-            try ArchiveStore.erase(at: db, busyTimeout: Self.busyTimeout)
+            try ArchiveStore.erase(
+                at: db, busyTimeout: Self.busyTimeout, logger: Logger(label: "restorectl") { _ in Steps(path: db) })
         } catch {
             switch error {
             case .database, .fileSystem:
@@ -57,5 +61,25 @@ struct EraseCommand: ParsableCommand {
             }
         }
         print("Erased '\(TerminalText.escaped(db))': it is an empty store now.")
+    }
+
+    /// Prints what the erase says it did beside erasing the store, as it does it: a file it
+    /// removed beside the store (a link, a pipe), a name it gave a file of its own. Its line
+    /// saying it erased the store is the command's own last line.
+    private struct Steps: LogHandler {
+        let path: String
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let message = event.message.description
+            guard message != "Erased the archive store at '\(path)'" else { return }
+            print(TerminalText.escaped(message) + ".")
+        }
     }
 }

@@ -148,8 +148,8 @@ struct StoreFileTests {
             let sink = LogSink()
             try ArchiveStore.erase(at: path, logger: Logger(label: "test") { _ in sink })
             #expect(sink.messages == [
-                "Erased the archive store at '\(path)': a new store is there now, and the file that was there is left as "
-                    + "it was to its 1 other names (hard links)"
+                "Gave '\(path)' a file of its own: the file it named is left as it was to its other name (a hard link)",
+                "Erased the archive store at '\(path)'",
             ])
             #expect(fileBytes(other) == before)
             let store = try ArchiveStore(path: path)

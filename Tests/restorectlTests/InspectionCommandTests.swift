@@ -822,6 +822,28 @@ struct InspectionCommandTests {
         }
     }
 
+    /// What the erase does beside erasing, it says, where it used to remove files without a
+    /// word: a link at the path of the store's rollback journal, and a second name of the
+    /// store's file, which keeps the file while this name gets a new store.
+    @Test func eraseSaysWhatItRemovedBesideTheStore() throws {
+        try withDemoStore { path in
+            let other = path + ".copy"
+            #expect(link(path, other) == 0)
+            #expect(symlink("/etc/passwd", path + "-journal") == 0)
+            let erased = try run(["erase", path, "--yes"])
+            #expect(erased.status == 0, "\(erased.standardError)")
+            #expect(erased.standardOutput == """
+                Removed a symbolic link at '\(path)-journal', which SQLite never makes beside a store.
+                Gave '\(path)' a file of its own: the file it named is left as it was to its other name (a hard link).
+                Erased '\(path)': it is an empty store now.
+
+                """)
+            #expect(try run(["info", other]).standardOutput.contains("generation:    4, "), "left as it was")
+            let info = try json(try run(["info", path, "--format", "json"]))
+            #expect((info["archives"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test func eraseGivesUpOnAStoreWhoseWriteLockIsHeldForMoreThanFiveSeconds() throws {
         try withDemoStore { path in
             let held = try withSQLiteHolder(of: path, having: "BEGIN IMMEDIATE") {

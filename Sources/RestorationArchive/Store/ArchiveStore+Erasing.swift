@@ -59,8 +59,8 @@ extension ArchiveStore {
     ///   - path: the store file's path. When nothing is there, there is nothing to erase, and
     ///     nothing is created (what SQLite never makes beside it is still removed).
     ///   - busyTimeout: how long to wait for another connection's write lock.
-    ///   - logger: where a line saying the store was erased goes, and one for each file removed
-    ///     beside it.
+    ///   - logger: where a line saying the store was erased goes, and one before it for each
+    ///     file removed beside it, and for a name given a file of its own.
     /// - Throws: ``ArchiveStoreError/notAStore(path:reason:)`` for another program's database, a
     ///   folder or anything but a regular file; ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``;
     ///   ``ResultCode/busy`` in ``ArchiveStoreError/database(_:)`` when another connection held
@@ -75,13 +75,18 @@ extension ArchiveStore {
         guard let filename else { return }
         if otherNames > 0 {
             try erasingApart(path: path, filename: filename, busyTimeout: busyTimeout)
-            logger?.warning(
-                """
-                Erased the archive store at '\(path)': a new store is there now, and the file that was there is left \
-                as it was to its \(otherNames) other names (hard links)
-                """)
-            return
+            let others = otherNames == 1 ? "other name (a hard link)" : "\(otherNames) other names (hard links)"
+            logger?.warning("Gave '\(path)' a file of its own: the file it named is left as it was to its \(others)")
+        } else {
+            try erasingInPlace(path: path, filename: filename, busyTimeout: busyTimeout)
         }
+        logger?.warning("Erased the archive store at '\(path)'")
+    }
+
+    /// Replaces the contents of the store file where it is by an empty store, in one
+    /// transaction (or, when SQLite cannot read its first page, empties it and then gives it
+    /// the store's schema); another program's database is refused.
+    private static func erasingInPlace(path: String, filename: String, busyTimeout: Duration) throws(ArchiveStoreError) {
         try translatingErrors(path: path) {
             let reset: Bool
             do {
@@ -106,7 +111,6 @@ extension ArchiveStore {
                 _ = try openForWriting(path: path, configuration: Configuration(busyTimeout: busyTimeout), logger: nil)
             }
         }
-        logger?.warning("Erased the archive store at '\(path)'")
     }
 
     /// Erases a store file with other names (hard links) without writing it: another
