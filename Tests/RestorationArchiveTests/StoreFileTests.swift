@@ -86,6 +86,27 @@ struct StoreFileTests {
         }
     }
 
+    /// A path that names no file, whatever is there: a read-write open of `state/` made the
+    /// folder and then failed to open it ("Is a directory"), an empty path failed with "No
+    /// such file or directory", and the erase of either did nothing without a word. Each is
+    /// refused in every mode, and the erase, before anything is made.
+    @Test(arguments: ["", "/state/", "/state/.", "/state/..", "/state/new/.."])
+    func aPathThatNamesNoFileIsRefusedBeforeAnythingIsMade(_ ending: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = ending.isEmpty ? "" : directory + ending
+            let name = ending.hasSuffix("/") ? "/" : String(ending.split(separator: "/").last ?? "")
+            let refused = ArchiveStoreError.invalidLocation(
+                path.isEmpty
+                    ? "the store path is empty"
+                    : "the store path '\(path)' ends with '\(name)', which names a folder: a store is a file")
+            #expect(throws: refused) { try ArchiveStore(path: path) }
+            #expect(throws: refused) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(throws: refused) { try ArchiveStore.erase(at: path) }
+            let made = try FileManager.default.contentsOfDirectory(atPath: directory)
+            #expect(made.isEmpty)
+        }
+    }
+
     @Test func symbolicLinkAtStorePathIsRefusedInBothModes() throws {
         try withTemporaryDirectory { directory in
             let target = directory + "/real.sqlite"

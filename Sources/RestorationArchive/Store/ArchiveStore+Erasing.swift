@@ -63,6 +63,8 @@ extension ArchiveStore {
     ///     file removed beside it, and for a name given a file of its own.
     /// - Throws: ``ArchiveStoreError/notAStore(path:reason:)`` for another program's database, a
     ///   folder or anything but a regular file; ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``;
+    ///   ``ArchiveStoreError/invalidLocation(_:)`` for a path that names no file (empty, or
+    ///   ending with `/`, `.` or `..`);
     ///   ``ResultCode/busy`` in ``ArchiveStoreError/database(_:)`` when another connection held
     ///   the write lock for longer than `busyTimeout`.
     public static func erase(

@@ -140,7 +140,8 @@ public final class ArchiveStore: Sendable {
     ///   ``ArchiveStoreError/symbolicLinkAtStorePath(path:)``,
     ///   ``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)``,
     ///   ``ArchiveStoreError/migrationChanged(identifier:)``,
-    ///   ``ArchiveStoreError/invalidLocation(_:)`` (a path longer than SQLite opens) and
+    ///   ``ArchiveStoreError/invalidLocation(_:)`` (a path that names no file, being empty or
+    ///   ending with `/`, `.` or `..`, or one longer than SQLite opens) and
     ///   ``ArchiveStoreError/fileSystem(operation:path:errno:)`` (read-write: a file the
     ///   process may not write, or a folder in which SQLite cannot create the write-ahead log).
     /// - Parameters:

@@ -72,7 +72,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// A file-system call failed.
     case fileSystem(operation: String, path: String, errno: Int32)
     /// The default location cannot be determined (`$HOME` unset), the app identifier is
-    /// unusable, or the store's path is longer than SQLite opens.
+    /// unusable, or the store's path names no file (empty, or ending with `/`, `.` or `..`)
+    /// or is longer than SQLite opens.
     case invalidLocation(String)
 
     // MARK: Arguments

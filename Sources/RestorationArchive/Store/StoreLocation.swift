@@ -43,6 +43,19 @@ enum StoreLocation {
         #endif
     }
 
+    /// Refuses a store path that names no file whatever is there: an empty one, or one whose
+    /// last part is empty (it ends with `/`), `.` or `..`, each a folder. A read-write open of
+    /// `state/` made the folder and then failed to open it ("Is a directory"); an empty path
+    /// failed with "No such file or directory", and its erase did nothing without a word.
+    static func checkNamesAFile(_ path: String) throws(ArchiveStoreError) {
+        guard !path.isEmpty else { throw .invalidLocation("the store path is empty") }
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let name = slash.map { path[path.utf8.index(after: $0)...] } ?? path[...]
+        guard name.isEmpty || name == "." || name == ".." else { return }
+        throw .invalidLocation(
+            "the store path '\(path)' ends with '\(name.isEmpty ? "/" : name)', which names a folder: a store is a file")
+    }
+
     /// Whether a path starts at the root. By its first byte: `hasPrefix("/")` compares
     /// characters, and a "/" followed by a combining mark (a folder whose name starts with
     /// U+0301) is not that character.
@@ -67,6 +80,7 @@ enum StoreLocation {
     static func prepareForWriting(path: String) throws(ArchiveStoreError) -> (
         file: StoreFileIdentity, sqliteFilename: String, beside: Set<FileBeside.Kind>
     ) {
+        try checkNamesAFile(path)
         var filename = try checkedSQLiteFilename(for: path)
         // Folders made now may resolve otherwise than the path did before they were there.
         if try createDirectories(for: path) { filename = try checkedSQLiteFilename(for: path) }
@@ -263,6 +277,7 @@ enum StoreLocation {
     static func checkForReading(path: String) throws(ArchiveStoreError) -> (
         stamp: FileStamp, sqliteFilename: String, beside: Set<FileBeside.Kind>
     ) {
+        try checkNamesAFile(path)
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
         try checkExisting(path: path, info: info)
         let filename = try checkedSQLiteFilename(for: path)
@@ -283,6 +298,7 @@ enum StoreLocation {
     static func prepareForErasing(path: String) throws(ArchiveStoreError) -> (
         sqliteFilename: String?, removed: [String], otherNames: Int
     ) {
+        try checkNamesAFile(path)
         let info = try existing(path)
         if let info { try checkRegularFile(path: path, info: info) }
         let removed = try removeWhatSQLiteNeverMakes(beside: path)
