@@ -30,10 +30,9 @@ struct StoreOptions: ParsableArguments {
     var keyFile: String?
     #endif
 
+    // The key file is read once, when the store is opened (`openReadOnly()`): a file read
+    // here first could not be read again when it is a pipe (`--key-file <(pass show key)`).
     func validate() throws {
-        #if Encryption
-        if let keyFile, case .failure(let error) = KeyFile.key(at: keyFile) { throw ValidationError(error.description) }
-        #endif
         if let archive {
             do {
                 _ = try ArchiveName(archive)
@@ -102,7 +101,8 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens the store read-only (with the key of `--key-file`, when given), or exits with
-    /// status 2 and a one-line explanation.
+    /// status 2 and a one-line explanation; a key file that holds no key, or cannot be read,
+    /// is bad usage (status 64).
     func openReadOnly() throws -> ArchiveStore {
         var configuration = ArchiveStore.Configuration()
         #if Encryption
@@ -111,7 +111,7 @@ struct StoreOptions: ParsableArguments {
             case .success(let key):
                 configuration.encryptionKey = key
                 if let warning = KeyFile.exposure(of: keyFile) { Diagnostics.printWarning(warning) }
-            case .failure(let error): Diagnostics.fail(error, exitCode: 2)
+            case .failure(let error): Diagnostics.fail(error, exitCode: ExitCode.validationFailure.rawValue)
             }
         }
         #endif

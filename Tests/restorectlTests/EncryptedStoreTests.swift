@@ -95,6 +95,23 @@ struct EncryptedStoreTests {
         }
     }
 
+    /// A key read from a pipe (`--key-file <(pass show key)`, or `/dev/stdin`): the file was
+    /// read once to check it and once more to open the store, and the second read of a pipe
+    /// found nothing, so that a good key was refused as holding "neither 32 bytes nor 64
+    /// hexadecimal digits".
+    @Test(arguments: ["bytes", "hexadecimal"])
+    func aKeyFromAPipeOpensTheStates(keyFileHolds format: String) throws {
+        try withTemporaryDirectory { directory in
+            let (store, keyFile) = try sealedStore(directory) { key in
+                format == "bytes" ? key.bytes : Array(key.bytes.map { String(format: "%02x", $0) }.joined().utf8)
+            }
+            let outcome = try runProcess(
+                "/bin/sh", ["-c", #"cat "$1" | "$2" show "$3" Root --key-file /dev/stdin"#, "sh", keyFile, restorectl, store])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.standardOutput.contains("draft: string \"secret draft\""))
+        }
+    }
+
     /// A key file that users other than its owner can read draws a warning, once, naming its
     /// mode and how to close it; the command runs all the same.
     @Test func aKeyFileOthersCanReadDrawsAWarning() throws {
