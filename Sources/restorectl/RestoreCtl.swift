@@ -1,4 +1,10 @@
 import ArgumentParser
+// `stdout`, a C global that Swift 6 reads only from a module imported so, for `ferror`.
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+@preconcurrency import Darwin
+#endif
 
 @main
 struct RestoreCtl: ParsableCommand {
@@ -16,4 +22,25 @@ struct RestoreCtl: ParsableCommand {
             EraseCommand.self, DemoCommand.self,
         ]
     )
+
+    /// Runs the command as `ParsableCommand.main()` does, then checks that what it printed
+    /// reached standard output. A write that failed there (a full disk behind `> file`) was
+    /// lost without a word and the command exited 0: `restorectl export --output - > a.json`
+    /// on a full disk left a document cut short that looked complete.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+        // A write too large for the buffer failed on its own, and left only the stream's
+        // error flag; one that fitted fails again here.
+        let flushed = fflush(stdout) == 0
+        let code = errno
+        guard !flushed || ferror(stdout) != 0 else { return }
+        let reason = flushed ? "a write to it failed" : String(cString: strerror(code))
+        Diagnostics.printError("cannot write standard output: \(reason); what was printed is incomplete")
+        exit(withError: ExitCode(1))
+    }
 }

@@ -536,6 +536,26 @@ struct InspectionCommandTests {
         }
     }
 
+    /// Standard output that cannot be written (a full disk behind `> file`; `/dev/full` is
+    /// one): the lost output went without a word and the command exited 0, so that an export
+    /// to standard output left a document cut short that looked complete. Both a write larger
+    /// than the stream's buffer (the export) and one within it (`info`) are caught.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func standardOutputThatCannotBeWrittenFailsTheCommand() throws {
+        try withDemoStore { path in
+            for arguments in [["export", path, "--output", "-"], ["info", path], ["events", path]] {
+                let outcome = try runProcess(
+                    "/bin/sh", ["-c", #""$0" "$@" > /dev/full"#, restorectl] + arguments)
+                #expect(outcome.status == 1, "\(arguments[0])")
+                #expect(
+                    outcome.standardError.hasPrefix("restorectl: error: cannot write standard output: ")
+                        && outcome.standardError.hasSuffix("; what was printed is incomplete\n"),
+                    "\(arguments[0]): \(outcome.standardError)")
+            }
+            #expect(try run(["info", path]).status == 0)
+        }
+    }
+
     /// `--force` replaced whatever the output path named: the store itself, the app's saved
     /// state, became the JSON document. Whatever path names the store or its write-ahead log
     /// files, the export refuses it and leaves the file as it was.
