@@ -46,6 +46,27 @@ struct SQLiteLayerTests {
         }
     }
 
+    /// An error the system gave SQLite is named after SQLite's words: a store on a full disk
+    /// failed to open with only "disk I/O error" (the log's index could not grow), which
+    /// reads as a broken disk. Errors of SQLite's own are its words alone.
+    @Test func anErrorTheSystemGaveSQLiteIsNamedAfterItsMessage() throws {
+        try withTemporaryDirectory { directory in
+            let error = try #require(throws: DatabaseError.self) {
+                try Connection(filename: directory + "/missing/raw.sqlite", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            }
+            #expect(error.resultCode == .cantOpen)
+            #expect(error.message == "unable to open database file (No such file or directory)")
+
+            let connection = try open(directory)
+            try connection.execute("CREATE TABLE t (x TEXT NOT NULL UNIQUE)")
+            try connection.execute("INSERT INTO t (x) VALUES ('a')")
+            let constraint = try #require(throws: DatabaseError.self) {
+                try connection.execute("INSERT INTO t (x) VALUES ('a')")
+            }
+            #expect(constraint.message == "UNIQUE constraint failed: t.x")
+        }
+    }
+
     @Test func statementsAreCachedBySQLText() throws {
         try withTemporaryDirectory { directory in
             let connection = try open(directory)

@@ -1,4 +1,11 @@
 internal import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An error reported by SQLite.
 ///
@@ -10,7 +17,10 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
     public var resultCode: ResultCode { extendedResultCode.primary }
     /// The extended result code, such as ``ResultCode/cantOpenSymlink``.
     public let extendedResultCode: ResultCode
-    /// SQLite's own explanation (`sqlite3_errmsg`), or the generic text of the code.
+    /// SQLite's own explanation (`sqlite3_errmsg`), or the generic text of the code. For an
+    /// I/O error, a file SQLite could not open and a full disk, followed by the system's words
+    /// for the error the system gave SQLite, when it gave one: "disk I/O error (No space left
+    /// on device)".
     public let message: String
     /// The SQL text that failed, if a statement was involved. Never bound values.
     public let sql: String?
@@ -31,11 +41,20 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
         // The handle's last error may belong to an earlier call when `code` came from a
         // function that does not set it; trust `code` then.
         let useHandle = extended & 0xFF == code & 0xFF
-        self.init(
-            extendedCode: useHandle ? extended : code,
-            message: useHandle ? String(cString: sqlite3_errmsg(handle)) : nil,
-            sql: sql
-        )
+        var message = useHandle ? String(cString: sqlite3_errmsg(handle)) : nil
+        if useHandle, let reason = Self.systemReason(handle, code: extended) { message? += " (\(reason))" }
+        self.init(extendedCode: useHandle ? extended : code, message: message, sql: sql)
+    }
+
+    /// The system's words for the error the system last gave SQLite's connection, for the
+    /// codes an operating system error causes: SQLite's own message for a full disk that
+    /// failed to grow the log's index is "disk I/O error", which reads as a broken disk.
+    private static func systemReason(_ handle: OpaquePointer, code: Int32) -> String? {
+        let primary = ResultCode(rawValue: code & 0xFF)
+        guard primary == .ioError || primary == .cantOpen || primary == .full else { return nil }
+        let system = sqlite3_system_errno(handle)
+        guard system != 0 else { return nil }
+        return String(cString: strerror(system))
     }
 
     public var description: String {
