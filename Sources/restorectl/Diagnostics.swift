@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RestorationArchive
 
 /// Error output: a line on stderr naming the problem, never a stack trace.
@@ -13,6 +14,23 @@ enum Diagnostics {
     static func printWarning(_ message: String) {
         let line = "restorectl: warning: " + TerminalText.escaped(message) + "\n"
         FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// A logger for the library that prints its warnings, and anything graver, as the
+    /// command's own (``printWarning(_:)``): what the library says of a store that the person
+    /// running the command should know, such as a store file with other names.
+    static var libraryWarnings: Logger { Logger(label: "restorectl") { _ in WarningPrinter() } }
+
+    private struct WarningPrinter: LogHandler {
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .warning
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) { Diagnostics.printWarning(event.message.description) }
     }
 
     /// What `read` returns, or `nil` when it met damage (`isDamage`), which is added to

@@ -116,7 +116,8 @@ struct StoreOptions: ParsableArguments {
         }
         #endif
         do {
-            return try ArchiveStore(path: db, mode: .readOnly, configuration: configuration)
+            return try ArchiveStore(
+                path: db, mode: .readOnly, configuration: configuration, logger: Diagnostics.libraryWarnings)
         } catch {
             Diagnostics.failOpening(db, error)
         }

@@ -161,8 +161,15 @@ struct StoreFileTests {
                 #expect(refused.isUnusableStore)
                 #expect(throws: refused) { try ArchiveStore(path: name) }
             }
-            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes.count == 4)
-            #expect(try ArchiveStore(path: other, mode: .readOnly).snapshot()?.nodes == copied)
+            let readers = LogSink()
+            let readerLog = Logger(label: "test") { _ in readers }
+            #expect(try ArchiveStore(path: path, mode: .readOnly, logger: readerLog).snapshot()?.nodes.count == 4)
+            #expect(try ArchiveStore(path: other, mode: .readOnly, logger: readerLog).snapshot()?.nodes == copied)
+            #expect(readers.messages.filter { $0.contains("hard links") } == [path, other].map { name in
+                "The store's file at '\(name)' has 2 names (hard links): this read-only open reads what was saved "
+                    + "through this name, not what another name's write-ahead log holds, and a read-write open refuses "
+                    + "the store"
+            })
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == files)
             #expect(fileBytes(path) == before)
 

@@ -844,11 +844,20 @@ struct InspectionCommandTests {
 
     /// What the erase does beside erasing, it says, where it used to remove files without a
     /// word: a link at the path of the store's rollback journal, and a second name of the
-    /// store's file, which keeps the file while this name gets a new store.
+    /// store's file, which keeps the file while this name gets a new store. A command that
+    /// inspects through a name of such a file warns of it.
     @Test func eraseSaysWhatItRemovedBesideTheStore() throws {
         try withDemoStore { path in
             let other = path + ".copy"
             #expect(link(path, other) == 0)
+            let inspected = try run(["info", other])
+            #expect(inspected.status == 0)
+            #expect(inspected.standardError == """
+                restorectl: warning: The store's file at '\(other)' has 2 names (hard links): this read-only open \
+                reads what was saved through this name, not what another name's write-ahead log holds, and a \
+                read-write open refuses the store
+
+                """)
             #expect(symlink("/etc/passwd", path + "-journal") == 0)
             let erased = try run(["erase", path, "--yes"])
             #expect(erased.status == 0, "\(erased.standardError)")

@@ -206,7 +206,8 @@ public final class ArchiveStore: Sendable {
             if let seal { try Self.checkKey(seal, connection, writing: true) }
             return (OpenConnection(connection: connection, source: .live), file)
         case .readOnly:
-            let (connection, file, source) = try Self.openForReading(path: path, configuration: configuration)
+            let (connection, file, source) = try Self.openForReading(
+                path: path, configuration: configuration, logger: logger)
             // In a read transaction, which reads again past a log index torn by a writer.
             if let seal { try connection.readTransaction { try Self.checkKey(seal, connection, writing: false) } }
             return (OpenConnection(connection: connection, source: source), file)
@@ -293,10 +294,19 @@ public final class ArchiveStore: Sendable {
     /// Opens the store read-only, without creating or writing any file. A store of an older
     /// schema is read through a copy in memory, migrated as the app's next read-write open
     /// will migrate the file.
-    private static func openForReading(path: String, configuration: Configuration) throws -> (
+    private static func openForReading(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
-        let (stamp, filename, beside) = try StoreLocation.checkForReading(path: path)
+        let (stamp, filename, beside, names) = try StoreLocation.checkForReading(path: path)
+        // A read-write open refuses such a file (`StoreLocation.checkExisting(path:)`).
+        if names > 1 {
+            logger?.warning(
+                """
+                The store's file at '\(path)' has \(names) names (hard links): this read-only open reads what was \
+                saved through this name, not what another name's write-ahead log holds, and a read-write open \
+                refuses the store
+                """)
+        }
         let opening = StoreLocation.readOnlyOpening(
             file: stamp, sqliteFilename: filename, logExists: beside.contains(.log))
         // Without a log, the file is read alone: an index left beside it that names commits

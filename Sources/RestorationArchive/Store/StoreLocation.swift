@@ -272,10 +272,10 @@ enum StoreLocation {
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     ///
     /// - Returns: the file as the `lstat` the check took saw it, the file name to give SQLite
-    ///   (``sqliteFilename(for:)``, its length checked), and the files found beside it, looked
-    ///   for after that `lstat`.
+    ///   (``sqliteFilename(for:)``, its length checked), the files found beside it, looked
+    ///   for after that `lstat`, and the file's number of names (hard links).
     static func checkForReading(path: String) throws(ArchiveStoreError) -> (
-        stamp: FileStamp, sqliteFilename: String, beside: Set<FileBeside.Kind>
+        stamp: FileStamp, sqliteFilename: String, beside: Set<FileBeside.Kind>, names: Int
     ) {
         try checkNamesAFile(path)
         guard let info = try existing(path) else { throw .storeNotFound(path: path) }
@@ -284,7 +284,7 @@ enum StoreLocation {
         // A store is created 0600: another user may read none of it.
         let beside = try checkAccess(toFilesOf: path, R_OK, "open for reading")
         if info.st_size == 0 { throw .notAStore(path: path, reason: "the file is empty") }
-        return (FileStamp(info), filename, beside)
+        return (FileStamp(info), filename, beside, Int(info.st_nlink))
     }
 
     /// Checks what exists at `path` before an erase, which creates nothing, and removes what
