@@ -19,18 +19,24 @@ enum Diagnostics {
     /// A logger for the library that prints its warnings, and anything graver, as the
     /// command's own (``printWarning(_:)``): what the library says of a store that the person
     /// running the command should know, such as a store file with other names.
-    static var libraryWarnings: Logger { Logger(label: "restorectl") { _ in WarningPrinter() } }
+    static var libraryWarnings: Logger { libraryLog(from: .warning) { printWarning($0) } }
 
-    private struct WarningPrinter: LogHandler {
+    /// A logger for the library that hands `write` each message at `level` or graver.
+    static func libraryLog(from level: Logger.Level, _ write: @escaping @Sendable (String) -> Void) -> Logger {
+        Logger(label: "restorectl") { _ in Messages(logLevel: level, write: write) }
+    }
+
+    private struct Messages: LogHandler {
+        var logLevel: Logger.Level
+        let write: @Sendable (String) -> Void
         var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .warning
 
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
 
-        func log(event: LogEvent) { Diagnostics.printWarning(event.message.description) }
+        func log(event: LogEvent) { write(event.message.description) }
     }
 
     /// What `read` returns, or `nil` when it met damage (`isDamage`), which is added to

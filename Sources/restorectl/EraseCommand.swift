@@ -48,8 +48,14 @@ struct EraseCommand: ParsableCommand {
             Diagnostics.fail(ArchiveStoreError.storeNotFound(path: db), exitCode: 2)
         }
         do {
-            try ArchiveStore.erase(
-                at: db, busyTimeout: Self.busyTimeout, logger: Logger(label: "restorectl") { _ in Steps(path: db) })
+            // What the erase did beside erasing the store, said as it does it: a file it
+            // removed beside the store (a link, a pipe), a name it gave a file of its own. Its
+            // line saying it erased the store is the command's own last line.
+            let erased = "Erased the archive store at '\(db)'"
+            let steps = Diagnostics.libraryLog(from: .info) { message in
+                if message != erased { print(TerminalText.escaped(message) + ".") }
+            }
+            try ArchiveStore.erase(at: db, busyTimeout: Self.busyTimeout, logger: steps)
         } catch {
             switch error {
             case .database, .fileSystem:
@@ -61,25 +67,5 @@ struct EraseCommand: ParsableCommand {
             }
         }
         print("Erased '\(TerminalText.escaped(db))': it is an empty store now.")
-    }
-
-    /// Prints what the erase says it did beside erasing the store, as it does it: a file it
-    /// removed beside the store (a link, a pipe), a name it gave a file of its own. Its line
-    /// saying it erased the store is the command's own last line.
-    private struct Steps: LogHandler {
-        let path: String
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let message = event.message.description
-            guard message != "Erased the archive store at '\(path)'" else { return }
-            print(TerminalText.escaped(message) + ".")
-        }
     }
 }
