@@ -214,6 +214,11 @@ struct SQLiteLayerTests {
             uninitialised[12] = 0
             uninitialised[48 + 12] = 0
             #expect(LogIndexHeader(bytes: uninitialised) == nil)
+            // Both copies changed alike (damage, not a writer): the checksum no longer matches.
+            var damaged = Array(bytes)
+            damaged[16] ^= 1
+            damaged[48 + 16] ^= 1
+            #expect(LogIndexHeader(bytes: damaged) == nil)
             #expect(LogIndexHeader(indexAt: directory) == nil)
             #expect(LogIndexHeader(indexAt: directory + "/none-shm") == nil)
             // A file shorter than the two copies and the checkpoint count (a torn or cut index).

@@ -38,7 +38,8 @@ struct LogIndexHeader: Equatable {
 
     /// The header of the index at `path`; `nil` when there is no file there (or not a regular
     /// one, or it cannot be read), when it is too short, not initialised, of another version,
-    /// or its two copies differ (a writer was changing it: SQLite reads it again then).
+    /// its two copies differ (a writer was changing it: SQLite reads it again then), or its
+    /// checksum does not match it (SQLite takes it for no header then, and rebuilds the index).
     init?(indexAt path: String) {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
@@ -63,6 +64,14 @@ struct LogIndexHeader: Equatable {
         }
         // iVersion at 0, isInit at 12, mxFrame at 16; nBackfill first after the two copies.
         guard word(at: 0) == Self.version, bytes[12] == 1 else { return nil }
+        // aCksum at 40: SQLite's log checksum of the 40 bytes before it, in the machine's
+        // byte order (`walChecksumBytes`), two sums over the words taken in pairs.
+        var (first, second): (UInt32, UInt32) = (0, 0)
+        for offset in stride(from: 0, to: 40, by: 8) {
+            first = first &+ word(at: offset) &+ second
+            second = second &+ word(at: offset + 4) &+ first
+        }
+        guard word(at: 40) == first, word(at: 44) == second else { return nil }
         lastCommittedFrame = word(at: 16)
         framesCopied = word(at: 2 * Self.headerSize)
     }
