@@ -444,10 +444,12 @@ struct ForegroundDeathPolicyTests {
     /// A launch number that damage made NULL, text or a real is damage to the history, named,
     /// as any other unreadable entry is: the launches are read launch by launch, by number, and
     /// such an entry must not drop out of them unseen (`launch = ?` finds no NULL).
-    /// `previousLaunch()` reads the newest two launches: a NULL number sorts below them, text
-    /// above every number, and 2.5 is the second newest here (the launches are 1 and 6).
-    @Test(arguments: [("NULL", true), ("'x'", false), ("2.5", false)])
-    func aLaunchNumberOfAnotherTypeIsDamageToTheHistory(_ number: String, previousStillReads: Bool) throws {
+    /// `previousLaunch()` reads the newest two launches (1 and 6 here): a NULL number sorts
+    /// below them; text, which sorts above every number, and 2.5 are no launch's, and are
+    /// left out (each launch under `discardAfterForegroundDeath` took text for the previous
+    /// launch, and invalidated what the launch before had saved).
+    @Test(arguments: ["NULL", "'x'", "2.5"])
+    func aLaunchNumberOfAnotherTypeIsDamageToTheHistory(_ number: String) throws {
         try withTemporaryStorePath { path in
             _ = try launch(path, backgrounded)
             _ = try launch(path, backgrounded)
@@ -459,12 +461,7 @@ struct ForegroundDeathPolicyTests {
                 Issue.record("\(String(describing: error))")
                 return
             }
-            if previousStillReads {
-                #expect(try store.previousLaunch()?.launch == 6)
-            } else {
-                let previous = #expect(throws: ArchiveStoreError.self) { try store.previousLaunch() }
-                #expect(previous?.isDamage == true && previous?.isUnusableStore == false)
-            }
+            #expect(try store.previousLaunch()?.launch == 6)
         }
     }
 
@@ -492,6 +489,36 @@ struct ForegroundDeathPolicyTests {
             let fresh = Probe("Root")
             #expect(try makeEngine(next).restore([fresh]).report.outcome == .restored)
             #expect(fresh.value == "fresh")
+        }
+    }
+
+    /// Damage to the launch number of an older entry: text, a real or an integer past the
+    /// entry's own id (which no launch has, a launch being numbered by its first entry's id)
+    /// sorted above every launch, and was taken for the previous launch at every launch after
+    /// it: each invalidated what the launch before had saved, until the journal's pruning
+    /// deleted the entry 256 entries later (found by the `damage` torture scenario, "locked").
+    /// Such a number is not a launch's: the previous launch is the newest of the others.
+    @Test(arguments: ["'x'", "x'01'", "1e300", "id + 1", "9223372036854775807"])
+    func aLaunchNumberDamageMadeLargerIsNotThePreviousLaunch(damaged: String) throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            try tamperBypassingStrict(
+                with: path, table: "journal",
+                """
+                PRAGMA ignore_check_constraints = ON;
+                UPDATE journal SET launch = \(damaged) WHERE id = (SELECT min(id) FROM journal)
+                """)
+            for value in ["first", "second"] {
+                let store = try launch(path, [.willFinishLaunching], configuration: policy)
+                let root = Probe("Root")
+                #expect(try makeEngine(store).restore([root]).report.outcome == .restored, "\(value)")
+                try makeEngine(store).preserve([Probe("Root", value: value)])
+                try store.record(.didEnterBackground)
+            }
+            let last = Probe("Root")
+            #expect(try makeEngine(try launch(path, [.willFinishLaunching], configuration: policy)).restore([last])
+                .report.outcome == .restored)
+            #expect(last.value == "second")
         }
     }
 

@@ -179,8 +179,10 @@ extension ArchiveStore {
     /// ``LaunchSummary/Ending/inBackground`` and ``LaunchSummary/Ending/terminated`` are normal
     /// ends; ``LaunchSummary/Ending/inForeground`` means that launch died on screen.
     ///
-    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when the number or the last entry of
-    ///   one of the newest two launches cannot be read.
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when the last entry of one of the
+    ///   newest two launches cannot be read. An entry whose launch number damage made no
+    ///   launch's (text, a real, a number past the entry's own) is no launch, and is not one
+    ///   of them: ``launches()`` and ``check()`` name it.
     public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
         let current = currentLaunch.withLock { $0 }
         return try read { connection in
@@ -416,12 +418,25 @@ extension ArchiveStore {
     /// (`min(at) OVER (PARTITION BY launch)`, `row_number() OVER (…)`) built and cleared a
     /// temporary b-tree for each launch in the journal: about 6.6 M instructions a
     /// `previousLaunch()` on a full journal, more than a launch's restoration of 100 nodes.
+    ///
+    /// A launch is numbered by the id of its first entry, so no entry's launch number is
+    /// past its own id. One that damage made text, a blob, a real or an integer past the
+    /// entry's id is no launch's. All the launches (`newest` `nil`) name it, as damage; the
+    /// newest few leave it out (``check()`` names the entry): it sorted above every launch,
+    /// and under ``CrashPolicy/discardAfterForegroundDeath`` each launch took it for the
+    /// previous one and invalidated what the launch before had saved, until the journal's
+    /// pruning deleted it. A number damage made NULL sorts below every launch.
     static func launches(_ connection: Connection, newest: Int?) throws -> [LaunchSummary] {
         let numbers = try connection.statement(
-            "SELECT DISTINCT launch FROM journal WHERE app_state IS NOT NULL ORDER BY launch DESC LIMIT ?")
+            newest == nil
+                ? "SELECT DISTINCT launch FROM journal WHERE app_state IS NOT NULL ORDER BY launch DESC LIMIT ?"
+                : """
+                SELECT DISTINCT launch FROM journal WHERE app_state IS NOT NULL \
+                AND (launch IS NULL OR (typeof(launch) = 'integer' AND launch <= id)) ORDER BY launch DESC LIMIT ?
+                """)
         defer { numbers.reset() }
         try numbers.bind(Int64(clamping: max(0, newest ?? Int.max)), at: 1)
-        // (`IS`: a launch number damage made NULL is read, and named, as the others are.)
+        // (`IS`: a launch number damage made NULL is read, and named.)
         let last = try connection.statement(
             """
             SELECT launch, process_id, \
