@@ -522,6 +522,32 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// The journal rebuilt by another program without its key (`CREATE TABLE … AS SELECT`):
+    /// the `id` column of the rows written since is NULL, and launches are numbered by the
+    /// row's `rowid`. A check of launch numbers against `id` left out every launch, and each
+    /// launch took the journal for damaged and invalidated what the launch before had saved
+    /// (found by the `schema-tampering` torture scenario, "rebuilt-bare").
+    @Test func aJournalRebuiltWithoutItsKeyStillNamesThePreviousLaunch() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            try tamper(
+                with: path,
+                "CREATE TABLE tampered AS SELECT * FROM journal; DROP TABLE journal; ALTER TABLE tampered RENAME TO journal")
+            for value in ["first", "second"] {
+                let store = try launch(path, [.willFinishLaunching], configuration: policy)
+                let root = Probe("Root")
+                #expect(try makeEngine(store).restore([root]).report.outcome == .restored, "\(value)")
+                try makeEngine(store).preserve([Probe("Root", value: value)])
+                try store.record(.didEnterBackground)
+            }
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let last = Probe("Root")
+            #expect(try makeEngine(store).restore([last]).report.outcome == .restored)
+            #expect(last.value == "second")
+            #expect(try store.previousLaunch()?.ending == .inBackground)
+        }
+    }
+
     @Test(arguments: [CrashPolicy.discard, .fallBackToKnownGood, .retry(attempts: 2)])
     func otherPoliciesRestoreAfterADeathInTheForeground(other: CrashPolicy) throws {
         try withTemporaryStorePath { path in

@@ -421,7 +421,9 @@ extension ArchiveStore {
     ///
     /// A launch is numbered by the id of its first entry, so no entry's launch number is
     /// past its own id. One that damage made text, a blob, a real or an integer past the
-    /// entry's id is no launch's. All the launches (`newest` `nil`) name it, as damage; the
+    /// entry's id is no launch's. (The id as SQLite numbers the row, `rowid`, which the `id`
+    /// column is in the store's schema: in a journal another program rebuilt without that
+    /// key, `id` is NULL in the rows written since, and launches are numbered by `rowid`.) All the launches (`newest` `nil`) name it, as damage; the
     /// newest few leave it out (``check()`` names the entry): it sorted above every launch,
     /// and under ``CrashPolicy/discardAfterForegroundDeath`` each launch took it for the
     /// previous one and invalidated what the launch before had saved, until the journal's
@@ -432,7 +434,7 @@ extension ArchiveStore {
                 ? "SELECT DISTINCT launch FROM journal WHERE app_state IS NOT NULL ORDER BY launch DESC LIMIT ?"
                 : """
                 SELECT DISTINCT launch FROM journal WHERE app_state IS NOT NULL \
-                AND (launch IS NULL OR (typeof(launch) = 'integer' AND launch <= id)) ORDER BY launch DESC LIMIT ?
+                AND (launch IS NULL OR (typeof(launch) = 'integer' AND launch <= rowid)) ORDER BY launch DESC LIMIT ?
                 """)
         defer { numbers.reset() }
         try numbers.bind(Int64(clamping: max(0, newest ?? Int.max)), at: 1)
