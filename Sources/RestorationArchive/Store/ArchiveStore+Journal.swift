@@ -421,13 +421,14 @@ extension ArchiveStore {
     ///
     /// A launch is numbered by the id of its first entry, so no entry's launch number is
     /// past its own id. One that damage made text, a blob, a real or an integer past the
-    /// entry's id is no launch's. (The id as SQLite numbers the row, `rowid`, which the `id`
-    /// column is in the store's schema: in a journal another program rebuilt without that
-    /// key, `id` is NULL in the rows written since, and launches are numbered by `rowid`.) All the launches (`newest` `nil`) name it, as damage; the
+    /// entry's id is no launch's. All the launches (`newest` `nil`) name it, as damage; the
     /// newest few leave it out (``check()`` names the entry): it sorted above every launch,
     /// and under ``CrashPolicy/discardAfterForegroundDeath`` each launch took it for the
     /// previous one and invalidated what the launch before had saved, until the journal's
-    /// pruning deleted it. A number damage made NULL sorts below every launch.
+    /// pruning deleted it. A number damage made NULL sorts below every launch. (The id is
+    /// the row's as SQLite numbers it, `rowid`, which the `id` column is in the store's
+    /// schema: in a journal another program rebuilt without that key, `id` is NULL in the
+    /// rows written since, and launches are numbered by `rowid`.)
     static func launches(_ connection: Connection, newest: Int?) throws -> [LaunchSummary] {
         let numbers = try connection.statement(
             newest == nil
