@@ -858,7 +858,9 @@ struct InspectionCommandTests {
                 read-write open refuses the store
 
                 """)
-            #expect(symlink("/etc/passwd", path + "-journal") == 0)
+            let target = path + ".notes"
+            #expect(FileManager.default.createFile(atPath: target, contents: Data("notes".utf8)))
+            #expect(symlink(target, path + "-journal") == 0)
             let erased = try run(["erase", path, "--yes"])
             #expect(erased.status == 0, "\(erased.standardError)")
             #expect(erased.standardOutput == """
@@ -870,6 +872,7 @@ struct InspectionCommandTests {
             #expect(try run(["info", other]).standardOutput.contains("generation:    4, "), "left as it was")
             let info = try json(try run(["info", path, "--format", "json"]))
             #expect((info["archives"] as? [Any])?.isEmpty == true)
+            #expect(fileBytes(target) == Array("notes".utf8), "the link's target is left as it was")
         }
     }
 
