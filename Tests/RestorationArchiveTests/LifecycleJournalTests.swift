@@ -508,17 +508,7 @@ struct ForegroundDeathPolicyTests {
                 PRAGMA ignore_check_constraints = ON;
                 UPDATE journal SET launch = \(damaged) WHERE id = (SELECT min(id) FROM journal)
                 """)
-            for value in ["first", "second"] {
-                let store = try launch(path, [.willFinishLaunching], configuration: policy)
-                let root = Probe("Root")
-                #expect(try makeEngine(store).restore([root]).report.outcome == .restored, "\(value)")
-                try makeEngine(store).preserve([Probe("Root", value: value)])
-                try store.record(.didEnterBackground)
-            }
-            let last = Probe("Root")
-            #expect(try makeEngine(try launch(path, [.willFinishLaunching], configuration: policy)).restore([last])
-                .report.outcome == .restored)
-            #expect(last.value == "second")
+            try launchesEachRestoringTheSaveBefore(path)
         }
     }
 
@@ -533,19 +523,27 @@ struct ForegroundDeathPolicyTests {
             try tamper(
                 with: path,
                 "CREATE TABLE tampered AS SELECT * FROM journal; DROP TABLE journal; ALTER TABLE tampered RENAME TO journal")
-            for value in ["first", "second"] {
-                let store = try launch(path, [.willFinishLaunching], configuration: policy)
-                let root = Probe("Root")
-                #expect(try makeEngine(store).restore([root]).report.outcome == .restored, "\(value)")
-                try makeEngine(store).preserve([Probe("Root", value: value)])
-                try store.record(.didEnterBackground)
-            }
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
-            let last = Probe("Root")
-            #expect(try makeEngine(store).restore([last]).report.outcome == .restored)
-            #expect(last.value == "second")
+            let store = try launchesEachRestoringTheSaveBefore(path)
             #expect(try store.previousLaunch()?.ending == .inBackground)
         }
+    }
+
+    /// Three launches under this policy: the first two each restore, save and go to the
+    /// background, and the third restores the second's save. Returns the third's store.
+    @discardableResult
+    private func launchesEachRestoringTheSaveBefore(_ path: String) throws -> ArchiveStore {
+        for value in ["first", "second"] {
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            #expect(try makeEngine(store).restore([root]).report.outcome == .restored, "\(value)")
+            try makeEngine(store).preserve([Probe("Root", value: value)])
+            try store.record(.didEnterBackground)
+        }
+        let store = try launch(path, [.willFinishLaunching], configuration: policy)
+        let last = Probe("Root")
+        #expect(try makeEngine(store).restore([last]).report.outcome == .restored)
+        #expect(last.value == "second")
+        return store
     }
 
     @Test(arguments: [CrashPolicy.discard, .fallBackToKnownGood, .retry(attempts: 2)])
