@@ -90,14 +90,10 @@ enum StoreLocation {
             guard fchmod(fd, 0o600) == 0 else { throw .fileSystem(operation: "fchmod", path: path, errno: errno) }
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "fstat", path: path, errno: errno) }
-            // As for an existing store (`checkAccess`): SQLite would fail at it, saying less.
-            var found: Set<FileBeside.Kind> = []
-            for beside in filesBeside(path) {
-                guard let info = try existing(beside.path) else { continue }
-                try check(beside, of: path, info: info)
-                found.insert(beside.kind)
-            }
-            return (StoreFileIdentity(info), filename, found)
+            // As for an existing store: files left beside the path (a killed app's log, what
+            // SQLite never makes there) are checked, or SQLite would fail at them, saying less.
+            let beside = try checkAccess(toFilesOf: path, R_OK | W_OK, "open for writing")
+            return (StoreFileIdentity(info), filename, beside)
         }
         switch errno {
         case EEXIST:
@@ -475,8 +471,7 @@ enum StoreLocation {
     ///   - logExists: whether ``checkForReading(path:)`` found a `-wal`.
     static func readOnlyOpening(file: FileStamp, sqliteFilename: String, logExists: Bool) -> ReadOnlyOpening {
         guard !logExists else {
-            let uri = "file:" + percentEncoded(sqliteFilename) + "?mode=ro&readonly_shm=1"
-            return ReadOnlyOpening(uri: uri, source: .live)
+            return ReadOnlyOpening(uri: uri(sqliteFilename, "mode=ro&readonly_shm=1"), source: .live)
         }
         return ReadOnlyOpening(uri: fileAloneURI(sqliteFilename), source: .frozen(file: file, log: nil))
     }
@@ -484,7 +479,11 @@ enum StoreLocation {
     /// The URI that reads the file `sqliteFilename` alone, as immutable: without locks, and
     /// without the log and index beside it.
     static func fileAloneURI(_ sqliteFilename: String) -> String {
-        "file:" + percentEncoded(sqliteFilename) + "?mode=ro&immutable=1"
+        uri(sqliteFilename, "mode=ro&immutable=1")
+    }
+
+    private static func uri(_ sqliteFilename: String, _ parameters: String) -> String {
+        "file:" + percentEncoded(sqliteFilename) + "?" + parameters
     }
 
     /// A store file as `lstat` saw it: its identity, size and times of change. SQLite writes
