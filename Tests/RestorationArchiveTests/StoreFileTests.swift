@@ -639,6 +639,47 @@ struct StoreFileTests {
         }
     }
 
+    /// The copy of a long log into the file runs only while this process holds the log's write
+    /// lock: SQLite before 3.51.3 can lose commits to a copy that races another connection's
+    /// commit (its "WAL-reset bug": `Connection+Checkpoints.swift`). While another connection
+    /// holds the lock, the save after a move to the background copies nothing (and, the lock
+    /// never released, fails busy); the save after it, the lock free, starts the log over.
+    @Test func aLongLogIsCopiedOnlyWhileNoOtherConnectionHoldsTheWriteLock() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path, configuration: .init(busyTimeout: .milliseconds(50)))
+            let generation = try store.save(try SampleArchives.tree(count: 20), header: SampleArchives.header).generation
+            while framesInWriteAheadLog(path + "-wal") < ArchiveStore.logPagesCheckpointedBeforeASave + 20 {
+                try store.record(.didBecomeActive)
+            }
+            try store.record(.didEnterBackground)
+            /// The file's size and time of last change (read by `stat`: a descriptor of the
+            /// test's own, closed, would release the locks this process holds on the file).
+            func fileState() -> [Int] {
+                var info = stat()
+                guard stat(path, &info) == 0 else { return [] }
+                return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+            }
+            // Past the coarse clock's tick, so that a write now changes the time.
+            usleep(30_000)
+            let before = fileState()
+            let writer = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
+            try writer.execute("BEGIN IMMEDIATE")
+            let changed = try SampleArchives.tree(count: 20, fill: 2)[7]
+            let error = try #require(throws: ArchiveStoreError.self) {
+                try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header)
+            }
+            guard case .database(let database) = error else { throw error }
+            #expect(database.resultCode == .busy)
+            #expect(fileState() == before, "the log was copied into the file while another connection held the write lock")
+            writer.rollback()
+            try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header)
+            #expect(fileState() != before)
+            #expect(framesInWriteAheadLog(path + "-wal") < 20)
+            let nodes = try #require(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes)
+            #expect(nodes.count == 20 && nodes.contains(changed))
+        }
+    }
+
     /// A discard empties the write-ahead log; the opening's try at starting a long log over is
     /// not spent on the empty one by the save after it, but kept for when the log is long.
     @Test func aDiscardEmptiesTheLogWithoutSpendingTheOpeningsTry() throws {
@@ -956,7 +997,7 @@ struct StoreFileTests {
                 let store = try ArchiveStore(path: path)
                 try store.save(copied, header: SampleArchives.header)
                 try store.record(.willFinishLaunching)
-                try store.withConnection { connection in try connection.checkpointPassively() }
+                _ = try store.withConnection { connection in try connection.checkpointPassively() }
                 try store.save(saved, header: SampleArchives.header)
                 switch lost {
                 case .removed, .madeAgain: try FileManager.default.removeItem(atPath: path + "-wal")
@@ -1127,7 +1168,7 @@ struct StoreFileTests {
     private func storeCopiedIntoItsFile(_ nodes: [ArchivedNode], at path: String) throws -> ArchiveStore {
         let store = try ArchiveStore(path: path)
         try store.save(nodes, header: SampleArchives.header)
-        try store.withConnection { connection in try connection.checkpointPassively() }
+        _ = try store.withConnection { connection in try connection.checkpointPassively() }
         return store
     }
 

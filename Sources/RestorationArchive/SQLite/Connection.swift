@@ -45,6 +45,8 @@ final class Connection {
     }
 
     deinit {
+        // Closed first, so that this connection's close is the one that may be the last.
+        writeLockHolder = nil
         // The last connection's close copies the log into the file: from a log no path names,
         // a kill during the copy would leave the file torn, with no log to finish it from; by
         // an index not the log's any more, it would copy another connection's pages.
@@ -92,62 +94,22 @@ final class Connection {
 
     /// The pages in the write-ahead log after this connection's last commit; 0 until it
     /// commits. Counted once ``countPagesInLog()`` is called.
-    private(set) var pagesInLog = 0
+    var pagesInLog = 0
 
-    /// SQLite's own threshold for copying the write-ahead log into the database file after a
-    /// commit (`SQLITE_DEFAULT_WAL_AUTOCHECKPOINT`), which ``countPagesInLog()`` keeps.
-    static let automaticCheckpointPages: Int32 = 1000
-
-    /// Counts the pages in the write-ahead log after each commit into ``pagesInLog``
-    /// (`sqlite3_wal_hook`). The hook takes the place of SQLite's automatic checkpoint, so it
-    /// does what that did: after a commit that leaves ``automaticCheckpointPages`` pages or
-    /// more, a passive checkpoint.
-    func countPagesInLog() {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_wal_hook(handle, { context, handle, database, pages in
-            guard let context else { return SQLITE_OK }
-            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            connection.pagesInLog = Int(pages)
-            if pages >= Connection.automaticCheckpointPages, !connection.logFilesAreElsewhere {
-                sqlite3_wal_checkpoint(handle, database)
-            }
-            return SQLITE_OK
-        }, context)
-    }
-
-    /// Copies the write-ahead log into the database file as far as no reader still needs it,
-    /// without waiting for anyone (`SQLITE_CHECKPOINT_PASSIVE`). The next commit starts the
-    /// log over when all of it was copied and no reader is still reading it. Copies nothing
-    /// from a log that its path no longer names, or whose index is not the one it was
-    /// (``logFilesAreElsewhere``).
-    func checkpointPassively() throws(DatabaseError) {
-        guard !logFilesAreElsewhere else { return }
-        try check(sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil))
-    }
-
-    /// Copies the write-ahead log into the database file and empties it
-    /// (`SQLITE_CHECKPOINT_TRUNCATE`), waiting as long as the busy timeout for another
-    /// connection's write and for readers of the log to end. Returns `false` when one
-    /// outlasted it: the log was copied as far as no reader needed it, and keeps its pages;
-    /// and, copying nothing, when the log's path no longer names it, or its index is not the
-    /// one it was (``logFilesAreElsewhere``).
-    ///
-    /// A call of SQLite's, not a statement: it reads no schema, so it works on a connection
-    /// whose schema cannot be read any more (an erase's, on a file whose header said another
-    /// text encoding than the content it was given).
-    func checkpointTruncating() throws(DatabaseError) -> Bool {
-        guard !logFilesAreElsewhere else { return false }
-        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
-        if code == SQLITE_BUSY { return false }
-        try check(code)
-        pagesInLog = 0
-        return true
-    }
+    /// A second connection to this one's database file, opened by its first checkpoint, that
+    /// holds the write-ahead log's write lock while this one checkpoints
+    /// (``withTheWriteLockHeld(waiting:_:)``).
+    var writeLockHolder: Connection?
 
     /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
     func setBusyTimeout(milliseconds: Int32) throws(DatabaseError) {
         try check(sqlite3_busy_timeout(handle, milliseconds))
+        busyTimeout = milliseconds
     }
+
+    /// The busy timeout last set by ``setBusyTimeout(milliseconds:)``, in milliseconds: 0, no
+    /// waiting, until then.
+    private(set) var busyTimeout: Int32 = 0
 
     /// Turns the database to write-ahead logging unless it is in it already, and returns the
     /// journal mode it is in then (`"wal"`, unless SQLite refused).
@@ -363,7 +325,7 @@ final class Connection {
     /// Runs a statement that begins or ends a transaction, prepared once and cached: through
     /// `sqlite3_exec` each was parsed again every time, about 4,000 instructions, twice per
     /// transaction (a one-node save, a read, a launch's several commits).
-    private func control(_ sql: String) throws(DatabaseError) {
+    func control(_ sql: String) throws(DatabaseError) {
         try statement(sql).run()
     }
 
@@ -447,7 +409,7 @@ final class Connection {
     /// Number of rows changed since the connection opened (`sqlite3_total_changes64`).
     var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
 
-    private func check(_ code: Int32) throws(DatabaseError) {
+    func check(_ code: Int32) throws(DatabaseError) {
         guard code == SQLITE_OK else { throw DatabaseError(handle: handle, code: code) }
     }
 }

@@ -430,7 +430,9 @@ public final class ArchiveStore: Sendable {
     ///   the log over; so does the first save after the app records a move towards the
     ///   background (``shortenTheLogAtTheNextSave()``). A reader in another connection still
     ///   reading the log (`restorectl`, another process of the app) holds that back, and the
-    ///   log stays as long: the saves after do not try again. A launch after the app was
+    ///   log stays as long: the saves after do not try again. Another connection's write
+    ///   does too (the copy runs only while this process holds the write lock: see
+    ///   `Connection+Checkpoints.swift`), and the next save tries again. A launch after the app was
     ///   killed, as apps in the background are, reads the whole log back before its first
     ///   statement (SQLite rebuilds the log's index, which lives in shared memory): about
     ///   2.5 µs and 4 KiB of storage a page here, and SQLite alone lets the log grow to 1,000
@@ -446,12 +448,12 @@ public final class ArchiveStore: Sendable {
             if shorteningTheLog, !open.triedToShortenTheLog,
                 open.connection.pagesInLog >= Self.logPagesCheckpointedBeforeASave
             {
-                open.triedToShortenTheLog = true
                 // Best effort: a checkpoint that a reader holds back copies what it can, one
                 // that another connection's checkpoint keeps busy copies nothing, and one that
                 // fails (a full disk: the file may need to grow) leaves the log as it was. The
-                // save goes ahead in every case, and reports its own failures.
-                try? open.connection.checkpointPassively()
+                // save goes ahead in every case, and reports its own failures. One that did
+                // not run, another connection writing, is tried again by the next save.
+                open.triedToShortenTheLog = (try? open.connection.checkpointPassively()) != false
             }
             return try open.connection.transaction(.immediate) { try body(open.connection) }
         }
