@@ -229,6 +229,36 @@ struct SQLiteLayerTests {
         }
     }
 
+    /// A checkpoint copies the log into the file only while this process holds the log's
+    /// write lock (SQLite's "WAL-reset bug" before 3.51.3: `Connection+Checkpoints.swift`).
+    /// While another connection holds it, the passive checkpoint copies nothing, at once, and
+    /// the truncating one nothing after the busy timeout, where SQLite's TRUNCATE went on as
+    /// a passive checkpoint. Once the lock is free, both run.
+    @Test func aCheckpointCopiesNothingWhileAnotherConnectionHoldsTheWriteLock() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/raw.sqlite"
+            let connection = try open(directory)
+            #expect(try connection.enableWriteAheadLogging() == "wal")
+            try connection.execute("CREATE TABLE t (x); INSERT INTO t VALUES (zeroblob(100000))")
+            try connection.setBusyTimeout(milliseconds: 20)
+            let writer = try open(directory)
+            try writer.execute("BEGIN IMMEDIATE")
+            // Past the coarse clock's tick, so that a write now changes the time.
+            usleep(30_000)
+            let before = fileSizeAndChangeTime(path)
+            #expect(try connection.checkpointPassively() == false)
+            #expect(try connection.checkpointTruncating() == false)
+            #expect(fileSizeAndChangeTime(path) == before, "the log was copied while another connection wrote")
+            writer.rollback()
+            #expect(try connection.checkpointPassively())
+            #expect(fileSizeAndChangeTime(path) != before)
+            try connection.execute("INSERT INTO t VALUES (1)")
+            #expect(try connection.checkpointTruncating())
+            #expect(fileSizeAndChangeTime(path + "-wal").first == 0)
+            #expect(try connection.pragmaInteger("SELECT count(*) FROM t") == 2)
+        }
+    }
+
     /// SQLite's reset empties a file it cannot even read as a database.
     @Test func eraseEmptiesAFileThatIsNotADatabase() throws {
         try withTemporaryDirectory { directory in

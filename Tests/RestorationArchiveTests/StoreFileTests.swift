@@ -652,16 +652,9 @@ struct StoreFileTests {
                 try store.record(.didBecomeActive)
             }
             try store.record(.didEnterBackground)
-            /// The file's size and time of last change (read by `stat`: a descriptor of the
-            /// test's own, closed, would release the locks this process holds on the file).
-            func fileState() -> [Int] {
-                var info = stat()
-                guard stat(path, &info) == 0 else { return [] }
-                return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
-            }
             // Past the coarse clock's tick, so that a write now changes the time.
             usleep(30_000)
-            let before = fileState()
+            let before = fileSizeAndChangeTime(path)
             let writer = try Connection(filename: path, flags: 2 /* SQLITE_OPEN_READWRITE */)
             try writer.execute("BEGIN IMMEDIATE")
             let changed = try SampleArchives.tree(count: 20, fill: 2)[7]
@@ -670,10 +663,10 @@ struct StoreFileTests {
             }
             guard case .database(let database) = error else { throw error }
             #expect(database.resultCode == .busy)
-            #expect(fileState() == before, "the log was copied into the file while another connection held the write lock")
+            #expect(fileSizeAndChangeTime(path) == before, "the log was copied into the file while another connection held the write lock")
             writer.rollback()
             try store.saveChanges([changed], basedOn: generation, header: SampleArchives.header)
-            #expect(fileState() != before)
+            #expect(fileSizeAndChangeTime(path) != before)
             #expect(framesInWriteAheadLog(path + "-wal") < 20)
             let nodes = try #require(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes)
             #expect(nodes.count == 20 && nodes.contains(changed))

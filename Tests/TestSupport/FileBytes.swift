@@ -47,6 +47,16 @@ public func fileMode(_ path: String) -> mode_t? {
     return info.st_mode & 0o777
 }
 
+/// The size and time of last change of the file at `path`, which any write changes once a
+/// tick of the system's coarse clock (a few milliseconds) has passed since the last; empty
+/// when there is no file. Read by `stat`, never by opening the file: a descriptor of the
+/// caller's own, closed, releases every lock its process's SQLite connections hold on it.
+public func fileSizeAndChangeTime(_ path: String) -> [Int] {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return [] }
+    return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+}
+
 extension Array where Element == UInt8 {
     /// Whether `needle` occurs in these bytes.
     public func contains(bytes needle: [UInt8]) -> Bool {

@@ -79,8 +79,9 @@ extension Connection {
     /// file, holds the write-ahead log's write lock in a transaction that writes nothing: no
     /// other connection commits meanwhile, and none starts the log over. Returns `false`
     /// without running `body` when another connection holds the lock (past the busy timeout
-    /// when `waiting`, at once otherwise), or when the database's path no longer names this
-    /// connection's file (the holder would hold another file's lock).
+    /// when `waiting`, at once otherwise), when the database's path no longer names this
+    /// connection's file (the holder would hold another file's lock), or when the holder
+    /// cannot be opened.
     ///
     /// The holder is opened by the first call and kept: about as much as a store's opening
     /// costs once, and a transaction begun and rolled back (no page written, no fsync) each time.
@@ -92,9 +93,14 @@ extension Connection {
         if let writeLockHolder {
             holder = writeLockHolder
         } else {
-            holder = try Connection(
-                filename: String(cString: filename),
-                flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            // One that cannot be opened (no descriptor left, a link now at the path) holds no
+            // lock: no checkpoint, as when another connection holds it.
+            guard
+                let opened = try? Connection(
+                    filename: String(cString: filename),
+                    flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            else { return false }
+            holder = opened
             writeLockHolder = holder
         }
         try holder.setBusyTimeout(milliseconds: waiting ? busyTimeout : 0)

@@ -38,6 +38,9 @@ final class Connection {
         do {
             try check(restoration_disable_double_quoted_strings(handle))
             try check(restoration_enable_defensive(handle))
+            // No checkpoint of SQLite's own: each is the library's, with the write lock held
+            // (`Connection+Checkpoints.swift`; ``countPagesInLog()`` takes this one's place).
+            try check(sqlite3_wal_autocheckpoint(handle, 0))
         } catch {
             sqlite3_close_v2(handle)
             throw error

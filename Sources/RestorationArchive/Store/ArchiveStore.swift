@@ -432,8 +432,8 @@ public final class ArchiveStore: Sendable {
     ///   reading the log (`restorectl`, another process of the app) holds that back, and the
     ///   log stays as long: the saves after do not try again. Another connection's write
     ///   does too (the copy runs only while this process holds the write lock: see
-    ///   `Connection+Checkpoints.swift`), and the next save tries again. A launch after the app was
-    ///   killed, as apps in the background are, reads the whole log back before its first
+    ///   `Connection+Checkpoints.swift`), and the next save tries again. A launch after the
+    ///   app was killed, as apps in the background are, reads the whole log back before its first
     ///   statement (SQLite rebuilds the log's index, which lives in shared memory): about
     ///   2.5 µs and 4 KiB of storage a page here, and SQLite alone lets the log grow to 1,000
     ///   pages. The save an app makes going to the background is most often its last before
