@@ -15,6 +15,29 @@ enum Files {
         [path, path + "-wal", path + "-shm", path + "-journal"]
     }
 
+    /// With `TORTURE_KEEP_FAILED=FOLDER` set, a copy of the store's files at `path` (the store
+    /// and its side files, as a killed app left them) in a new folder `name` of FOLDER, for
+    /// ``settle(_:of:children:)`` to keep if the trial fails; `nil` otherwise.
+    static func keepCopy(of path: String, named name: String) -> String? {
+        guard let folder = ProcessInfo.processInfo.environment["TORTURE_KEEP_FAILED"], !folder.isEmpty else { return nil }
+        let copy = "\(folder)/\(name)"
+        remove(copy)
+        guard (try? FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)) != nil else { return nil }
+        for file in storeFiles(path) where FileManager.default.fileExists(atPath: file) {
+            try? FileManager.default.copyItem(atPath: file, toPath: copy + "/" + URL(filePath: file).lastPathComponent)
+        }
+        return copy
+    }
+
+    /// Removes the copy ``keepCopy(of:named:)`` made when `trial` passed; when it failed,
+    /// keeps it with what the children said (`children.txt`) and names it in the failure.
+    static func settle(_ copy: String, of trial: inout Trial, children: [Child]) {
+        guard !trial.problems.isEmpty else { return remove(copy) }
+        let said = children.map { $0.lines.joined(separator: "\n") }.joined(separator: "\n--- next child\n")
+        try? Data((said + "\n").utf8).write(to: URL(filePath: copy + "/children.txt"))
+        trial.fail("the store's files as the children left them are kept in \(copy)")
+    }
+
     /// The largest resident set this process has had, in bytes.
     static func peakResidentBytes() -> Int {
         var usage = rusage()

@@ -197,14 +197,21 @@ enum SaveKill {
                     usleep(UInt32.random(in: 0...20_000, using: &random))
                     children[order[1]].kill()
                     let begun = children.indices.map { collect(children[$0], into: &histories[$0], landings: &landings[$0], trial: &trial) }
-                    let store = try ArchiveStore(path: path)
-                    let problems = try store.check()
-                    trial.expect(problems.isEmpty, "check: \(problems)")
-                    for (index, archive) in archives.enumerated() {
-                        try verify(
-                            archive, of: store, history: &histories[index], begun: begun[index], landings: &landings[index],
-                            trial: &trial)
+                    // Not replayed by its seed: what a failure left is kept, when asked for.
+                    let kept = Files.keepCopy(of: path, named: "two-writers-trial-\(index)")
+                    do {
+                        let store = try ArchiveStore(path: path)
+                        let problems = try store.check()
+                        trial.expect(problems.isEmpty, "check: \(problems)")
+                        for (index, archive) in archives.enumerated() {
+                            try verify(
+                                archive, of: store, history: &histories[index], begun: begun[index],
+                                landings: &landings[index], trial: &trial)
+                        }
+                    } catch {
+                        trial.fail("unexpected error: \(error)")
                     }
+                    if let kept { Files.settle(kept, of: &trial, children: children) }
                 }
             }
         }
