@@ -165,6 +165,13 @@ struct StoreFileTests {
             let readerLog = Logger(label: "test") { _ in readers }
             #expect(try ArchiveStore(path: path, mode: .readOnly, logger: readerLog).snapshot()?.nodes.count == 4)
             #expect(try ArchiveStore(path: other, mode: .readOnly, logger: readerLog).snapshot()?.nodes == copied)
+            // Its content is sound; that a read-write open refuses it is the problem.
+            let problems = try ArchiveStore(path: other, mode: .readOnly).check().map(\.description)
+            #expect(problems.filter { $0.contains("hard links") } == [
+                "a read-write open refuses the store: its file has 2 names (hard links), and SQLite keeps a write-ahead "
+                    + "log beside each: saves through one name are lost to the others and can leave the file damaged; "
+                    + "remove the other names (erasing the store gives this one a file of its own)"
+            ])
             #expect(readers.messages.filter { $0.contains("hard links") } == [path, other].map { name in
                 "The store's file at '\(name)' has 2 names (hard links): this read-only open reads what was saved "
                     + "through this name, not what another name's write-ahead log holds, and a read-write open refuses "

@@ -32,15 +32,20 @@ extension ArchiveStore {
     /// journal, can be read.
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
-    /// without it checks them by their checksums only.
+    /// without it checks them by their checksums only. A store file with other names (hard
+    /// links), which a read-write open refuses, is a problem too, however sound its content.
     ///
     /// - Returns: the problems found; empty for a healthy store.
     /// - Throws: only when the store cannot be read at all.
     public func check() throws(ArchiveStoreError) -> [StoreProblem] {
         let path = self.path
         let seal = self.seal
+        let names = StoreLocation.names(ofFileAt: path)
         return try read { connection in
             var problems: [StoreProblem] = []
+            if names > 1 {
+                problems.append(StoreProblem(problem: "a read-write open refuses the store: \(StoreLocation.otherNames(names))"))
+            }
             do {
                 let integrity = try connection.statement("PRAGMA integrity_check(\(Self.integrityMessageLimit))")
                 defer { integrity.reset() }

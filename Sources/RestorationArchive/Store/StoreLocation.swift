@@ -367,14 +367,21 @@ enum StoreLocation {
         var info = stat()
         guard lstat(path, &info) == 0 else { throw .fileSystem(operation: "lstat", path: path, errno: errno) }
         try checkExisting(path: path, info: info)
-        if info.st_nlink > 1 {
-            throw .notAStore(
-                path: path,
-                reason: "its file has \(info.st_nlink) names (hard links), and SQLite keeps a write-ahead log "
-                    + "beside each: saves through one name are lost to the others and can leave the file damaged; "
-                    + "remove the other names (erasing the store gives this one a file of its own)")
-        }
+        if info.st_nlink > 1 { throw .notAStore(path: path, reason: otherNames(Int(info.st_nlink))) }
         return StoreFileIdentity(info)
+    }
+
+    /// Why a store file with `names` names (hard links) is refused for a read-write open.
+    static func otherNames(_ names: Int) -> String {
+        "its file has \(names) names (hard links), and SQLite keeps a write-ahead log beside each: saves through "
+            + "one name are lost to the others and can leave the file damaged; remove the other names (erasing the "
+            + "store gives this one a file of its own)"
+    }
+
+    /// How many names (hard links) the file at `path` has; 1 when that cannot be told.
+    static func names(ofFileAt path: String) -> Int {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int(info.st_nlink) : 1
     }
 
     private static func checkExisting(path: String, info: stat) throws(ArchiveStoreError) {
