@@ -646,6 +646,36 @@ struct StoreFileTests {
         }
     }
 
+    /// A store opened again in the same process after its log was removed reads the log's
+    /// index (`LogIndexHeader`) through the descriptor SQLite already has open on it, never
+    /// one of its own: closing that would release every lock this process holds on the index,
+    /// the first store's connection's among them (POSIX locks belong to the process and the
+    /// file), and a process opening the store next would take the index for unused and
+    /// rebuild it under that connection. Another process sees the first connection's lock on
+    /// the index (its byte 128, which every connection holds while it has the index open).
+    @Test func aStoreOpenedAgainInTheProcessLeavesTheLocksOnTheLogIndex() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let script = """
+                import fcntl, os, struct, sys
+                descriptor = os.open(sys.argv[1], os.O_RDWR)
+                lock = fcntl.fcntl(descriptor, fcntl.F_GETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 128, 1, 0))
+                print("free" if struct.unpack("hhqqi4x", lock)[0] == fcntl.F_UNLCK else "held")
+                """
+            func lockOnTheIndex() throws -> String {
+                try runProcess("/usr/bin/env", ["python3", "-c", script, path + "-shm"]).standardOutput
+            }
+            #expect(try lockOnTheIndex() == "held\n")
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            for mode in [ArchiveStore.AccessMode.readOnly, .readWrite] {
+                _ = try? ArchiveStore(path: path, mode: mode)
+                #expect(try lockOnTheIndex() == "held\n", "after a \(mode) open")
+            }
+            withExtendedLifetime(store) {}
+        }
+    }
+
     /// The copy of a long log into the file runs only while this process holds the log's write
     /// lock: SQLite before 3.51.3 can lose commits to a copy that races another connection's
     /// commit (its "WAL-reset bug": `Connection+Checkpoints.swift`). While another connection
