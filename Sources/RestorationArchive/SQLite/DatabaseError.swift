@@ -48,10 +48,14 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// The system's words for the error the system last gave SQLite's connection, for the
     /// codes an operating system error causes: SQLite's own message for a full disk that
-    /// failed to grow the log's index is "disk I/O error", which reads as a broken disk.
+    /// failed to grow the log's index is "disk I/O error", which reads as a broken disk. A
+    /// symbolic link refused (`SQLITE_OPEN_NOFOLLOW`) is SQLite's decision after a call that
+    /// succeeded: the number left then is an earlier call's, and named a reason that was not.
     private static func systemReason(_ handle: OpaquePointer, code: Int32) -> String? {
         let primary = ResultCode(rawValue: code & 0xFF)
-        guard primary == .ioError || primary == .cantOpen || primary == .full else { return nil }
+        guard primary == .ioError || primary == .cantOpen || primary == .full,
+            ResultCode(rawValue: code) != .cantOpenSymlink
+        else { return nil }
         let system = sqlite3_system_errno(handle)
         guard system != 0 else { return nil }
         return String(cString: strerror(system))
