@@ -56,6 +56,16 @@ struct SQLiteLayerTests {
             }
             #expect(error.resultCode == .cantOpen)
             #expect(error.message == "unable to open database file (No such file or directory)")
+            // A symbolic link refused without following it is SQLite's decision, not the
+            // system's: the error number left from an earlier call (a file SQLite looked for
+            // and did not find) named a reason that was not this one.
+            #expect(FileManager.default.createFile(atPath: directory + "/target.sqlite", contents: nil))
+            #expect(symlink(directory + "/target.sqlite", directory + "/link.sqlite") == 0)
+            let link = try #require(throws: DatabaseError.self) {
+                try Connection(filename: directory + "/link.sqlite", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW)
+            }
+            #expect(link.extendedResultCode == .cantOpenSymlink)
+            #expect(link.message == "unable to open database file")
 
             let connection = try open(directory)
             try connection.execute("CREATE TABLE t (x TEXT NOT NULL UNIQUE)")
@@ -256,6 +266,32 @@ struct SQLiteLayerTests {
             #expect(try connection.checkpointTruncating())
             #expect(fileSizeAndChangeTime(path + "-wal").first == 0)
             #expect(try connection.pragmaInteger("SELECT count(*) FROM t") == 2)
+        }
+    }
+
+    /// A second connection that cannot be opened holds no lock: the checkpoints copy nothing
+    /// and say so, and neither throws (a discard reports its log not truncated, rather than
+    /// failing after its write committed). Here the store's path became a symbolic link to
+    /// its file, which the holder, opened without following links, refuses; once the path
+    /// names the file again, both run.
+    @Test func aCheckpointWhoseLockHolderCannotBeOpenedCopiesNothing() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/raw.sqlite"
+            let moved = directory + "/moved.sqlite"
+            let connection = try open(directory)
+            #expect(try connection.enableWriteAheadLogging() == "wal")
+            try connection.execute("CREATE TABLE t (x); INSERT INTO t VALUES (zeroblob(100000))")
+            #expect(rename(path, moved) == 0)
+            #expect(symlink(moved, path) == 0)
+            usleep(30_000)
+            let before = fileSizeAndChangeTime(moved)
+            #expect(try connection.checkpointPassively() == false)
+            #expect(try connection.checkpointTruncating() == false)
+            #expect(fileSizeAndChangeTime(moved) == before)
+            #expect(unlink(path) == 0)
+            #expect(rename(moved, path) == 0)
+            #expect(try connection.checkpointTruncating())
+            #expect(fileSizeAndChangeTime(path) != before)
         }
     }
 

@@ -88,7 +88,7 @@ extension Connection {
     private func withTheWriteLockHeld(waiting: Bool, _ body: () throws(DatabaseError) -> Void)
         throws(DatabaseError) -> Bool
     {
-        guard !hasMoved, let filename = sqlite3_db_filename(handle, "main") else { return false }
+        guard let filename = sqlite3_db_filename(handle, "main") else { return false }
         let holder: Connection
         if let writeLockHolder {
             holder = writeLockHolder

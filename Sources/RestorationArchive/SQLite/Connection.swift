@@ -129,7 +129,7 @@ final class Connection {
             logsAhead = true
             return "wal"
         }
-        let deadline = ContinuousClock.now + .milliseconds(try pragmaInteger("PRAGMA busy_timeout") ?? 0)
+        let deadline = ContinuousClock.now + .milliseconds(busyTimeout)
         var pause: UInt32 = 1_000
         while true {
             do {
