@@ -35,6 +35,32 @@ struct DiscardTests {
         }
     }
 
+    /// A reason is prose, kept cut rather than refused: the discard it explains must happen.
+    @Test func aLongReasonIsKeptCutAfterAWholeCharacter() throws {
+        try withTemporaryStore { store in
+            let scene = try ArchiveName("scene-2")
+            for name in [ArchiveName.main, scene] {
+                try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: name)
+            }
+            // A flag is one character of two scalars, 8 bytes: 1,000 bytes and two flags fit
+            // with "…" (1,019 bytes), a third flag does not, nor does half of one (1,023).
+            let long = String(repeating: "a", count: 1_000) + String(repeating: "🇰🇷", count: 100_000)
+            let exact = String(repeating: "é", count: ArchiveStore.maximumReasonLength / 2)
+            try store.discard(reason: long)
+            try store.discard(scene, reason: exact)
+            let cut = String(repeating: "a", count: 1_000) + "🇰🇷🇰🇷…"
+            var reasons: [ArchiveName: String] = [:]
+            for name in [ArchiveName.main, scene] {
+                if case .discarded(let reason, _)? = try store.summary(of: name)?.state { reasons[name] = reason }
+            }
+            #expect(reasons == [.main: cut, scene: exact])
+            let logged = try store.journal().compactMap { entry -> String? in
+                if case .discarded(_, let reason) = entry.kind { reason } else { nil }
+            }
+            #expect(logged == [cut, exact])
+        }
+    }
+
     @Test func discardOneArchiveLeavesTheOthers() throws {
         try withTemporaryStore { store in
             let scene = try ArchiveName("scene-2")

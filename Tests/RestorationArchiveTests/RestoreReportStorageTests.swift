@@ -40,6 +40,26 @@ struct RestoreReportStorageTests {
         }
     }
 
+    /// Reasons an app's code gives (a gate's refusal, an error's description, a class's name)
+    /// are kept cut to ``ArchiveStore/maximumReasonLength`` bytes, each on a whole character.
+    @Test func longReasonsAreKeptCut() throws {
+        try withTemporaryStore { store in
+            try store.save([ArchivedNode(path: try RestorationPath("Root"), className: "Root", state: [])], header: SampleArchives.header)
+            let long = String(repeating: "é", count: 600_000)
+            let cut = String(repeating: "é", count: (ArchiveStore.maximumReasonLength - 3) / 2) + "…"
+            let nodes = [
+                RestoreReport.Node(path: try RestorationPath("Root"), className: "Root", classVersion: 1, outcome: .failed(.decodeFailed(long))),
+                RestoreReport.Node(path: try RestorationPath("Root", "a"), className: "A", classVersion: 1, outcome: .skipped(.classMismatch(found: long))),
+            ]
+            let date = Date(timeIntervalSince1970: 1_800_000_000)
+            try store.recordRestoreReport(RestoreReport(archive: .main, generation: 1, date: date, outcome: .refused(reason: long), nodes: nodes))
+            try store.recordRestoreReport(RestoreReport(archive: .main, generation: 1, date: date, outcome: .failed(reason: long), nodes: []))
+            let read = try store.restoreReports()
+            #expect(read.map(\.outcome) == [.failed(reason: cut), .refused(reason: cut)])
+            #expect(read.last?.nodes.map(\.outcome) == [.failed(.decodeFailed(cut)), .skipped(.classMismatch(found: cut))])
+        }
+    }
+
     /// The report is written field by field; its bytes must be those of the tree that
     /// `RestoreReport+Storage.swift` documents, encoded as any state is (built here from the
     /// documentation, not from the library's code).

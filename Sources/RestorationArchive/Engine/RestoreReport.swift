@@ -7,7 +7,9 @@ public import Foundation
 /// What one restoration did, node by node: a value an app can log, and that the store keeps
 /// (``ArchiveStore/restoreReports(of:limit:)``, `restorectl report`).
 ///
-/// Reports name paths, class names and keys, never stored values.
+/// Reports name paths, class names and keys, never stored values. The store keeps each
+/// reason in a report (the outcome's, a node's) to its first
+/// ``ArchiveStore/maximumReasonLength`` bytes.
 public struct RestoreReport: Hashable, Sendable, Codable {
     /// How the restoration as a whole went.
     public enum Outcome: Hashable, Sendable, Codable {

@@ -30,7 +30,8 @@ extension ArchiveStore {
     ///
     /// - Parameters:
     ///   - archive: the archive to discard.
-    ///   - reason: why, in words for a person (shown by `restorectl info`).
+    ///   - reason: why, in words for a person (shown by `restorectl info`); kept to its
+    ///     first ``maximumReasonLength`` bytes.
     /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/readOnly``,
     ///   ``ArchiveStoreError/storeFileMoved(path:)``.
     ///   Damage to the archive, its row included, does not stop it: it deletes what the
@@ -59,7 +60,8 @@ extension ArchiveStore {
     /// As with ``discard(_:reason:)``, deleted content is overwritten and the write-ahead
     /// log truncated.
     ///
-    /// - Parameter reason: why, in words for a person.
+    /// - Parameter reason: why, in words for a person; kept to its first
+    ///   ``maximumReasonLength`` bytes.
     /// - Returns: the archives discarded, with what was deleted from each.
     /// - Throws: ``ArchiveStoreError/readOnly``, ``ArchiveStoreError/storeFileMoved(path:)``,
     ///   or a database error.
@@ -95,11 +97,12 @@ extension ArchiveStore {
             logger?.warning("Archive '\(row.name)' was damaged (\(damage)); the discard replaces its row")
         }
         let count = try deleteContents(ofArchive: row.id, connection)
+        let kept = UTF8Text.prose(reason, upTo: Self.maximumReasonLength)
         var discarded = row
         discarded.discardedAt = Clock.nowMilliseconds()
-        discarded.discardReason = reason
+        discarded.discardReason = kept
         try ArchiveRows.update(discarded, in: connection)
-        try appendStoreEvent(.discarded(row.name, reason: reason), connection)
+        try appendStoreEvent(.discarded(row.name, reason: kept), connection)
         return count
     }
 

@@ -24,6 +24,14 @@ public final class ArchiveStore: Sendable {
     /// The archive format this library writes into every header (``ArchiveHeader/storeFormat``).
     public static let storeFormat = 1
 
+    /// The longest reason the store keeps, in bytes of UTF-8: why an archive was discarded
+    /// (``discard(_:reason:)``) and why a restoration was refused or failed (its
+    /// ``RestoreReport``). A longer reason is kept cut, to its longest prefix of whole
+    /// characters that fits with "…" after it: the discard or the report it explains is
+    /// never refused for its length, and a reason an app builds from something unbounded
+    /// (an error's description, a value it read) cannot grow the store without bound.
+    public static let maximumReasonLength = 1_024
+
     /// How the store is opened.
     public enum AccessMode: Hashable, Sendable {
         /// Creates the store if needed, migrates its schema, and can save.

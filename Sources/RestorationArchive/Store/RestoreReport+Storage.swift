@@ -40,7 +40,7 @@ extension RestoreReport {
         }
         let reason: String? =
             switch outcome {
-            case .refused(let reason), .failed(let reason): reason
+            case .refused(let reason), .failed(let reason): UTF8Text.prose(reason, upTo: ArchiveStore.maximumReasonLength)
             case .restored, .nothingToRestore: nil
             }
         let (classNames, classIndexes) = classTable()
@@ -266,7 +266,7 @@ extension RestoreReport.Reason {
     var stored: StateValue {
         func entry(_ kind: String, text: String? = nil, a: Int? = nil, b: Int? = nil) -> StateValue {
             var fields: [String: StateValue] = ["kind": .string(kind)]
-            if let text { fields["text"] = .string(text) }
+            if let text { fields["text"] = .string(UTF8Text.prose(text, upTo: ArchiveStore.maximumReasonLength)) }
             if let a { fields["a"] = .int(Int64(a)) }
             if let b { fields["b"] = .int(Int64(b)) }
             return .container(fields)

@@ -80,6 +80,25 @@ enum UTF8Text {
         return Array(substring.utf8).withUnsafeBytes(body)
     }
 
+    /// `text` when it is at most `maximumBytes` bytes of UTF-8; otherwise its longest prefix
+    /// of whole characters that fits with "…" after it, which says the text was cut. Prose
+    /// the store keeps (why an archive was discarded, why a restoration was refused) is cut
+    /// so; an identifier, which a cut would change into another, is refused instead.
+    static func prose(_ text: String, upTo maximumBytes: Int) -> String {
+        guard text.utf8.count > maximumBytes else { return text }
+        let ellipsis = "\u{2026}"
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let next = text.index(after: index)
+            let length = text.utf8.distance(from: index, to: next)
+            guard kept + length + ellipsis.utf8.count <= maximumBytes else { break }
+            kept += length
+            end = next
+        }
+        return text[..<end] + ellipsis
+    }
+
     /// Whether two texts are the same UTF-8 bytes, as the store tells text apart (`String`'s
     /// `==` finds two Unicode forms of one text equal). The lengths first, which a native
     /// string knows: the closures of ``withBytes(of:_:)`` cost about 165 instructions a
