@@ -32,6 +32,20 @@ struct RestoreReportTests {
         }
     }
 
+    /// Every save would refuse the header an engine writes from it: the engine refuses it.
+    @Test func anAppIdentityWithATextTooLongForAHeaderIsRefused() throws {
+        try withTemporaryStore { store in
+            let long = String(repeating: "9", count: SaveHeader.maximumTextLength + 1)
+            #expect(
+                throws: RestorationError.invalidConfiguration(
+                    "the app identity's build is 257 bytes of UTF-8; at most 256 are accepted")
+            ) {
+                try RestorationEngine(
+                    store: store, app: AppIdentity(version: "11.0", build: long), registry: RestorationRegistry())
+            }
+        }
+    }
+
     @Test func objectsBeyondTheArchiveBudgetAreLeftOut() throws {
         try withTemporaryStore { store in
             let children = (0..<10).map { Probe("S\($0)", value: String(repeating: "y", count: 100)) }

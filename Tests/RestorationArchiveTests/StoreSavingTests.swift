@@ -393,6 +393,33 @@ struct StoreInputTests {
         }
     }
 
+    /// A version, build, platform or idiom names something: cut, it would name another.
+    @Test func headerTextsLongerThanTheMaximumAreRefusedAndNothingIsWritten() throws {
+        try withTemporaryStore { store in
+            let longest = String(repeating: "é", count: SaveHeader.maximumTextLength / 2)
+            let tooLong = longest + "1"
+            let headers = [
+                SaveHeader(appVersion: tooLong, appBuild: "1"), SaveHeader(appVersion: "1", appBuild: tooLong),
+                SaveHeader(appVersion: "1", appBuild: "1", platform: tooLong),
+                SaveHeader(appVersion: "1", appBuild: "1", idiom: tooLong),
+            ]
+            for (header, name) in zip(headers, ["appVersion", "appBuild", "platform", "idiom"]) {
+                #expect(
+                    throws: ArchiveStoreError.invalidHeaderValue(
+                        "the header's \(name) is 257 bytes of UTF-8; at most 256 are accepted")
+                ) { try store.save([], header: header) }
+            }
+            #expect(try store.archives().isEmpty)
+            let accepted = SaveHeader(appVersion: longest, appBuild: longest, platform: longest, idiom: longest)
+            let saved = try store.save([], header: accepted)
+            #expect(try store.header()?.appVersion == longest)
+            #expect(throws: ArchiveStoreError.invalidHeaderValue(
+                "the header's appVersion is 257 bytes of UTF-8; at most 256 are accepted")
+            ) { try store.saveChanges([], basedOn: saved.generation, header: headers[0]) }
+            #expect(try store.header()?.generation == saved.generation)
+        }
+    }
+
     @Test func invalidClassNamesAreRefused() throws {
         try withTemporaryStore { store in
             let path = try RestorationPath("A")

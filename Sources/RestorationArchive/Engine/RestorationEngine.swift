@@ -117,13 +117,19 @@ public final class RestorationEngine {
     ///   - registry: the app's restoration classes and fallback.
     ///   - configuration: budgets and limits.
     ///   - logger: where diagnostics go (paths, class names, counts; never stored values).
-    /// - Throws: ``RestorationError/invalidConfiguration(_:)`` for a budget below 1.
+    /// - Throws: ``RestorationError/invalidConfiguration(_:)`` for a budget below 1, or an
+    ///   app version, build, platform or idiom longer than ``SaveHeader/maximumTextLength``
+    ///   bytes (every save would refuse its header).
     public init(
         store: ArchiveStore, app: AppIdentity, registry: RestorationRegistry,
         configuration: Configuration = Configuration(), logger: Logger? = nil
     ) throws(RestorationError) {
         guard configuration.maximumNodeBytes >= 1, configuration.maximumArchiveBytes >= 1 else {
             throw .invalidConfiguration("budgets must be at least 1 byte")
+        }
+        let header = SaveHeader(appVersion: app.version, appBuild: app.build, platform: app.platform, idiom: app.idiom)
+        if let problem = header.textTooLong(names: ["version", "build", "platform", "idiom"]) {
+            throw .invalidConfiguration("the app identity's \(problem)")
         }
         self.store = store
         self.app = app

@@ -30,6 +30,30 @@ public struct SaveHeader: Hashable, Sendable {
         self.appValues = appValues
     }
 
+    /// The longest ``appVersion``, ``appBuild``, ``platform`` or ``idiom`` a save accepts, in
+    /// bytes of UTF-8; a longer one is refused as ``ArchiveStoreError/invalidHeaderValue(_:)``.
+    /// They name a version or a device, which a cut would change into another.
+    public static let maximumTextLength = 256
+
+    /// The header's app values encoded for the store (``HeaderValue/encode(_:)``), once its
+    /// texts are checked: what a save writes, or the reason it refuses the header.
+    func encodedAppValues() throws(ArchiveStoreError) -> [UInt8] {
+        if let problem = textTooLong(names: ["appVersion", "appBuild", "platform", "idiom"]) {
+            throw .invalidHeaderValue("the header's \(problem)")
+        }
+        return try HeaderValue.encode(appValues)
+    }
+
+    /// The first of the header's texts longer than ``maximumTextLength``, named by `names`
+    /// (the app version's, the build's, the platform's, the idiom's) with its length
+    /// ("appVersion is 300 bytes of UTF-8; …"), or `nil` when none is.
+    func textTooLong(names: [String]) -> String? {
+        for (name, text) in zip(names, [appVersion, appBuild, platform, idiom]) where text.utf8.count > Self.maximumTextLength {
+            return "\(name) is \(text.utf8.count) bytes of UTF-8; at most \(Self.maximumTextLength) are accepted"
+        }
+        return nil
+    }
+
     /// The operating system this code was built for: `"linux"`, `"macos"`, `"ios"`, …
     public static var currentPlatform: String {
         #if os(Linux)

@@ -14,7 +14,9 @@ extension ArchiveStore {
     ///   - archive: the archive to save; created if it does not exist.
     /// - Returns: the new generation and what was written.
     /// - Throws: ``ArchiveStoreError/duplicatePath(_:firstClass:secondClass:)``,
-    ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/readOnly``,
+    ///   ``ArchiveStoreError/missingParent(_:)``, ``ArchiveStoreError/invalidHeaderValue(_:)``
+    ///   (a text longer than ``SaveHeader/maximumTextLength``, app values over their
+    ///   limits), ``ArchiveStoreError/readOnly``,
     ///   ``ArchiveStoreError/storeFileMoved(path:)`` (the file, its write-ahead log or the
     ///   log's index was removed since the store opened it), or
     ///   ``ArchiveStoreError/database(_:)`` (busy past the timeout, disk full, …). Nothing is
@@ -34,7 +36,7 @@ extension ArchiveStore {
         throws(ArchiveStoreError) -> (result: SaveResult, nodeDigest: Int64)
     {
         let order = try PathOrder(nodes, requireParents: true).indexes
-        let appValues = try HeaderValue.encode(header.appValues)
+        let appValues = try header.encodedAppValues()
         let retained = configuration.retainedGenerations
         let seal = self.seal
         return try write(shorteningTheLog: true) { connection in
@@ -114,7 +116,7 @@ extension ArchiveStore {
     ) throws(ArchiveStoreError) -> (result: SaveResult, nodeDigest: Int64) {
         // Parents before children, so a new parent exists before its new children are checked.
         let changed = try PathOrder(changed, requireParents: false).indexes.map { changed[$0] }
-        let appValues = try HeaderValue.encode(header.appValues)
+        let appValues = try header.encodedAppValues()
         let retained = configuration.retainedGenerations
         let seal = self.seal
         return try write(shorteningTheLog: true) { connection in
