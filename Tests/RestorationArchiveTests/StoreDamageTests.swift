@@ -1125,6 +1125,43 @@ struct StoreDamageTests {
         }
     }
 
+    /// A file cut short (a copy stopped part-way, a full disk) is named so, where SQLite
+    /// said only "malformed"; ``ArchiveStore/check()`` names it too, first, even when SQLite
+    /// reads the cut page's missing bytes as zeros and finds only what they broke.
+    @Test func aFileCutShortIsNamedSo() throws {
+        try withSavedStore { path, nodes in
+            let bytes = try #require(fileBytes(path))
+            let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+            let pages = bytes.count / pageSize
+            try #require(pages >= 4 && bytes.count == pages * pageSize)
+            func cut(to count: Int) -> String {
+                "the file is cut short: its header counts \(pages) pages of \(pageSize) bytes (\(bytes.count) bytes), and the "
+                    + "file holds \(count) (a copy or a write that stopped part-way, a full disk)"
+            }
+            let half = pages / 2 * pageSize
+            try Data(bytes[..<half]).write(to: URL(filePath: path))
+            #expect(throws: ArchiveStoreError.damagedStore(cut(to: half))) {
+                try ArchiveStore(path: path, mode: .readOnly).snapshot()
+            }
+            #expect(throws: ArchiveStoreError.damagedStore(cut(to: half))) {
+                try ArchiveStore(path: path).save(nodes, header: SampleArchives.header)
+            }
+            let most = bytes.count - 100
+            try Data(bytes[..<most]).write(to: URL(filePath: path))
+            let problems = try ArchiveStore(path: path, mode: .readOnly).check()
+            #expect(problems.first == StoreProblem(problem: cut(to: most)))
+            // Whole again, nothing is said of it.
+            try Data(bytes).write(to: URL(filePath: path))
+            let whole = try ArchiveStore(path: path, mode: .readOnly).check()
+            #expect(!whole.contains { $0.problem.hasPrefix("the file is cut short") })
+            // A log with content may hold the pages a checkpoint killed part-way had yet to copy.
+            try Data(bytes[..<half]).write(to: URL(filePath: path))
+            #expect(StoreLocation.cutShort(path: path, header: Array(bytes[..<100])) == cut(to: half))
+            try Data([0]).write(to: URL(filePath: path + "-wal"))
+            #expect(StoreLocation.cutShort(path: path, header: Array(bytes[..<100])) == nil)
+        }
+    }
+
     @Test func checksumsCatchSingleBitFlipsInState() throws {
         let archive = ArchiveName.main
         let node = ArchivedNode(path: try RestorationPath("A"), className: "A", state: Array(repeating: 0x5A, count: 100))

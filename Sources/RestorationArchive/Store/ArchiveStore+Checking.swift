@@ -33,7 +33,8 @@ extension ArchiveStore {
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
     /// without it checks them by their checksums only. A store file with other names (hard
-    /// links), which a read-write open refuses, is a problem too, however sound its content.
+    /// links), which a read-write open refuses, is a problem too, however sound its content,
+    /// and so is a file shorter than its header says (cut short by a copy or a full disk).
     ///
     /// - Returns: the problems found; empty for a healthy store.
     /// - Throws: only when the store cannot be read at all.
@@ -45,6 +46,9 @@ extension ArchiveStore {
             var problems: [StoreProblem] = []
             if names > 1 {
                 problems.append(StoreProblem(problem: "a read-write open refuses the store: \(StoreLocation.otherNames(names))"))
+            }
+            if let header = connection.fileBytes(count: 100), let cut = StoreLocation.cutShort(path: path, header: header) {
+                problems.append(StoreProblem(problem: cut))
             }
             do {
                 let integrity = try connection.statement("PRAGMA integrity_check(\(Self.integrityMessageLimit))")

@@ -508,18 +508,22 @@ public final class ArchiveStore: Sendable {
             || message.hasPrefix("unknown function") || message.hasPrefix("foreign key mismatch")
     }
 
-    /// ``StoreLocation/headerDamage(header:)`` of the file at `path`, its header read through
-    /// a connection of its own: see ``Connection/fileBytes(count:)`` for why not through a
-    /// descriptor (the store's connection may hold locks on the file). A file shorter than
-    /// the header checked is read as far as the versions.
-    private static func headerDamage(path: String) -> ArchiveStoreError? {
+    /// ``StoreLocation/headerDamage(header:)`` of the file at `path`, and when `orCutShort`,
+    /// then ``StoreLocation/cutShort(path:header:)``: its header read through a connection
+    /// of its own (see ``Connection/fileBytes(count:)`` for why not through a descriptor: the
+    /// store's connection may hold locks on the file). A file shorter than the header checked
+    /// is read as far as the versions.
+    private static func headerDamage(path: String, orCutShort: Bool = false) -> ArchiveStoreError? {
         guard
             let connection = try? Connection(
                 filename: StoreLocation.sqliteFilename(for: path),
                 flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX),
-            let header = connection.fileBytes(count: StoreLocation.checkedHeaderBytes) ?? connection.fileBytes(count: 20)
+            let header = connection.fileBytes(count: 100) ?? connection.fileBytes(count: StoreLocation.checkedHeaderBytes)
+                ?? connection.fileBytes(count: 20)
         else { return nil }
-        return StoreLocation.headerDamage(header: header)
+        if let damage = StoreLocation.headerDamage(header: header) { return damage }
+        guard orCutShort, let cut = StoreLocation.cutShort(path: path, header: header) else { return nil }
+        return .damagedStore(cut)
     }
 
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
@@ -539,7 +543,8 @@ public final class ArchiveStore: Sendable {
             case .notADatabase:
                 return headerDamage(path: path) ?? .notAStore(path: path, reason: "it is not an SQLite database")
             case _ where error.resultCode == .corrupt:
-                return headerDamage(path: path) ?? .damagedStore("SQLite finds the file malformed (\(error.message))")
+                return headerDamage(path: path, orCutShort: true)
+                    ?? .damagedStore("SQLite finds the file malformed (\(error.message))")
             case _ where error.resultCode == .error && isSchemaMismatch(error.message):
                 // The library's statements name only what its migrations made, and the
                 // migrations' history was verified at opening: the schema's text was damaged.

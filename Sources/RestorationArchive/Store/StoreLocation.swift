@@ -265,6 +265,35 @@ enum StoreLocation {
             "its header says its text is UTF-16 (text encoding \(encoding)), where a store's is UTF-8 (1)")
     }
 
+    /// What is wrong with a store file shorter than its header says, if it is: a copy or a
+    /// download stopped part-way, a file cut by a full disk. SQLite finds such a file
+    /// malformed (its header counts pages the file does not have), or, with its last page
+    /// cut, reads the rest of that page as zeros, and says no more. Asked when SQLite found
+    /// the file malformed, and by ``ArchiveStore/check()``.
+    ///
+    /// The header's count of pages (bytes 28 to 31) is SQLite's only while its change counter
+    /// (24 to 27) matches the version it was written for (92 to 95); otherwise SQLite counts
+    /// the file's own pages. A write-ahead log with content may hold pages the file has yet
+    /// to receive (a checkpoint killed part-way writes the header first): then nothing is
+    /// said.
+    ///
+    /// - Parameter header: the file's first 100 bytes, or as many as it has.
+    static func cutShort(path: String, header: [UInt8]) -> String? {
+        guard header.count >= 100 else { return nil }
+        func word(at offset: Int) -> UInt32 { header[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        let pageSizeField = UInt32(header[16]) << 8 | UInt32(header[17])
+        let pageSize = pageSizeField == 1 ? 65_536 : pageSizeField
+        let pages = word(at: 28)
+        guard pageSize >= 512, pageSize.nonzeroBitCount == 1, pages > 0, word(at: 24) == word(at: 92) else { return nil }
+        var info = stat()
+        if lstat(path + "-wal", &info) == 0, info.st_size > 0 { return nil }
+        guard lstat(path, &info) == 0 else { return nil }
+        let counted = Int64(pages) * Int64(pageSize)
+        guard Int64(info.st_size) < counted else { return nil }
+        return "the file is cut short: its header counts \(pages) pages of \(pageSize) bytes (\(counted) bytes), and the "
+            + "file holds \(info.st_size) (a copy or a write that stopped part-way, a full disk)"
+    }
+
     /// Checks what exists at `path` before a read-only open, which never creates anything.
     ///
     /// - Returns: the file as the `lstat` the check took saw it, the file name to give SQLite
