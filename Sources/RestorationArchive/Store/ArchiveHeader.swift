@@ -47,8 +47,11 @@ public struct SaveHeader: Hashable, Sendable {
     /// The first of the header's texts longer than ``maximumTextLength``, named by `names`
     /// (the app version's, the build's, the platform's, the idiom's) with its length
     /// ("appVersion is 300 bytes of UTF-8; …"), or `nil` when none is.
-    func textTooLong(names: [String]) -> String? {
-        for (name, text) in zip(names, [appVersion, appBuild, platform, idiom]) where text.utf8.count > Self.maximumTextLength {
+    func textTooLong(names: @autoclosure () -> [String]) -> String? {
+        // At every save: no array is made unless a text is too long.
+        let longest = max(appVersion.utf8.count, appBuild.utf8.count, platform.utf8.count, idiom.utf8.count)
+        guard longest > Self.maximumTextLength else { return nil }
+        for (name, text) in zip(names(), [appVersion, appBuild, platform, idiom]) where text.utf8.count > Self.maximumTextLength {
             return "\(name) is \(text.utf8.count) bytes of UTF-8; at most \(Self.maximumTextLength) are accepted"
         }
         return nil
