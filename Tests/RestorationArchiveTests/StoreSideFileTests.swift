@@ -88,6 +88,13 @@ struct StoreSideFileTests {
             let before = try #require(fileBytes(path))
             try FileManager.default.createDirectory(atPath: path + "-wal", withIntermediateDirectories: false)
             #expect(FileManager.default.createFile(atPath: path + "-wal/notes.txt", contents: Data("notes".utf8)))
+            // The open's remedy does not promise what the erase will not do.
+            #expect(
+                throws: ArchiveStoreError.notAStore(
+                    path: path,
+                    reason: "the path of its write-ahead log, '\(path)-wal', holds a folder with files in it, which SQLite "
+                        + "never makes there; move or remove it (erasing the store leaves it: its files are not the store's)")
+            ) { try ArchiveStore(path: path, mode: .readOnly) }
             #expect(throws: ArchiveStoreError.fileSystem(operation: "rmdir", path: path + "-wal", errno: ENOTEMPTY)) {
                 try ArchiveStore.erase(at: path)
             }

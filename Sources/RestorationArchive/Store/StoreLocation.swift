@@ -183,12 +183,30 @@ enum StoreLocation {
     /// database", a log said to need a recovery that never came), or opened a pipe at the
     /// log's path as the log, or waited forever on one at the journal's. The store is
     /// unusable as it is; an erase removes the file (``removeWhatSQLiteNeverMakes(beside:)``).
+    /// A folder with files in it is named so: the erase leaves it (their files are not the
+    /// store's), which the remedy says.
     private static func check(_ beside: FileBeside, of path: String, info: stat) throws(ArchiveStoreError) {
         guard info.st_mode & S_IFMT != S_IFREG else { return }
+        let holdsFiles = info.st_mode & S_IFMT == S_IFDIR && folderHoldsFiles(beside.path)
         throw .notAStore(
             path: path,
-            reason: "the path of its \(beside.kind.role), '\(beside.path)', holds \(kind(of: info)), which SQLite never "
-                + "makes there; remove it (erasing the store removes it too)")
+            reason: "the path of its \(beside.kind.role), '\(beside.path)', holds "
+                + (holdsFiles
+                    ? "a folder with files in it, which SQLite never makes there; move or remove it (erasing the store "
+                        + "leaves it: its files are not the store's)"
+                    : "\(kind(of: info)), which SQLite never makes there; remove it (erasing the store removes it too)"))
+    }
+
+    /// Whether the folder at `path` holds anything (what `rmdir` refuses to remove); `false`
+    /// when it cannot be read.
+    private static func folderHoldsFiles(_ path: String) -> Bool {
+        guard let folder = opendir(path) else { return false }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { return true }
+        }
+        return false
     }
 
     /// What a file that is not a regular one is, in words.
