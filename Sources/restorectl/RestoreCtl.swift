@@ -1,4 +1,5 @@
 import ArgumentParser
+import RestorationArchive
 // `stdout`, a C global that Swift 6 reads only from a module imported so, for `ferror`.
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -16,12 +17,19 @@ struct RestoreCtl: ParsableCommand {
             scene or window, each with its recent generations. Inspecting commands open the store \
             read-only and work while the app is running.
             """,
+        version: versionText,
         subcommands: [
             InfoCommand.self, TreeCommand.self, ShowCommand.self, MarkersCommand.self, EventsCommand.self,
             ReportCommand.self, DiffCommand.self, CheckCommand.self, ExportCommand.self, DiscardCommand.self,
             EraseCommand.self, DemoCommand.self,
         ]
     )
+
+    /// What `--version` prints: the stores this build reads and writes, and the SQLite it
+    /// runs (there is no release number yet). Quoted in a bug report about a store.
+    static let versionText =
+        "restorectl: store schema version \(ArchiveStore.schemaVersion), archive format \(ArchiveStore.storeFormat); "
+        + "SQLite \(ArchiveStore.sqliteVersion)"
 
     /// Runs the command as `ParsableCommand.main()` does, then checks that what it printed
     /// reached standard output. A write that failed there (a full disk behind `> file`) was

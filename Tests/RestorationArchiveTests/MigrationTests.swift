@@ -34,6 +34,16 @@ struct MigrationTests {
             #expect(rows == StoreMigrations.all.map { $0.identifier + " " + SchemaMigrator.checksum(of: $0.sql) })
             let version = try store.withConnection { try $0.pragmaInteger("PRAGMA user_version") }
             #expect(version == Int64(StoreMigrations.all.count))
+            // What `restorectl --version` prints: the version a new store gets, and the SQLite
+            // the store's own connection runs.
+            #expect(version == Int64(ArchiveStore.schemaVersion))
+            let sqlite = try store.withConnection { connection in
+                let statement = try connection.statement("SELECT sqlite_version()")
+                defer { statement.reset() }
+                _ = try statement.step()
+                return try statement.string(0)
+            }
+            #expect(ArchiveStore.sqliteVersion == sqlite)
         }
     }
 

@@ -19,6 +19,19 @@ struct CommandLineTests {
         #expect(info.output.format == .json)
     }
 
+    /// What a bug report about a store quotes: the schema and format this build reads and
+    /// writes, and the SQLite it runs (the library's tests hold each to the store's own).
+    @Test func versionNamesTheSchemaTheFormatAndSQLite() throws {
+        let outcome = try runProcess(restorectl, ["--version"])
+        #expect(outcome.status == 0)
+        let migrations = try FileManager.default.contentsOfDirectory(at: try packageRoot().appending(path: "Migrations"), includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "sql" }
+        #expect(
+            outcome.standardOutput
+                == "restorectl: store schema version \(migrations.count), archive format 1; SQLite \(ArchiveStore.sqliteVersion)\n")
+        #expect(ArchiveStore.sqliteVersion.split(separator: ".").count == 3)
+    }
+
     @Test func refusesBadOptionValues() {
         #expect(throws: (any Error).self) { try RestoreCtl.parseAsRoot(["info", "x", "--format", "yaml"]) }
         #expect(throws: (any Error).self) { try RestoreCtl.parseAsRoot(["info", "x", "--archive", "bad\u{1B}name"]) }

@@ -24,6 +24,16 @@ public final class ArchiveStore: Sendable {
     /// The archive format this library writes into every header (``ArchiveHeader/storeFormat``).
     public static let storeFormat = 1
 
+    /// The schema version this library migrates every store to: the number of migrations it
+    /// knows. A store of a newer version is refused
+    /// (``ArchiveStoreError/schemaTooNew(storeVersion:libraryVersion:)``).
+    public static var schemaVersion: Int { SchemaMigrator().libraryVersion }
+
+    /// The version of the SQLite library this process runs, as it names itself
+    /// (`sqlite3_libversion()`, e.g. `"3.40.1"`): what a bug report about a store should
+    /// give, since SQLite's own bugs and limits differ between versions.
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+
     /// The longest reason the store keeps, in bytes of UTF-8: why an archive was discarded
     /// (``discard(_:reason:)``) and why a restoration was refused or failed (its
     /// ``RestoreReport``). A longer reason is kept cut, to its longest prefix of whole
