@@ -223,13 +223,17 @@ struct StoreFileTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
             let other = directory + "/copy.sqlite"
-            var app: ArchiveStore? = try ArchiveStore(path: path)
+            let sink = LogSink()
+            var app: ArchiveStore? = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in sink })
             try app?.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
             #expect(link(path, other) == 0)
             try ArchiveStore.erase(at: path)
 
             let moved = ArchiveStoreError.storeFileMoved(path: path)
             #expect(throws: moved) { try app?.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
+            // The error names the store; the log says which of its files went.
+            #expect(sink.messages.contains(
+                "A write to the store at '\(path)' was refused: the database file was removed, renamed or replaced since it was opened"))
             let store = try ArchiveStore(path: path)
             #expect(try store.snapshot() == nil)
             try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
@@ -1024,7 +1028,8 @@ struct StoreFileTests {
             let copied = try SampleArchives.tree(count: 3)
             let saved = try SampleArchives.tree(count: 5, fill: 2)
             do {
-                let store = try ArchiveStore(path: path)
+                let sink = LogSink()
+                let store = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in sink })
                 try store.save(copied, header: SampleArchives.header)
                 try store.record(.willFinishLaunching)
                 _ = try store.withConnection { connection in try connection.checkpointPassively() }
@@ -1044,6 +1049,8 @@ struct StoreFileTests {
                 #expect(throws: moved) { try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
                 #expect(throws: moved) { try store.record(.didEnterBackground) }
                 #expect(throws: moved) { try store.discard(reason: "the user quit") }
+                #expect(sink.messages.contains(
+                    "A write to the store at '\(path)' was refused: the write-ahead log (-wal) was removed or renamed since it was opened"))
                 #expect((fileSize(path + "-wal") ?? 0) == 0, "nothing was written")
                 if lost != .madeAgain {
                     // (A store opened since rebuilt the index of the log from the empty one.)
@@ -1070,12 +1077,15 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             let saved = try SampleArchives.tree(count: 3)
             do {
-                let store = try ArchiveStore(path: path)
+                let sink = LogSink()
+                let store = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in sink })
                 try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
                 try store.save(saved, header: SampleArchives.header)
                 try FileManager.default.removeItem(atPath: path + "-shm")
                 let moved = ArchiveStoreError.storeFileMoved(path: path)
                 #expect(throws: moved) { try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
+                #expect(sink.messages.contains(
+                    "A write to the store at '\(path)' was refused: the log's index (-shm) was removed or renamed since it was opened"))
                 #expect(throws: moved) { try store.record(.didEnterBackground) }
                 #expect(try store.snapshot()?.nodes == saved)
             }

@@ -32,20 +32,24 @@ extension Connection {
     /// answers for the main database's file only (`false` for the log's, whose file keeps no
     /// lock information). A log made again and still as empty as this one is not seen; this
     /// connection's next commit makes them differ.
-    var logFilesAreElsewhere: Bool {
+    var logFilesAreElsewhere: Bool { logFileElsewhere != nil }
+
+    /// Which of the log's files is elsewhere (``logFilesAreElsewhere``): the log, or else its
+    /// index; `nil` when neither is.
+    var logFileElsewhere: StoreLocation.FileBeside.Kind? {
         var log: UnsafeMutablePointer<sqlite3_file>?
         guard logsAhead, sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK,
             let log, let size = log.pointee.pMethods?.pointee.xFileSize,
             let path = sqlite3_filename_wal(sqlite3_db_filename(handle, "main"))
-        else { return false }
+        else { return nil }
         var status = stat()
-        guard stat(path, &status) == 0 else { return errno == ENOENT || errno == ENOTDIR }
+        guard stat(path, &status) == 0 else { return errno == ENOENT || errno == ENOTDIR ? .log : nil }
         var openSize: sqlite3_int64 = 0
         // SQLite's unix VFS reports a file of one byte as empty (its work-around for a file
         // system of OS X): a killed app's log torn to one byte is that size at the path too.
         let pathSize = status.st_size == 1 ? 0 : sqlite3_int64(status.st_size)
-        if size(log, &openSize) == SQLITE_OK, openSize != pathSize { return true }
-        return logIndex.isElsewhere(logPath: path)
+        if size(log, &openSize) == SQLITE_OK, openSize != pathSize { return .log }
+        return logIndex.isElsewhere(logPath: path) ? .index : nil
     }
 }
 

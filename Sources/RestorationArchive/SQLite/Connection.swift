@@ -244,11 +244,11 @@ final class Connection {
                 message: "the database file was removed, renamed or replaced since it was opened")
         }
         try control(kind.rawValue)
-        if kind == .immediate, logFilesAreElsewhere {
+        if kind == .immediate, let elsewhere = logFileElsewhere {
             rollback()
             throw DatabaseError(
                 extendedCode: ResultCode.readOnlyDatabaseMoved.rawValue,
-                message: "the write-ahead log or its index was removed or renamed since it was opened")
+                message: "the \(elsewhere.role) (\(elsewhere.suffix)) was removed or renamed since it was opened")
         }
         let result: Result
         do {

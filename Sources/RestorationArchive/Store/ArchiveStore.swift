@@ -473,7 +473,13 @@ public final class ArchiveStore: Sendable {
                 // not run, another connection writing, is tried again by the next save.
                 open.triedToShortenTheLog = (try? open.connection.checkpointPassively()) != false
             }
-            return try open.connection.transaction(.immediate) { try body(open.connection) }
+            do {
+                return try open.connection.transaction(.immediate) { try body(open.connection) }
+            } catch let error as DatabaseError where error.extendedResultCode == .readOnlyDatabaseMoved {
+                // `storeFileMoved` names the store's path; which of its files went is said here.
+                logger?.warning("A write to the store at '\(path)' was refused: \(error.message)")
+                throw error
+            }
         }
     }
 

@@ -62,7 +62,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// from the log it still holds, since a kill during that copy would leave the file torn,
     /// with no log to finish it from. A store opened while this one is open may fail to read
     /// (SQLite's index of the log names frames the new log does not have). When only the
-    /// index went, nothing is lost: the store opened again rebuilds it from the log.
+    /// index went, nothing is lost: the store opened again rebuilds it from the log. The
+    /// store's logger says which of the files went, at each write it refuses.
     case storeFileMoved(path: String)
     /// The store's node states are sealed under another encryption key.
     case wrongEncryptionKey
