@@ -47,6 +47,8 @@ extension ArchiveStore {
             if names > 1 {
                 problems.append(StoreProblem(problem: "a read-write open refuses the store: \(StoreLocation.otherNames(names))"))
             }
+            // A copy in memory (a store of an older schema, read-only) has no file to read: its
+            // pages, migrated, are not the file's.
             if let header = connection.fileBytes(count: 100), let cut = StoreLocation.cutShort(path: path, header: header) {
                 problems.append(StoreProblem(problem: cut))
             }
