@@ -1065,8 +1065,11 @@ struct InspectionCommandTests {
                     let expected = command[0] == "discard" ? "'\(path)' is a damaged store: " : "The store is damaged"
                     #expect(outcome.standardError.contains(expected), "\(command[0]): \(outcome.standardError)")
                 } else if kind == "truncated" {
-                    // Refused at open, as the other damaged files are, naming the file.
-                    #expect(outcome.status == 2 && outcome.standardError.contains("'\(path)' is a damaged store: "),
+                    // Refused at open, as the other damaged files are, naming the file and the cut
+                    // (SQLite says only "malformed").
+                    #expect(
+                        outcome.status == 2
+                            && outcome.standardError.contains("'\(path)' is a damaged store: the file is cut short: its header counts "),
                         "\(command[0]): \(outcome.standardError)")
                 } else {
                     // Refused at open: status 2, one line, nothing on stdout.
