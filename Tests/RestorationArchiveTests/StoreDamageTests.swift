@@ -1154,10 +1154,13 @@ struct StoreDamageTests {
             try Data(bytes).write(to: URL(filePath: path))
             let whole = try ArchiveStore(path: path, mode: .readOnly).check()
             #expect(!whole.contains { $0.problem.hasPrefix("the file is cut short") })
-            // A log with content may hold the pages a checkpoint killed part-way had yet to copy.
+            // A log with a frame may hold the pages a checkpoint killed part-way had yet to copy;
+            // one no longer than its header holds none.
             try Data(bytes[..<half]).write(to: URL(filePath: path))
             #expect(StoreLocation.cutShort(path: path, header: Array(bytes[..<100])) == cut(to: half))
-            try Data([0]).write(to: URL(filePath: path + "-wal"))
+            try Data(count: 32).write(to: URL(filePath: path + "-wal"))
+            #expect(StoreLocation.cutShort(path: path, header: Array(bytes[..<100])) == cut(to: half))
+            try Data(count: 32 + 24 + pageSize).write(to: URL(filePath: path + "-wal"))
             #expect(StoreLocation.cutShort(path: path, header: Array(bytes[..<100])) == nil)
         }
     }

@@ -291,9 +291,9 @@ enum StoreLocation {
     ///
     /// The header's count of pages (bytes 28 to 31) is SQLite's only while its change counter
     /// (24 to 27) matches the version it was written for (92 to 95); otherwise SQLite counts
-    /// the file's own pages. A write-ahead log with content may hold pages the file has yet
-    /// to receive (a checkpoint killed part-way writes the header first): then nothing is
-    /// said.
+    /// the file's own pages. A write-ahead log longer than its 32-byte header may hold pages
+    /// the file has yet to receive (a checkpoint killed part-way writes the file's header
+    /// first): then nothing is said.
     ///
     /// - Parameter header: the file's first 100 bytes, or as many as it has.
     static func cutShort(path: String, header: [UInt8]) -> String? {
@@ -304,7 +304,7 @@ enum StoreLocation {
         let pages = word(at: 28)
         guard pageSize >= 512, pageSize.nonzeroBitCount == 1, pages > 0, word(at: 24) == word(at: 92) else { return nil }
         var info = stat()
-        if lstat(path + "-wal", &info) == 0, info.st_size > 0 { return nil }
+        if lstat(path + "-wal", &info) == 0, info.st_size > 32 { return nil }
         guard lstat(path, &info) == 0 else { return nil }
         let counted = Int64(pages) * Int64(pageSize)
         guard Int64(info.st_size) < counted else { return nil }
