@@ -75,18 +75,16 @@ struct LogIndexHeader: Equatable {
     /// inode), found in the list of its descriptors (`/dev/fd`); `nil` when it has none, or
     /// the list cannot be read.
     private static func descriptorOpen(on file: stat) -> Int32? {
-        guard let list = opendir("/dev/fd") else { return nil }
-        defer { closedir(list) }
-        let listing = dirfd(list)
-        while let entry = readdir(list) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let descriptor = Int32(name), descriptor != listing else { continue }
+        var found: Int32?
+        FolderListing.forEachName(inFolderAt: "/dev/fd") { name, listing in
+            guard let descriptor = Int32(name), descriptor != listing else { return true }
             var status = stat()
             if fstat(descriptor, &status) == 0, status.st_dev == file.st_dev, status.st_ino == file.st_ino {
-                return descriptor
+                found = descriptor
             }
+            return found == nil
         }
-        return nil
+        return found
     }
 
     /// The header in `bytes`, the index file's first ``bytesRead`` bytes.

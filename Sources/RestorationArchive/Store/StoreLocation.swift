@@ -200,13 +200,12 @@ enum StoreLocation {
     /// Whether the folder at `path` holds anything (what `rmdir` refuses to remove); `false`
     /// when it cannot be read.
     private static func folderHoldsFiles(_ path: String) -> Bool {
-        guard let folder = opendir(path) else { return false }
-        defer { closedir(folder) }
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { return true }
+        var holdsFiles = false
+        FolderListing.forEachName(inFolderAt: path) { _, _ in
+            holdsFiles = true
+            return false
         }
-        return false
+        return holdsFiles
     }
 
     /// What a file that is not a regular one is, in words.
