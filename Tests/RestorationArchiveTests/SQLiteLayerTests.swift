@@ -269,6 +269,34 @@ struct SQLiteLayerTests {
         }
     }
 
+    /// A file put at the path after the write-lock holder was opened: the holder still holds
+    /// the lock of the connection's own file, but the checkpoints copy nothing, since the path
+    /// no longer names that file (the next launch reads the one there now).
+    @Test func aCheckpointCopiesNothingOnceTheFileAtThePathWasReplaced() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/raw.sqlite"
+            let moved = directory + "/moved.sqlite"
+            let connection = try open(directory)
+            #expect(try connection.enableWriteAheadLogging() == "wal")
+            try connection.execute("CREATE TABLE t (x)")
+            #expect(try connection.checkpointPassively())  // the holder is open from here on
+            #expect(connection.writeLockHolder != nil)
+            try connection.execute("INSERT INTO t VALUES (zeroblob(100000))")
+            #expect(rename(path, moved) == 0)
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            usleep(30_000)
+            let before = fileSizeAndChangeTime(moved)
+            #expect(try connection.checkpointPassively() == false)
+            #expect(try connection.checkpointTruncating() == false)
+            #expect(fileSizeAndChangeTime(moved) == before, "the log was copied into a file the path no longer names")
+            #expect(fileSizeAndChangeTime(path).first == 0)
+            #expect(unlink(path) == 0)
+            #expect(rename(moved, path) == 0)
+            #expect(try connection.checkpointTruncating())
+            #expect(fileSizeAndChangeTime(path) != before)
+        }
+    }
+
     /// A second connection that cannot be opened holds no lock: the checkpoints copy nothing
     /// and say so, and neither throws (a discard reports its log not truncated, rather than
     /// failing after its write committed). Here the store's path became a symbolic link to
