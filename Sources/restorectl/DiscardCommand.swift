@@ -13,7 +13,9 @@ struct DiscardCommand: ParsableCommand {
             starts the archive afresh. A damaged archive can be discarded. The store \
             remembers its newest \(ArchiveStore.retainedDiscardedArchives) discarded archives \
             and forgets older ones, with their restore reports. Never creates a store: a path \
-            that is not one is refused.
+            that is not one is refused. A discard that leaves most of the store free (at \
+            least half of it, and at least \(ArchiveStore.compactedFreeBytes / 1024 / 1024) MiB) compacts \
+            it, so that its file gives the space back.
             """
     )
 
@@ -52,13 +54,26 @@ struct DiscardCommand: ParsableCommand {
         }
         let configuration = ArchiveStore.Configuration()
         do {
+            let sizeBefore = Self.fileSize(db)
             let result = try ArchiveStore(path: db, configuration: configuration).discard(name, reason: reason)
             print("Discarded archive \(TerminalText.escaped(name.rawValue)): \(result.nodesDeleted) node rows deleted.")
             if !result.writeAheadLogTruncated {
                 print("A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.")
             }
+            if result.storeCompacted {
+                if result.writeAheadLogTruncated, let sizeBefore, let sizeAfter = Self.fileSize(db) {
+                    print("The store was compacted to give the space back: its file went from \(sizeBefore) to \(sizeAfter) bytes.")
+                } else {
+                    print("The store was compacted to give the space back: its file shrinks at that checkpoint.")
+                }
+            }
         } catch {
             Diagnostics.failWriting(db, error, busyTimeout: configuration.busyTimeout)
         }
+    }
+
+    /// The size of the file at `path`, or `nil` when it cannot be read.
+    private static func fileSize(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
     }
 }

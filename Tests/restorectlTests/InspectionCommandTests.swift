@@ -646,6 +646,30 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A discard that leaves most of the store free says the file gave the space back.
+    @Test func discardSaysWhenTheStoreWasCompacted() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let large = try ArchiveName("large")
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            try store.save(try SampleArchives.tree(count: 4_000, stateSize: 400), header: SampleArchives.header, in: large)
+            let small = try run(["discard", path, "--archive", "main", "--reason", "closed"])
+            #expect(small.status == 0, "\(small.standardError)")
+            #expect(!small.standardOutput.contains("compacted"), "\(small.standardOutput)")
+            let before = try #require(fileSize(path))
+            let outcome = try run(["discard", path, "--archive", "large", "--reason", "closed"])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let after = try #require(fileSize(path))
+            #expect(after < before / 10)
+            #expect(
+                outcome.standardOutput == """
+                    Discarded archive large: 4000 node rows deleted.
+                    The store was compacted to give the space back: its file went from \(before) to \(after) bytes.
+
+                    """)
+        }
+    }
+
     @Test func aNodeWithAnUndecodableBlobIsNamedByEveryCommandThatDecodesIt() throws {
         try withTemporaryStorePath { path in
             let good = StateEncoder()

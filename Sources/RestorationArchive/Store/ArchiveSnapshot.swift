@@ -96,4 +96,14 @@ public struct DiscardResult: Hashable, Sendable {
     /// discarded state remains in the `-wal` file. `false` when another connection was
     /// reading at that moment; the next discard or close of the store truncates it.
     public var writeAheadLogTruncated: Bool
+    /// Whether the store was written again without its free pages, to give their space back
+    /// to the file system: a discard that leaves at least half of the store's pages free, and
+    /// at least ``ArchiveStore/compactedFreeBytes`` of them, compacts it (an archive of many
+    /// screens discarded, or every archive at an explicit quit). SQLite reuses free pages
+    /// but never shrinks the file by itself. The file shrinks as the log is truncated: when
+    /// ``writeAheadLogTruncated`` is `false`, at the store's next truncating checkpoint or
+    /// close. `false` too when the compaction failed (the store's logger says why); the
+    /// discard stands. For ``ArchiveStore/discardAll(reason:)``, each archive's result says
+    /// it of the whole store.
+    public var storeCompacted: Bool
 }

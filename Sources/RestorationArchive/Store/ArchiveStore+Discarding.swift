@@ -26,7 +26,9 @@ extension ArchiveStore {
     /// Deleted content is overwritten in the file (`secure_delete`), and the write-ahead log is
     /// then checkpointed and truncated, so no copy of the discarded state remains in the
     /// `-wal` file either. The truncation waits up to the busy timeout for other connections'
-    /// reads to end (see ``DiscardResult/writeAheadLogTruncated``).
+    /// reads to end (see ``DiscardResult/writeAheadLogTruncated``). A discard that leaves
+    /// most of the store free first compacts it, so that the file gives that space back
+    /// (``DiscardResult/storeCompacted``).
     ///
     /// - Parameters:
     ///   - archive: the archive to discard.
@@ -47,18 +49,16 @@ extension ArchiveStore {
             try forgetArchivesDiscardedLongAgo(keeping: [found.row.id], connection)
             return deleted
         }
-        let truncated = try withConnection { connection in
-            try connection.checkpointTruncating()
-        }
         logger?.info("Discarded archive '\(archive)': \(deleted) nodes deleted")
-        return DiscardResult(nodesDeleted: deleted, writeAheadLogTruncated: truncated)
+        let (compacted, truncated) = try compactingAndTruncatingTheLog()
+        return DiscardResult(nodesDeleted: deleted, writeAheadLogTruncated: truncated, storeCompacted: compacted)
     }
 
     /// Discards every archive that holds state, in one transaction: what an app does when
     /// the user quits it explicitly (R13), since the next launch should start afresh.
     ///
-    /// As with ``discard(_:reason:)``, deleted content is overwritten and the write-ahead
-    /// log truncated.
+    /// As with ``discard(_:reason:)``, deleted content is overwritten, the write-ahead log
+    /// truncated, and the store compacted when the discard leaves most of it free.
     ///
     /// - Parameter reason: why, in words for a person; kept to its first
     ///   ``maximumReasonLength`` bytes.
@@ -79,11 +79,45 @@ extension ArchiveStore {
             try forgetArchivesDiscardedLongAgo(keeping: discarded, connection)
             return deleted
         }
-        let truncated = try withConnection { connection in
-            try connection.checkpointTruncating()
-        }
         logger?.info("Discarded \(deleted.count) archives: \(deleted.values.reduce(0, +)) nodes deleted")
-        return deleted.mapValues { DiscardResult(nodesDeleted: $0, writeAheadLogTruncated: truncated) }
+        let (compacted, truncated) = try compactingAndTruncatingTheLog()
+        return deleted.mapValues {
+            DiscardResult(nodesDeleted: $0, writeAheadLogTruncated: truncated, storeCompacted: compacted)
+        }
+    }
+
+    /// How many bytes of free pages a discard must leave, at least half of the store's pages,
+    /// for the store to be compacted (``DiscardResult/storeCompacted``). Below that, writing
+    /// the store again costs more than the space is worth, and the next saves reuse it.
+    public static let compactedFreeBytes = 1 << 20
+
+    /// What a discard does once its transaction is committed: compacts the store when the
+    /// discard left most of it free (``DiscardResult/storeCompacted``), then checkpoints the
+    /// log and truncates it, which shrinks the file. Returns whether each was done.
+    ///
+    /// The compaction is best effort: the discard it follows is committed. One that fails
+    /// (another connection writing past the busy timeout, a disk too full for the log to take
+    /// the store's pages again, damage that stops SQLite reading a page) is logged and
+    /// leaves the store as it was.
+    private func compactingAndTruncatingTheLog() throws(ArchiveStoreError) -> (compacted: Bool, truncated: Bool) {
+        try withConnection { connection in
+            var compacted = false
+            do {
+                let before = try connection.pageCounts()
+                if before.freeBytes >= Self.compactedFreeBytes, before.free * 2 >= before.pages {
+                    compacted = try connection.compact()
+                    if compacted {
+                        let after = try connection.pageCounts()
+                        logger?.info(
+                            "Compacted the store at '\(path)' after the discard: \(before.bytes) bytes, \(before.freeBytes) of them free, to \(after.bytes)")
+                    }
+                }
+            } catch {
+                logger?.warning(
+                    "The store at '\(path)' was not compacted after the discard: \(Self.translated(error, path: path))")
+            }
+            return (compacted, try connection.checkpointTruncating())
+        }
     }
 
     /// Deletes an archive's generations and nodes, marks it discarded and says so in the
