@@ -26,6 +26,7 @@ enum Scenarios {
         Entry(name: "hostile-values", run: HostileValues.run),
         Entry(name: "permissions", run: Permissions.run),
         Entry(name: "erase-kill", run: EraseKill.run),
+        Entry(name: "discard-kill", run: DiscardKill.run),
     ]
 }
 
@@ -44,6 +45,7 @@ enum ChildMode {
         case "log-damage-batch": try LogDamage.batch(rest)
         case "hostile": try HostileValues.child(rest)
         case "erase-loop": try EraseKill.child(rest)
+        case "discard-loop": try DiscardKill.child(rest)
         default: throw ChildError.usage
         }
     }
