@@ -164,6 +164,40 @@ struct StoreCompactionTests {
         }
     }
 
+    /// `VACUUM` fails while a statement of its connection is still running, and the discard
+    /// then leaves the store as large as it was: after the store's reads and the engine's
+    /// restoration and preservation, as an app makes them, a discard still compacts.
+    @Test func aStoreUsedAsAnAppUsesItIsStillCompacted() throws {
+        try withTemporaryStore { store in
+            func screens(_ value: String) -> Probe {
+                Probe("Root", (0..<2_000).map { Probe("s\($0)", value: value + "\($0)") })
+            }
+            try store.record(.willFinishLaunching)
+            try makeEngine(store).preserve([screens(String(repeating: "a", count: 600))])
+            try makeEngine(store).preserve([screens(String(repeating: "b", count: 600))])
+            let restored = try makeEngine(store).restore([screens("")])
+            #expect(restored.report.restoredCount == 2_001)
+            try store.record(.didFinishLaunching)
+            _ = try store.snapshot()
+            _ = try store.inspectionSnapshot()
+            _ = try store.node(at: .text("Root/s7"))
+            _ = try store.header()
+            _ = try store.generations()
+            _ = try store.archiveNames()
+            _ = try store.archives()
+            _ = try store.summary(of: .main)
+            _ = try store.restoreReports()
+            _ = try store.journal(limit: 3)
+            _ = try store.launches()
+            _ = try store.previousLaunch()
+            _ = try store.crashMarkers()
+            _ = try store.hasCrashMarker()
+            #expect(try store.check() == [])
+            let result = try #require(try store.discardAll(reason: "the user quit the app")[.main])
+            #expect(result.storeCompacted, "\(result)")
+        }
+    }
+
     /// As a write is refused, a compaction is skipped when the store's file or its log is no
     /// longer at its path: what it wrote would go to files no path names.
     @Test func aStoreWhoseFilesMovedIsNotCompacted() throws {
