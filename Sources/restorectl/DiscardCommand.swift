@@ -61,10 +61,13 @@ struct DiscardCommand: ParsableCommand {
                 print("A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.")
             }
             if result.storeCompacted {
-                if result.writeAheadLogTruncated, let sizeBefore, let sizeAfter = Self.fileSize(db) {
-                    print("The store was compacted to give the space back: its file went from \(sizeBefore) to \(sizeAfter) bytes.")
+                let compacted = "The store was compacted to give the space back"
+                if !result.writeAheadLogTruncated {
+                    print("\(compacted): its file shrinks at that checkpoint.")
+                } else if let sizeBefore, let sizeAfter = Self.fileSize(db) {
+                    print("\(compacted): its file went from \(sizeBefore) to \(sizeAfter) bytes.")
                 } else {
-                    print("The store was compacted to give the space back: its file shrinks at that checkpoint.")
+                    print("\(compacted).")
                 }
             }
         } catch {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import RestorationArchive
+@testable import RestorationArchive
 import Testing
 import TestSupport
 @testable import restorectl
@@ -667,6 +667,35 @@ struct InspectionCommandTests {
                     The store was compacted to give the space back: its file went from \(before) to \(after) bytes.
 
                     """)
+        }
+    }
+
+    /// A reader that holds the log back: the discard says the log is not truncated yet, and
+    /// the compacted store's file shrinks at the checkpoint that truncates it.
+    @Test func discardSaysWhenAReaderHoldsTheCompactedStoreInTheLog() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 4_000, stateSize: 400), header: SampleArchives.header)
+            // The discard waits its busy timeout (5 seconds) for the reader to end.
+            let outcome = try ArchiveStore(path: path, mode: .readOnly).withConnection { connection in
+                try connection.readTransaction {
+                    _ = try connection.pragmaInteger("SELECT count(*) FROM node")
+                    return try run(["discard", path, "--archive", "main", "--reason", "closed"])
+                }
+            }
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(
+                outcome.standardOutput == """
+                    Discarded archive main: 4000 node rows deleted.
+                    A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.
+                    The store was compacted to give the space back: its file shrinks at that checkpoint.
+
+                    """)
+            // The log still holds the archive, which the reader may read.
+            #expect(try #require(fileSize(path + "-wal")) > 1_000_000)
+            #expect(try store.withConnection { try $0.checkpointTruncating() })
+            #expect(fileSize(path + "-wal") == 0)
+            #expect(try #require(fileSize(path)) < 100_000)
         }
     }
 

@@ -28,11 +28,11 @@ extension Connection {
 
     /// Writes the database again without its free pages (`VACUUM`), in one transaction: a
     /// kill leaves it as it was. Its rows and the file's header values (`user_version`,
-    /// `application_id`) stay as they are, and so do their keys: `VACUUM` numbers again only
-    /// the rows of a table without a declared key, and every table of the store's has one. In write-ahead logging the new
-    /// pages go to the log, and the file shrinks when a checkpoint copies the whole log back
-    /// (``checkpointTruncating()``): a reader that holds the log back delays it, and the file
-    /// keeps its length until then.
+    /// `application_id`) stay as they are, and so do the rows' keys: `VACUUM` numbers again
+    /// only the rows of a table without a declared key, and every table of the store's has
+    /// one. In write-ahead logging the new pages go to the log, and the file shrinks when a
+    /// checkpoint copies the whole log back (``checkpointTruncating()``): a reader that holds
+    /// the log back delays it, and the file keeps its length until then.
     ///
     /// Returns `false`, writing nothing, when the database's path no longer names this
     /// connection's file (``hasMoved``) or the log's paths its log files
