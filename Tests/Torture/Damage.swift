@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RestorationArchive
 import TestSupport
@@ -399,14 +398,6 @@ enum Damage {
 
     /// Whether SQLite's `PRAGMA quick_check` or `PRAGMA integrity_check` finds nothing wrong.
     static func check(_ path: String, _ pragma: String) -> Bool {
-        var database: OpaquePointer?
-        defer { sqlite3_close(database) }
-        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return false }
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_prepare_v2(database, "PRAGMA \(pragma)", -1, &statement, nil) == SQLITE_OK,
-            sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0)
-        else { return false }
-        return String(cString: text) == "ok"
+        Files.firstValue(of: "PRAGMA \(pragma)", in: path) == "ok"
     }
 }

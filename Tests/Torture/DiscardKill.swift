@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import RestorationArchive
 import TestSupport
@@ -91,15 +90,7 @@ enum DiscardKill {
 
     /// The store's size in pages, its log's included, read by a connection of SQLite's own.
     private static func pageCount(_ path: String) -> Int64? {
-        var database: OpaquePointer?
-        defer { sqlite3_close(database) }
-        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return nil }
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_prepare_v2(database, "PRAGMA page_count", -1, &statement, nil) == SQLITE_OK,
-            sqlite3_step(statement) == SQLITE_ROW
-        else { return nil }
-        return sqlite3_column_int64(statement, 0)
+        Files.firstValue(of: "PRAGMA page_count", in: path).flatMap { Int64($0) }
     }
 
     /// The child: saves `other`, then `main`, then discards `main`, and waits to be killed.

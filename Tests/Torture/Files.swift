@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// File helpers besides TestSupport's (`fileBytes`, `fileExists`, `fileMode`).
@@ -8,6 +9,20 @@ enum Files {
 
     static func remove(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// The first value of the first row that `sql` gives, as text, read by a read-only
+    /// connection of SQLite's own (not the library's); `nil` when it cannot be read.
+    static func firstValue(of sql: String, in path: String) -> String? {
+        var database: OpaquePointer?
+        defer { sqlite3_close(database) }
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return nil }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK,
+            sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0)
+        else { return nil }
+        return String(cString: text)
     }
 
     /// The store file and its side files.
