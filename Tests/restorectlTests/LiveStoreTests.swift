@@ -41,27 +41,59 @@ struct LiveStoreTests {
         return nodes
     }
 
+    /// Saves `main` on a thread of its own, each save followed by a journal entry, until told
+    /// to stop or a save fails.
+    private static func startSaving(_ app: ArchiveStore) -> (Saver, Thread) {
+        let saver = Saver()
+        let thread = Thread {
+            var save = 1
+            while !saver.shouldStop {
+                do {
+                    try app.save(try Self.nodes(save: save), header: SampleArchives.header)
+                    _ = try app.record(save % 2 == 0 ? .didBecomeActive : .willResignActive)
+                    saver.saved()
+                    save += 1
+                } catch {
+                    saver.failed(error)
+                    return
+                }
+            }
+        }
+        thread.start()
+        return (saver, thread)
+    }
+
+    /// A discard that compacts the store writes it all again, its tables at new pages: the
+    /// app's connection, which prepared its statements before, goes on saving and reading.
+    @Test func discardingAnotherArchiveCompactsTheStoreWhileTheAppSaves() throws {
+        try withTemporaryStorePath { path in
+            let app = try ArchiveStore(path: path)
+            let closed = try ArchiveName("closed-window")
+            try app.save(try SampleArchives.tree(count: 4_000, stateSize: 400), header: SampleArchives.header, in: closed)
+            try app.save(try Self.nodes(save: 0), header: SampleArchives.header)
+            let (saver, thread) = Self.startSaving(app)
+            defer { saver.stop() }
+            while saver.saves < 3 && saver.failure == nil { usleep(1_000) }
+            let outcome = try runProcess(restorectl, ["discard", path, "--archive", closed.rawValue, "--reason", "closed"])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.standardOutput.contains("The store was compacted"), "\(outcome.standardOutput)")
+            let savesAfter = saver.saves
+            while saver.saves < savesAfter + 3 && saver.failure == nil { usleep(1_000) }
+            saver.stop()
+            while !thread.isFinished { usleep(1_000) }
+            #expect(saver.failure == nil, "the app's save failed: \(saver.failure ?? "")")
+            let last = try #require(try app.snapshot())
+            #expect(last.nodes == (try Self.nodes(save: saver.saves)).sorted { $0.path < $1.path })
+            #expect(try app.check() == [])
+        }
+    }
+
     @Test func everyReadingCommandWorksWhileTheAppSaves() throws {
         try withTemporaryStorePath { path in
             let app = try ArchiveStore(path: path)
             _ = try app.record(.willFinishLaunching)
             try app.save(try Self.nodes(save: 0), header: SampleArchives.header)
-            let saver = Saver()
-            let thread = Thread {
-                var save = 1
-                while !saver.shouldStop {
-                    do {
-                        try app.save(try Self.nodes(save: save), header: SampleArchives.header)
-                        _ = try app.record(save % 2 == 0 ? .didBecomeActive : .willResignActive)
-                        saver.saved()
-                        save += 1
-                    } catch {
-                        saver.failed(error)
-                        return
-                    }
-                }
-            }
-            thread.start()
+            let (saver, thread) = Self.startSaving(app)
             defer { saver.stop() }
 
             let commands: [[String]] = [
