@@ -306,6 +306,28 @@ struct StoreDamageTests {
         }
     }
 
+    private static let unreadableProcessID =
+        "The store's history is damaged: a journal entry cannot be read (column 'process_id' holds a value that is not integer)."
+
+    /// SQLite's own check names a column's damage without its row: rows damaged alike give one
+    /// problem, not one line each that says the same. Each entry is still named by its number.
+    @Test func checkNamesAProblemOnceHoweverManyRowsSayIt() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            for event in [LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive] {
+                try store.record(event)
+            }
+            try tamperBypassingStrict(with: path, table: "journal", "UPDATE journal SET process_id = 'x' WHERE id <= 3")
+            #expect(
+                try store.check().map(\.description) == [
+                    "SQLite integrity check: non-INTEGER value in journal.process_id",
+                    "journal entry 1: \(Self.unreadableProcessID)",
+                    "journal entry 2: \(Self.unreadableProcessID)",
+                    "journal entry 3: \(Self.unreadableProcessID)",
+                ])
+        }
+    }
+
     /// A table `check()` cannot read at all (its schema's text damaged: a column renamed) is
     /// named once, whole, rather than stopping the check.
     @Test func checkNamesTheJournalOrTheRestoreReportsWhenItCannotReadThemAtAll() throws {

@@ -36,7 +36,7 @@ extension ArchiveStore {
     /// links), which a read-write open refuses, is a problem too, however sound its content,
     /// and so is a file shorter than its header says (cut short by a copy or a full disk).
     ///
-    /// - Returns: the problems found; empty for a healthy store.
+    /// - Returns: the problems found, each once; empty for a healthy store.
     /// - Throws: only when the store cannot be read at all.
     public func check() throws(ArchiveStoreError) -> [StoreProblem] {
         let path = self.path
@@ -71,7 +71,7 @@ extension ArchiveStore {
                 (archives, unnamed) = try ArchiveRows.storedArchives(in: connection)
             } catch {
                 problems.append(StoreProblem(problem: "the list of archives cannot be read: \(try Self.damage(error, path: path))"))
-                return problems
+                return Self.onceEach(problems)
             }
             for id in unnamed {
                 problems.append(
@@ -90,8 +90,15 @@ extension ArchiveStore {
                 problems += try Self.checkRecords(of: archive.row, path: path, connection)
             }
             problems += try Self.checkJournal(path: path, connection)
-            return problems
+            return Self.onceEach(problems)
         }
+    }
+
+    /// `problems` without repeats, in order. SQLite's check names a column's damage without
+    /// its row, once for each row damaged so: the same words again say nothing more.
+    private static func onceEach(_ problems: [StoreProblem]) -> [StoreProblem] {
+        var named = Set<StoreProblem>()
+        return problems.filter { named.insert($0).inserted }
     }
 
     /// The problems of an archive's crash marker and restore reports: what
