@@ -14,8 +14,9 @@ struct InfoCommand: ParsableCommand {
             are read and their checksums verified: a damaged node is counted under its \
             generation and named on stderr, and the exit status is 1 (sealed states are left \
             to check, which verifies them without the key). So is an older generation whose \
-            header cannot be read, listed as damaged among the others. Opens the store \
-            read-only; safe while the app is running.
+            header cannot be read, listed as damaged among the others. The store's size \
+            comes first: its file, the free pages in it, and its write-ahead log. Opens the \
+            store read-only; safe while the app is running.
             """
     )
 
@@ -49,7 +50,8 @@ struct InfoCommand: ParsableCommand {
                 try store.previousLaunch()
             }
             status = CrashStatus(
-                archives: archives, markers: markers, lastLaunch: lastLaunch ?? nil, journalDamage: journalDamage.first)
+                archives: archives, markers: markers, lastLaunch: lastLaunch ?? nil, journalDamage: journalDamage.first,
+                footprint: try store.footprint())
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
@@ -151,10 +153,15 @@ struct InfoCommand: ParsableCommand {
         let lastLaunch: LaunchSummary?
         /// Why the journal could not be read, when it could not.
         let journalDamage: ArchiveStoreError?
+        /// What the store takes on disk.
+        let footprint: StoreFootprint
     }
 
     static func text(_ status: CrashStatus, path: String) -> String {
         var out = "Store \(TerminalText.escaped(path))\n"
+        let footprint = status.footprint
+        out += "  size:          \(footprint.fileBytes) bytes, \(footprint.freeBytes) of them free; "
+            + "write-ahead log \(footprint.logBytes) bytes\n"
         if let damage = status.journalDamage {
             out += "  last launch:   cannot be read: \(TerminalText.escaped(damage.description))\n"
         } else {
@@ -264,6 +271,7 @@ struct InfoCommand: ParsableCommand {
 /// `restorectl info --format json`; documented in docs/cli.md.
 struct InfoJSON: Encodable {
     let store: String
+    let size: SizeJSON
     let last_launch: LaunchJSON?
     let archives: [ArchiveJSON]
     /// The archives that could not be read; left out when there is none.
@@ -273,6 +281,7 @@ struct InfoJSON: Encodable {
 
     init(store: String, _ status: InfoCommand.CrashStatus) {
         self.store = store
+        size = SizeJSON(status.footprint)
         last_launch = status.lastLaunch.map(LaunchJSON.init)
         var archives: [ArchiveJSON] = []
         var damaged: [DamagedArchiveJSON] = []
@@ -290,6 +299,16 @@ struct InfoJSON: Encodable {
         self.archives = archives
         damaged_archives = damaged.isEmpty ? nil : damaged
         journal_error = status.journalDamage?.description
+    }
+}
+
+struct SizeJSON: Encodable {
+    let file_bytes: Int
+    let free_bytes: Int
+    let log_bytes: Int
+
+    init(_ footprint: StoreFootprint) {
+        (file_bytes, free_bytes, log_bytes) = (footprint.fileBytes, footprint.freeBytes, footprint.logBytes)
     }
 }
 

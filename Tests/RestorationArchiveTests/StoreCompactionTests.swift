@@ -164,6 +164,34 @@ struct StoreCompactionTests {
         }
     }
 
+    /// What `footprint()` says before and after a compaction, against the files and SQLite's
+    /// own counts.
+    @Test func theFootprintSaysWhatTheFilesHoldAndWhatIsFree() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let empty = try store.footprint()
+            #expect(empty.fileBytes == fileSize(path) && empty.logBytes == (fileSize(path + "-wal") ?? 0))
+            // The migrations leave a few pages free (the tables they made again).
+            #expect(empty.freeBytes == Int(try store.withConnection { try $0.pageCounts() }.freeBytes))
+            try Self.saveALargeArchive(in: store)
+            try store.save(try SampleArchives.tree(count: 10), header: SampleArchives.header, in: ArchiveName("other"))
+            // Two small saves: the large generations are pruned, their pages free (saves
+            // never compact).
+            for _ in 0..<2 { try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header) }
+            let full = try store.footprint()
+            let pages = try store.withConnection { try $0.pageCounts() }
+            #expect(full.freeBytes == Int(pages.freeBytes) && full.freeBytes > 1_000_000)
+            #expect(full.fileBytes == fileSize(path) && full.logBytes == fileSize(path + "-wal"))
+            // Read-only, as restorectl reads it.
+            #expect(try ArchiveStore(path: path, mode: .readOnly).footprint() == full)
+
+            #expect(try store.discard(reason: "quit").storeCompacted)
+            let compacted = try store.footprint()
+            #expect(compacted.freeBytes == 0 && compacted.logBytes == 0)
+            #expect(compacted.fileBytes == fileSize(path) && compacted.fileBytes < 100_000)
+        }
+    }
+
     /// `VACUUM` fails while a statement of its connection is still running, and the discard
     /// then leaves the store as large as it was: after the store's reads and the engine's
     /// restoration and preservation, as an app makes them, a discard still compacts.

@@ -670,6 +670,28 @@ struct InspectionCommandTests {
         }
     }
 
+    /// `info` says what the store takes on disk, free pages included, as the files and
+    /// SQLite's counts have it.
+    @Test func infoShowsTheStoresSizeAndItsFreePages() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 4_000, stateSize: 400), header: SampleArchives.header)
+            // Two small saves prune the large generation: its pages are free.
+            for _ in 0..<2 { try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header) }
+            let free = try store.withConnection { try Int($0.pageCounts().freeBytes) }
+            #expect(free > 1_000_000)
+            let (file, log) = (try #require(fileSize(path)), try #require(fileSize(path + "-wal")))
+            let text = try run(["info", path])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(
+                text.standardOutput.contains(
+                    "\n  size:          \(file) bytes, \(free) of them free; write-ahead log \(log) bytes\n"),
+                "\(text.standardOutput)")
+            let size = try #require(try json(run(["info", path, "--format", "json"]))["size"] as? [String: Int])
+            #expect(size == ["file_bytes": file, "free_bytes": free, "log_bytes": log])
+        }
+    }
+
     /// A reader that holds the log back: the discard says the log is not truncated yet, and
     /// the compacted store's file shrinks at the checkpoint that truncates it.
     @Test func discardSaysWhenAReaderHoldsTheCompactedStoreInTheLog() throws {

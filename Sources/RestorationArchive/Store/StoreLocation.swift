@@ -547,6 +547,9 @@ enum StoreLocation {
         let file: StoreFileIdentity
         private let sizeAndTimes: [Int64]
 
+        /// The file's length, in bytes.
+        var size: Int64 { sizeAndTimes[0] }
+
         init(_ info: stat) {
             file = StoreFileIdentity(info)
             #if canImport(Darwin)

@@ -1,0 +1,33 @@
+/// How much disk a store takes: its file, the free pages in it, and its write-ahead log.
+public struct StoreFootprint: Hashable, Sendable {
+    /// The length of the store's file, in bytes.
+    public var fileBytes: Int
+    /// The bytes of the store's free pages, which deleted rows left and later saves reuse.
+    /// SQLite never shrinks a file by itself: a discard that leaves most of the store free
+    /// compacts it (``DiscardResult/storeCompacted``). Counted as the store reads them, pages
+    /// not yet copied from the write-ahead log included, so they may be more than the file
+    /// holds until a checkpoint copies the log back.
+    public var freeBytes: Int
+    /// The length of the write-ahead log (`-wal`), in bytes; 0 when there is none. While the
+    /// store is open SQLite keeps the log's length to reuse it, up to 4 MiB once it starts
+    /// over (`journal_size_limit`); a discard truncates it, and the last connection's close
+    /// removes it.
+    public var logBytes: Int
+}
+
+extension ArchiveStore {
+    /// How much disk the store takes: for an app that reports the storage it uses, or a tool
+    /// that inspects the store (`restorectl info`).
+    ///
+    /// A store of an older schema opened read-only is read through a copy migrated in memory
+    /// (see ``AccessMode/readOnly``): its free bytes are the copy's.
+    ///
+    /// - Throws: ``ArchiveStoreError`` when the store cannot be read (its free pages are
+    ///   counted by SQLite, through the store's connection).
+    public func footprint() throws(ArchiveStoreError) -> StoreFootprint {
+        let path = self.path
+        let free = try read { connection in try connection.pageCounts().freeBytes }
+        func length(_ path: String) -> Int { Int(StoreLocation.FileStamp(path: path)?.size ?? 0) }
+        return StoreFootprint(fileBytes: length(path), freeBytes: Int(free), logBytes: length(path + "-wal"))
+    }
+}
