@@ -29,12 +29,17 @@ enum DiskFull {
             }
             defer { Tmpfs.unmount(directory) }
             var refused = 0
+            var quits: [String: Int] = [:]
             for index in 0..<scale.trials(quick: 8, full: 40) {
                 scenario.trial("tmpfs, trial \(index)") { trial in
-                    refused += try fillTmpfs(directory: directory, trial: &trial, random: &random)
+                    let outcome = try fillTmpfs(directory: directory, trial: &trial, random: &random)
+                    refused += outcome.refused
+                    quits[outcome.quit, default: 0] += 1
                 }
             }
-            scenario.remark("tmpfs of 1 MiB: \(refused) saves refused for want of space")
+            scenario.remark(
+                "tmpfs of 1 MiB: \(refused) saves refused for want of space; the quits after: "
+                    + quits.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         }
         return scenario
     }
@@ -93,9 +98,13 @@ enum DiskFull {
         return refused
     }
 
-    /// A save on a 1 MiB tmpfs that another file has nearly filled; space returns when that
-    /// file is deleted, and the same store saves again.
-    private static func fillTmpfs(directory: String, trial: inout Trial, random: inout SeededGenerator) throws -> Int {
+    /// A save on a 1 MiB tmpfs that another file has nearly filled; then an explicit quit on
+    /// the full disk: the discard fits, or is refused whole and the erase an app then makes
+    /// fits (it needs almost no space). Space returns when that file is deleted, and the
+    /// same store saves again. Returns the saves refused and how the quit went.
+    private static func fillTmpfs(directory: String, trial: inout Trial, random: inout SeededGenerator) throws
+        -> (refused: Int, quit: String)
+    {
         let path = directory + "/store.sqlite"
         let filler = directory + "/filler"
         defer {
@@ -123,12 +132,46 @@ enum DiskFull {
             }
         }
         trial.expect(refused == 1, "space never ran out")
+        let (quit, after) = try quitOnTheFullDisk(store, path: path, filler: filler, saved: saved, trial: &trial)
         Files.remove(filler)
         let tree = try Content.tree(count: 80, using: &random)
-        try store.save(tree, header: Content.header)
-        trial.expect(try store.snapshot().map { Content.digest($0.nodes) } == Content.digest(tree), "the save after space returned differs")
-        trial.expect(try store.check().isEmpty, "check finds problems after space returned")
-        return refused
+        try after.save(tree, header: Content.header)
+        trial.expect(try after.snapshot().map { Content.digest($0.nodes) } == Content.digest(tree), "the save after space returned differs")
+        trial.expect(try after.check().isEmpty, "check finds problems after space returned")
+        return (refused, quit)
+    }
+
+    /// An explicit quit on a full disk: the discard fits, or is refused whole (it writes every
+    /// page the archive held to the log first), and the app then erases the store, which
+    /// needs a few pages. Returns how it went, and the store to go on with: one opened again
+    /// when the erase was refused too (the file is the old store, or an empty database whose
+    /// schema that opening writes).
+    private static func quitOnTheFullDisk(
+        _ store: ArchiveStore, path: String, filler: String, saved: (generation: Generation, digest: UInt64),
+        trial: inout Trial
+    ) throws -> (quit: String, store: ArchiveStore) {
+        do {
+            try store.discardAll(reason: "the user quit the app")
+            trial.expect(try store.snapshot() == nil, "a discard on the full disk left the archive")
+            trial.expect(try store.check().isEmpty, "check finds problems after the discard on the full disk")
+            return ("discarded", store)
+        } catch {
+            guard case .database(let failure) = error, failure.resultCode == .full else { throw error }
+        }
+        try expectIntact(store, saved, trial: &trial)
+        do {
+            try ArchiveStore.erase(at: path)
+            trial.expect(try store.snapshot() == nil, "an erase on the full disk left the archive")
+            return ("erased after the discard was refused", store)
+        } catch {
+            guard case .database(let failure) = error, failure.resultCode == .full else { throw error }
+        }
+        Files.remove(filler)
+        let reopened = try ArchiveStore(path: path)
+        let left = try reopened.snapshot().map { Content.digest($0.nodes) }
+        trial.expect(left == nil || left == saved.digest, "the store holds neither the archive nor nothing after a refused erase")
+        trial.expect(try reopened.check().isEmpty, "check finds problems after a refused erase")
+        return ("both refused (the erase \(left == nil ? "part-way" : "whole"))", reopened)
     }
 
     private static func expectIntact(

@@ -94,7 +94,8 @@ public struct DiscardResult: Hashable, Sendable {
     public var nodesDeleted: Int
     /// Whether the write-ahead log was checkpointed and truncated, so that no copy of the
     /// discarded state remains in the `-wal` file. `false` when another connection was
-    /// reading at that moment; the next discard or close of the store truncates it.
+    /// reading at that moment, or the checkpoint failed (a full disk: the store's logger says
+    /// why); the next discard or close of the store truncates it.
     public var writeAheadLogTruncated: Bool
     /// Whether the store was written again without its free pages, to give their space back
     /// to the file system: a discard that leaves at least half of the store's pages free, and

@@ -30,6 +30,14 @@ extension ArchiveStore {
     /// most of the store free first compacts it, so that the file gives that space back
     /// (``DiscardResult/storeCompacted``).
     ///
+    /// A discard writes every page the archive held to the write-ahead log before it commits
+    /// (it deletes the archive's rows and overwrites what they held). On a disk without room
+    /// for that it throws ``ResultCode/full`` in ``ArchiveStoreError/database(_:)`` and the
+    /// archive is as it was. An app that must not restore that state again (an explicit quit)
+    /// can then erase the store (``erase(at:busyTimeout:logger:)``), which needs a few pages;
+    /// on a disk without even those, the erase is refused too, and the next opening of the
+    /// store after space returns finds the old store or an empty one.
+    ///
     /// - Parameters:
     ///   - archive: the archive to discard.
     ///   - reason: why, in words for a person (shown by `restorectl info`); kept to its
@@ -95,10 +103,11 @@ extension ArchiveStore {
     /// discard left most of it free (``DiscardResult/storeCompacted``), then checkpoints the
     /// log and truncates it, which shrinks the file. Returns whether each was done.
     ///
-    /// The compaction is best effort: the discard it follows is committed. One that fails
-    /// (another connection writing past the busy timeout, a disk too full for the log to take
-    /// the store's pages again, damage that stops SQLite reading a page) is logged and
-    /// leaves the store as it was.
+    /// Both are best effort: the discard they follow is committed, and must not be reported
+    /// as failed. A compaction that fails (another connection writing past the busy timeout,
+    /// a disk too full for the log to take the store's pages again, damage that stops SQLite
+    /// reading a page) is logged and leaves the store as it was; so is a checkpoint that
+    /// fails (a file that cannot grow on a full disk), which leaves the log as it was.
     private func compactingAndTruncatingTheLog() throws(ArchiveStoreError) -> (compacted: Bool, truncated: Bool) {
         try withConnection { connection in
             var compacted = false
@@ -116,7 +125,15 @@ extension ArchiveStore {
                 logger?.warning(
                     "The store at '\(path)' was not compacted after the discard: \(Self.translated(error, path: path))")
             }
-            return (compacted, try connection.checkpointTruncating())
+            do {
+                return (compacted, try connection.checkpointTruncating())
+            } catch {
+                // The discard is committed: a checkpoint that fails (the file cannot grow on a
+                // full disk) leaves the log as long, as one a reader holds back does.
+                logger?.warning(
+                    "The write-ahead log of the store at '\(path)' was not truncated after the discard: \(Self.translated(error, path: path))")
+                return (compacted, false)
+            }
         }
     }
 
