@@ -129,7 +129,10 @@ enum Diagnostics {
     /// status 1: the store was opened, and is as it was. A write lock another connection held
     /// for longer than `busyTimeout` (the app saving, another program) and a file that cannot
     /// be written are said in words for a person rather than as SQLite's codes.
-    static func failWriting(_ path: String, _ error: ArchiveStoreError, busyTimeout: Duration) -> Never {
+    static func failWriting(
+        _ path: String, _ error: ArchiveStoreError, busyTimeout: Duration,
+        whenTheDiskIsFull: String = "free some space and try again"
+    ) -> Never {
         switch error {
         case .database(let failure) where failure.resultCode == .busy:
             let seconds = busyTimeout.components.seconds
@@ -137,6 +140,8 @@ enum Diagnostics {
                 "'\(path)' is busy: another connection held its write lock for more than \(seconds) second\(seconds == 1 ? "" : "s") (the app saving?); try again")
         case .database(let failure) where failure.resultCode == .readOnly:
             printError("'\(path)' cannot be written: \(failure.message)")
+        case .database(let failure) where failure.resultCode == .full:
+            printError("'\(path)' cannot be written: the disk is full; \(whenTheDiskIsFull)")
         default:
             printError(error.description)
         }

@@ -71,7 +71,13 @@ struct DiscardCommand: ParsableCommand {
                 }
             }
         } catch {
-            Diagnostics.failWriting(db, error, busyTimeout: configuration.busyTimeout)
+            Diagnostics.failWriting(
+                db, error, busyTimeout: configuration.busyTimeout,
+                whenTheDiskIsFull: """
+                    the archive is as it was (a discard writes every page the archive held to the \
+                    write-ahead log before it commits). Free some space and try again, or erase the \
+                    store (restorectl erase), which needs far less
+                    """)
         }
     }
 

@@ -60,7 +60,12 @@ struct EraseCommand: ParsableCommand {
             switch error {
             case .database, .fileSystem:
                 // Began and failed: busy, read-only, the disk full, an I/O error...
-                Diagnostics.failWriting(db, error, busyTimeout: Self.busyTimeout)
+                Diagnostics.failWriting(
+                    db, error, busyTimeout: Self.busyTimeout,
+                    whenTheDiskIsFull: """
+                        the file holds the old store, or an empty database that the next opening \
+                        of the store completes. Free some space and try again
+                        """)
             default:
                 // Another program's database, a folder, a link: refused as opening refuses them.
                 Diagnostics.fail(error, exitCode: 2)
