@@ -9,9 +9,9 @@ public struct StoreFootprint: Hashable, Sendable {
     /// holds until a checkpoint copies the log back.
     public var freeBytes: Int
     /// The length of the write-ahead log (`-wal`), in bytes; 0 when there is none. While the
-    /// store is open SQLite keeps the log's length to reuse it, up to 4 MiB once it starts
-    /// over (`journal_size_limit`); a discard truncates it, and the last connection's close
-    /// removes it.
+    /// store is open SQLite keeps the log's length to reuse it, and cuts it back to 4 MiB when
+    /// it starts over (`journal_size_limit`); a discard truncates it, and the last
+    /// connection's close removes it.
     public var logBytes: Int
 }
 
