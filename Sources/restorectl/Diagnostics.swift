@@ -127,8 +127,9 @@ enum Diagnostics {
 
     /// Prints why a write to the store at `path` (a discard, an erase) failed, and exits with
     /// status 1: the store was opened, and is as it was. A write lock another connection held
-    /// for longer than `busyTimeout` (the app saving, another program) and a file that cannot
-    /// be written are said in words for a person rather than as SQLite's codes.
+    /// for longer than `busyTimeout` (the app saving, another program), a file that cannot be
+    /// written and a full disk (with `whenTheDiskIsFull`: what the command left, and what to
+    /// do) are said in words for a person rather than as SQLite's codes.
     static func failWriting(
         _ path: String, _ error: ArchiveStoreError, busyTimeout: Duration,
         whenTheDiskIsFull: String = "free some space and try again"

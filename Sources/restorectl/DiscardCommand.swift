@@ -45,17 +45,20 @@ struct DiscardCommand: ParsableCommand {
         // read-only store is closed first: in one process, it would keep SQLite's shared
         // memory read-only for the writer too. The archive is looked for by name only: a
         // damaged one can be discarded (that replaces it).
+        let sizeBefore: Int
         do {
-            guard try ArchiveStore(path: db, mode: .readOnly).archiveNames().contains(name) else {
+            let reader = try ArchiveStore(path: db, mode: .readOnly)
+            guard try reader.archiveNames().contains(name) else {
                 Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
             }
+            sizeBefore = try reader.footprint().fileBytes
         } catch {
             Diagnostics.failOpening(db, error)
         }
         let configuration = ArchiveStore.Configuration()
         do {
-            let sizeBefore = Self.fileSize(db)
-            let result = try ArchiveStore(path: db, configuration: configuration).discard(name, reason: reason)
+            let store = try ArchiveStore(path: db, configuration: configuration)
+            let result = try store.discard(name, reason: reason)
             print("Discarded archive \(TerminalText.escaped(name.rawValue)): \(result.nodesDeleted) node rows deleted.")
             if !result.writeAheadLogTruncated {
                 print("A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.")
@@ -64,7 +67,8 @@ struct DiscardCommand: ParsableCommand {
                 let compacted = "The store was compacted to give the space back"
                 if !result.writeAheadLogTruncated {
                     print("\(compacted): its file shrinks at that checkpoint.")
-                } else if let sizeBefore, let sizeAfter = Self.fileSize(db) {
+                } else if let sizeAfter = try? store.footprint().fileBytes {
+                    // The discard is done: a size that cannot be read is not its failure.
                     print("\(compacted): its file went from \(sizeBefore) to \(sizeAfter) bytes.")
                 } else {
                     print("\(compacted).")
@@ -79,10 +83,5 @@ struct DiscardCommand: ParsableCommand {
                     store (restorectl erase), which needs far less
                     """)
         }
-    }
-
-    /// The size of the file at `path`, or `nil` when it cannot be read.
-    private static func fileSize(_ path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
     }
 }
