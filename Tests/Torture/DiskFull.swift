@@ -99,9 +99,9 @@ enum DiskFull {
     }
 
     /// A save on a 1 MiB tmpfs that another file has nearly filled; then an explicit quit on
-    /// the full disk: the discard fits, or is refused whole and the erase an app then makes
-    /// fits (it needs almost no space). Space returns when that file is deleted, and the
-    /// same store saves again. Returns the saves refused and how the quit went.
+    /// the full disk (``quitOnTheFullDisk(_:path:filler:saved:trial:)``). Space returns when
+    /// that file is deleted, and the store saves again. Returns the saves refused and how the
+    /// quit went.
     private static func fillTmpfs(directory: String, trial: inout Trial, random: inout SeededGenerator) throws
         -> (refused: Int, quit: String)
     {
@@ -143,9 +143,10 @@ enum DiskFull {
 
     /// An explicit quit on a full disk: the discard fits, or is refused whole (it writes every
     /// page the archive held to the log first), and the app then erases the store, which
-    /// needs a few pages. Returns how it went, and the store to go on with: one opened again
-    /// when the erase was refused too (the file is the old store, or an empty database whose
-    /// schema that opening writes).
+    /// needs a few pages: that fits, or is refused too (for want of space, or an I/O error
+    /// when not even the log's index can grow). Returns how it went, and the store to go on
+    /// with: one opened again, once space returns, when the erase was refused (the file is
+    /// the old store, or an empty database whose schema that opening writes).
     private static func quitOnTheFullDisk(
         _ store: ArchiveStore, path: String, filler: String, saved: (generation: Generation, digest: UInt64),
         trial: inout Trial
@@ -164,14 +165,14 @@ enum DiskFull {
             trial.expect(try store.snapshot() == nil, "an erase on the full disk left the archive")
             return ("erased after the discard was refused", store)
         } catch {
-            guard case .database(let failure) = error, failure.resultCode == .full else { throw error }
+            guard case .database(let failure) = error, [.full, .ioError].contains(failure.resultCode) else { throw error }
         }
         Files.remove(filler)
         let reopened = try ArchiveStore(path: path)
         let left = try reopened.snapshot().map { Content.digest($0.nodes) }
         trial.expect(left == nil || left == saved.digest, "the store holds neither the archive nor nothing after a refused erase")
         trial.expect(try reopened.check().isEmpty, "check finds problems after a refused erase")
-        return ("both refused (the erase \(left == nil ? "part-way" : "whole"))", reopened)
+        return ("both refused (\(left == nil ? "the file emptied by the erase" : "the store as it was"))", reopened)
     }
 
     private static func expectIntact(
