@@ -284,16 +284,9 @@ struct SQLiteLayerTests {
             try connection.execute("INSERT INTO t VALUES (zeroblob(100000))")
             #expect(rename(path, moved) == 0)
             #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-            usleep(30_000)
-            let before = fileSizeAndChangeTime(moved)
-            #expect(try connection.checkpointPassively() == false)
-            #expect(try connection.checkpointTruncating() == false)
-            #expect(fileSizeAndChangeTime(moved) == before, "the log was copied into a file the path no longer names")
+            let before = try expectNoCheckpoint(into: moved, connection)
             #expect(fileSizeAndChangeTime(path).first == 0)
-            #expect(unlink(path) == 0)
-            #expect(rename(moved, path) == 0)
-            #expect(try connection.checkpointTruncating())
-            #expect(fileSizeAndChangeTime(path) != before)
+            try expectACheckpoint(into: moved, putBackAt: path, since: before, connection)
         }
     }
 
@@ -311,16 +304,32 @@ struct SQLiteLayerTests {
             try connection.execute("CREATE TABLE t (x); INSERT INTO t VALUES (zeroblob(100000))")
             #expect(rename(path, moved) == 0)
             #expect(symlink(moved, path) == 0)
-            usleep(30_000)
-            let before = fileSizeAndChangeTime(moved)
-            #expect(try connection.checkpointPassively() == false)
-            #expect(try connection.checkpointTruncating() == false)
-            #expect(fileSizeAndChangeTime(moved) == before)
-            #expect(unlink(path) == 0)
-            #expect(rename(moved, path) == 0)
-            #expect(try connection.checkpointTruncating())
-            #expect(fileSizeAndChangeTime(path) != before)
+            let before = try expectNoCheckpoint(into: moved, connection)
+            try expectACheckpoint(into: moved, putBackAt: path, since: before, connection)
         }
+    }
+
+    /// Neither checkpoint copies the log into `moved`, the file `connection` has open, which
+    /// its path no longer names; both say so rather than throw. Returns `moved`'s size and
+    /// time of change, taken past the coarse clock's tick.
+    private func expectNoCheckpoint(into moved: String, _ connection: Connection) throws -> [Int] {
+        usleep(30_000)
+        let before = fileSizeAndChangeTime(moved)
+        #expect(try connection.checkpointPassively() == false)
+        #expect(try connection.checkpointTruncating() == false)
+        #expect(fileSizeAndChangeTime(moved) == before, "the log was copied into a file the path no longer names")
+        return before
+    }
+
+    /// Once `moved` is at `path` again (what is there now removed), a truncating checkpoint
+    /// copies the log into it.
+    private func expectACheckpoint(into moved: String, putBackAt path: String, since before: [Int], _ connection: Connection)
+        throws
+    {
+        #expect(unlink(path) == 0)
+        #expect(rename(moved, path) == 0)
+        #expect(try connection.checkpointTruncating())
+        #expect(fileSizeAndChangeTime(path) != before)
     }
 
     /// SQLite's reset empties a file it cannot even read as a database.
