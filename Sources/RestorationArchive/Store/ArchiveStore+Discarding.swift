@@ -33,10 +33,11 @@ extension ArchiveStore {
     /// A discard writes every page the archive held to the write-ahead log before it commits
     /// (it deletes the archive's rows and overwrites what they held). On a disk without room
     /// for that it throws ``ResultCode/full`` in ``ArchiveStoreError/database(_:)`` (or an
-    /// I/O error, when not even the log's index can grow) and the archive is as it was. An app that must not restore that state again (an explicit quit)
-    /// can then erase the store (``erase(at:busyTimeout:logger:)``), which needs a few pages;
-    /// on a disk without even those, the erase is refused too, and the next opening of the
-    /// store after space returns finds the old store or an empty one.
+    /// I/O error, when not even the log's index can grow) and the archive is as it was. An
+    /// app that must not restore that state again (an explicit quit) can then erase the store
+    /// (``erase(at:busyTimeout:logger:)``), which needs a few pages; on a disk without even
+    /// those, the erase is refused too, and the next opening of the store after space returns
+    /// finds the old store or an empty one.
     ///
     /// - Parameters:
     ///   - archive: the archive to discard.

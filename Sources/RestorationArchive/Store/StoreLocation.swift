@@ -276,7 +276,7 @@ enum StoreLocation {
                 "its header's file format \(which) version is \(header[offset]), which SQLite does not write")
         }
         guard header.count >= checkedHeaderBytes else { return nil }
-        let encoding = header[56..<60].reduce(0) { $0 << 8 | UInt32($1) }
+        let encoding = headerWord(header, at: 56)
         guard (2...3).contains(encoding & 3) else { return nil }
         return .damagedStore(
             "its header says its text is UTF-16 (text encoding \(encoding)), where a store's is UTF-8 (1)")
@@ -297,18 +297,24 @@ enum StoreLocation {
     /// - Parameter header: the file's first 100 bytes, or as many as it has.
     static func cutShort(path: String, header: [UInt8]) -> String? {
         guard header.count >= 100 else { return nil }
-        func word(at offset: Int) -> UInt32 { header[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
         let pageSizeField = UInt32(header[16]) << 8 | UInt32(header[17])
         let pageSize = pageSizeField == 1 ? 65_536 : pageSizeField
-        let pages = word(at: 28)
-        guard pageSize >= 512, pageSize.nonzeroBitCount == 1, pages > 0, word(at: 24) == word(at: 92) else { return nil }
-        var info = stat()
-        if lstat(path + "-wal", &info) == 0, info.st_size > 32 { return nil }
-        guard lstat(path, &info) == 0 else { return nil }
+        let pages = headerWord(header, at: 28)
+        guard pageSize >= 512, pageSize.nonzeroBitCount == 1, pages > 0,
+            headerWord(header, at: 24) == headerWord(header, at: 92)
+        else { return nil }
+        if let log = FileStamp(path: path + "-wal"), log.size > 32 { return nil }
+        guard let file = FileStamp(path: path) else { return nil }
         let counted = Int64(pages) * Int64(pageSize)
-        guard Int64(info.st_size) < counted else { return nil }
+        guard file.size < counted else { return nil }
         return "the file is cut short: its header counts \(pages) pages of \(pageSize) bytes (\(counted) bytes), and the "
-            + "file holds \(info.st_size) (a copy or a write that stopped part-way, a full disk)"
+            + "file holds \(file.size) (a copy or a write that stopped part-way, a full disk)"
+    }
+
+    /// The big-endian 32-bit word at `offset` of a database file's header, as SQLite writes
+    /// each of its fields.
+    private static func headerWord(_ header: [UInt8], at offset: Int) -> UInt32 {
+        header[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// Checks what exists at `path` before a read-only open, which never creates anything.
