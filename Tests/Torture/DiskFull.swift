@@ -141,16 +141,31 @@ enum DiskFull {
         return (refused, quit)
     }
 
-    /// An explicit quit on a full disk: the discard fits, or is refused whole (it writes every
-    /// page the archive held to the log first), and the app then erases the store, which
-    /// needs a few pages: that fits, or is refused too (for want of space, or an I/O error
-    /// when not even the log's index can grow). Returns how it went, and the store to go on
-    /// with: one opened again, once space returns, when the erase was refused (the file is
-    /// the old store, or an empty database whose schema that opening writes).
+    /// `restorectl discard` on a full disk, then an app's explicit quit: each discard fits, or
+    /// is refused whole (it writes every page the archive held to the log first), and the app
+    /// then erases the store, which needs a few pages: that fits, or is refused too (for want
+    /// of space, or an I/O error when not even the log's index can grow). Returns how it
+    /// went, and the store to go on with: one opened again, once space returns, when the
+    /// erase was refused (the file is the old store, or an empty database whose schema that
+    /// opening writes).
     private static func quitOnTheFullDisk(
         _ store: ArchiveStore, path: String, filler: String, saved: (generation: Generation, digest: UInt64),
         trial: inout Trial
     ) throws -> (quit: String, store: ArchiveStore) {
+        // First `restorectl discard`, as a developer runs it: it fits, or says the disk is full
+        // (an I/O error, when not even the log's index can grow) and leaves the archive.
+        let command = try runProcess(Child.restorectl, ["discard", path, "--archive", "main", "--reason", "quit"])
+        if command.status == 0 {
+            trial.expect(try store.snapshot() == nil, "restorectl discard on the full disk left the archive")
+            trial.expect(try store.check().isEmpty, "check finds problems after restorectl's discard on the full disk")
+            return ("discarded by restorectl", store)
+        }
+        trial.expect(
+            command.status == 1
+                && (command.standardError.contains("cannot be written: the disk is full; the archive is as it was")
+                    || command.standardError.contains("disk I/O error")),
+            "restorectl discard on the full disk: status \(command.status), \(command.standardError)")
+        try expectIntact(store, saved, trial: &trial)
         do {
             try store.discardAll(reason: "the user quit the app")
             trial.expect(try store.snapshot() == nil, "a discard on the full disk left the archive")
