@@ -108,7 +108,7 @@ extension ArchiveStore {
     /// as failed. A compaction that fails (another connection writing past the busy timeout,
     /// a disk too full for the log to take the store's pages again, damage that stops SQLite
     /// reading a page) is logged and leaves the store as it was; so is a checkpoint that
-    /// fails (a file that cannot grow on a full disk), which leaves the log as it was.
+    /// fails (``truncatingTheLog(after:path:_:logger:)``), which leaves the log as it was.
     private func compactingAndTruncatingTheLog() throws(ArchiveStoreError) -> (compacted: Bool, truncated: Bool) {
         try withConnection { connection in
             var compacted = false
@@ -126,15 +126,7 @@ extension ArchiveStore {
                 logger?.warning(
                     "The store at '\(path)' was not compacted after the discard: \(Self.translated(error, path: path))")
             }
-            do {
-                return (compacted, try connection.checkpointTruncating())
-            } catch {
-                // The discard is committed: a checkpoint that fails (the file cannot grow on a
-                // full disk) leaves the log as long, as one a reader holds back does.
-                logger?.warning(
-                    "The write-ahead log of the store at '\(path)' was not truncated after the discard: \(Self.translated(error, path: path))")
-                return (compacted, false)
-            }
+            return (compacted, Self.truncatingTheLog(after: "the discard", path: path, connection, logger: logger))
         }
     }
 

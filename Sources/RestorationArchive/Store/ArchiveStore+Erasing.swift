@@ -33,7 +33,8 @@ extension ArchiveStore {
     /// the next opening completes if the process dies in between. The erase waits up to
     /// `busyTimeout` for a save in progress. It then truncates the write-ahead log, waiting up
     /// to `busyTimeout` again for other connections' reads to end; a read that outlasts it
-    /// leaves the log's old pages there until later saves overwrite them.
+    /// leaves the log's old pages there until later saves overwrite them, and so does a
+    /// truncation that fails (a full disk: `logger` says why), the erase done all the same.
     ///
     /// An SQLite database of another program (a schema SQLite can read, which lists objects
     /// but neither a store's `application_id` nor its tables) is refused and left as it is
@@ -80,7 +81,7 @@ extension ArchiveStore {
             let others = otherNames == 1 ? "other name (a hard link)" : "\(otherNames) other names (hard links)"
             logger?.warning("Gave '\(path)' a file of its own: the file it named is left as it was to its \(others)")
         } else {
-            try erasingInPlace(path: path, filename: filename, busyTimeout: busyTimeout)
+            try erasingInPlace(path: path, filename: filename, busyTimeout: busyTimeout, logger: logger)
         }
         logger?.warning("Erased the archive store at '\(path)'")
     }
@@ -88,7 +89,9 @@ extension ArchiveStore {
     /// Replaces the contents of the store file where it is by an empty store, in one
     /// transaction (or, when SQLite cannot read its first page, empties it and then gives it
     /// the store's schema); another program's database is refused.
-    private static func erasingInPlace(path: String, filename: String, busyTimeout: Duration) throws(ArchiveStoreError) {
+    private static func erasingInPlace(path: String, filename: String, busyTimeout: Duration, logger: Logger?)
+        throws(ArchiveStoreError)
+    {
         try translatingErrors(path: path) {
             let reset: Bool
             do {
@@ -105,7 +108,8 @@ extension ArchiveStore {
                     try connection.eraseEverything()
                     reset = true
                 }
-                _ = try connection.checkpointTruncating()
+                // The erase is committed: a log not truncated does not undo it.
+                _ = truncatingTheLog(after: "the erase", path: path, connection, logger: logger)
             }
             // After a reset, the store's schema, so that a connection open on the file goes on
             // with it. A replaced file has it already; the next opening sets the rest.

@@ -504,6 +504,20 @@ public final class ArchiveStore: Sendable {
         }
     }
 
+    /// Truncates the write-ahead log once a write is committed (a discard, an erase), so
+    /// that no copy of what it deleted stays in the `-wal` file. Best effort: the write must
+    /// not be reported as failed for it. Returns `false` when a reader held the log back, and
+    /// when the checkpoint failed (a file that cannot grow on a full disk), which is logged.
+    static func truncatingTheLog(after write: String, path: String, _ connection: Connection, logger: Logger?) -> Bool {
+        do {
+            return try connection.checkpointTruncating()
+        } catch {
+            logger?.warning(
+                "The write-ahead log of the store at '\(path)' was not truncated after \(write): \(translated(error, path: path))")
+            return false
+        }
+    }
+
     static func translatingErrors<Result>(path: String, _ body: () throws -> Result) throws(ArchiveStoreError)
         -> Result
     {
