@@ -87,12 +87,16 @@ let package = Package(
             // Stores written by earlier versions of the library, read by path (MigrationTests).
             exclude: ["Fixtures"]
         ),
-        // The torture suite (`scripts/torture`): crashes, full disks, damage and hostile input,
-        // each scenario in real processes against real files. Not a product.
+        // A power cut under SQLite, for the torture suite: a VFS of our own over the default one
+        // that undoes the writes not yet synced when the power goes off.
+        .target(name: "CPowerCut", dependencies: ["CSQLite"], path: "Tests/PowerCut"),
+        // The torture suite (`scripts/torture`): crashes, power cuts, full disks, damage and
+        // hostile input, each scenario in real processes against real files. Not a product.
         .executableTarget(
             name: "torture",
             dependencies: [
-                "RestorationArchive", "CSQLite", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "RestorationArchive", "CSQLite", "CPowerCut", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Torture"
         ),
@@ -107,7 +111,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system && target.name != "CCRC32C" {
+for target in package.targets where target.type != .system && !["CCRC32C", "CPowerCut"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     // Swift 6 language mode: complete strict concurrency checking.
     settings.append(.swiftLanguageMode(.v6))

@@ -12,6 +12,7 @@ enum Scenarios {
         Entry(name: "save-kill", run: SaveKill.run),
         Entry(name: "two-writers", run: SaveKill.runTwoWriters),
         Entry(name: "copy-kill", run: SaveKill.runCopyKill),
+        Entry(name: "power-cut", run: PowerCut.run),
         Entry(name: "lifecycle-kill", run: LifecycleKill.run),
         Entry(name: "log-removal", run: LogRemoval.run),
         Entry(name: "restore-kill", run: RestoreKill.run),
@@ -46,6 +47,7 @@ enum ChildMode {
         case "hostile": try HostileValues.child(rest)
         case "erase-loop": try EraseKill.child(rest)
         case "discard-loop": try DiscardKill.child(rest)
+        case "power-cut-loop": try PowerCut.child(rest)
         default: throw ChildError.usage
         }
     }

@@ -1,0 +1,259 @@
+import CPowerCut
+import CSQLite
+import Foundation
+import RestorationArchive
+import TestSupport
+
+/// 12. A power cut while an app saves, per durability setting: the next launch opens the
+/// store, finds it sound, and reads every retained generation exactly as it was saved; with
+/// ``ArchiveStore/Durability/full`` no acknowledged save or discard is lost.
+///
+/// A child process (this executable, `power-cut-loop`) runs SQLite over the power-cut VFS
+/// (`Tests/PowerCut`), opens the store as an app does and then saves two archives (`main`
+/// and `other`, full and incremental), records moves to the background and back, discards
+/// `other` now and then and opens the store again now and then (the last connection's close
+/// copies the log into the file and removes it), announcing each save's digest before it and
+/// acknowledging it after, as `save-kill`'s child does. At a write, truncation or sync of the
+/// store's files chosen at random the power goes off: the writes not yet synced are lost,
+/// kept, or kept sector by sector up to a random one, and the child exits at once. The parent
+/// then opens the store as the next launch after a reboot does (the `-shm` left as it was,
+/// or gone) and compares it with what the child announced.
+enum PowerCut {
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("power-cut")
+        let perSetting = scale.trials(quick: 40, full: 600)
+        for durability in [ArchiveStore.Durability.normal, .full] {
+            var tally = Tally()
+            defer { scenario.remark("\(durability): \(tally.summary(trials: perSetting))") }
+            try withTemporaryDirectory { directory in
+                var histories: [ArchiveName: History] = [:]
+                for index in 0..<perSetting {
+                    // A new store every 10 trials: some cuts land while it is made.
+                    let path = "\(directory)/store-\(index / 10).sqlite"
+                    if index % 10 == 0 { histories = [:] }
+                    scenario.trial("\(durability) trial \(index)") { trial in
+                        try cutOnce(
+                            path: path, durability: durability, fresh: index % 10 == 0, label: "\(durability)-trial-\(index)",
+                            histories: &histories, tally: &tally, trial: &trial, random: &random)
+                    }
+                }
+            }
+        }
+        return scenario
+    }
+
+    /// The child's exit status when the power goes off.
+    static let exitStatus: Int32 = 86
+
+    /// The app's archives: `main`, and a scene's (`other`) that is now and then discarded.
+    static func archives() throws -> [ArchiveName] { [.main, try ArchiveName("other")] }
+
+    /// What the children announced for one archive of one store.
+    struct History {
+        var digests: [Generation: UInt64] = [:]
+        /// The newest generation a save acknowledged.
+        var acknowledged: Generation = 0
+        /// The newest generation when a discard acknowledged after it returned.
+        var discarded: Generation?
+    }
+
+    /// Where the cuts landed and what they took, for the scenario's remark.
+    struct Tally {
+        var landings: [String: Int] = [:]
+        var beforeReady = 0
+        /// Children that ended their work before the cut came (at a checkpoint they never made).
+        var uncut = 0
+        var pending = 0
+        var undone = 0
+        var acknowledged = 0
+        var lostAcknowledged = 0
+        /// The most acknowledged generations of one archive a launch lost.
+        var mostLost: Int64 = 0
+
+        func summary(trials: Int) -> String {
+            let places = landings.sorted { $0.key < $1.key }.map { "\($0.value) at a \($0.key)" }.joined(separator: ", ")
+            return "\(trials - uncut) power cuts (\(places); \(beforeReady) before the store was open; \(uncut) children "
+                + "ended first), \(pending) writes "
+                + "pending at the cuts, \(undone) of them undone; \(acknowledged) saves and discards acknowledged; "
+                + "\(lostAcknowledged) launches lost acknowledged ones (at most \(mostLost) generations of an archive)"
+        }
+    }
+
+    private static func cutOnce(
+        path: String, durability: ArchiveStore.Durability, fresh: Bool, label: String,
+        histories: inout [ArchiveName: History], tally: inout Tally, trial: inout Trial, random: inout SeededGenerator
+    ) throws {
+        // Early cuts land while the store is made or opened; the rest among saves, or, one in
+        // three, at a sync or truncation of the database: at the end of a checkpoint.
+        let atSyncs = Int.random(in: 0..<3, using: &random) == 0
+        let cutAt =
+            atSyncs
+            ? Int.random(in: 1...4, using: &random)
+            : Int.random(in: 1...(fresh && Bool.random(using: &random) ? 60 : 2_500), using: &random)
+        let child = try Child(
+            Child.torture,
+            ["child", "power-cut-loop", path, "\(durability)", "\(random.next())", "\(cutAt)"] + (atSyncs ? ["syncs"] : []))
+        child.remainingLines(timeout: 120)
+        let ending = child.wait(timeout: 5)
+        let uncut = child.lines.last == "no power cut"
+        trial.expect(
+            !ending.signalled && ending.status == (uncut ? 0 : exitStatus),
+            "the child did not end at the power cut (\(ending.signalled ? "signal" : "status") \(ending.status)): \(child.lines.suffix(3))")
+        if uncut { tally.uncut += 1 }
+        var ready = false
+        for line in child.lines {
+            let words = line.split(separator: " ")
+            if line == "ready" {
+                ready = true
+            } else if words.count == 4, words[0] == "begin", let generation = Int64(words[2]), let digest = UInt64(words[3]) {
+                histories[try ArchiveName(String(words[1])), default: History()].digests[Generation(generation)] = digest
+            } else if words.count == 3, words[0] == "ack", let generation = Int64(words[2]) {
+                let archive = try ArchiveName(String(words[1]))
+                histories[archive, default: History()].acknowledged = max(
+                    histories[archive]?.acknowledged ?? 0, Generation(generation))
+                tally.acknowledged += 1
+            } else if words.count == 3, words[0] == "discarded", let generation = Int64(words[2]) {
+                histories[try ArchiveName(String(words[1])), default: History()].discarded = Generation(generation)
+                tally.acknowledged += 1
+            } else if words.count == 8, words[0] == "power-cut", let pending = Int(words[3]), let undone = Int(words[6]) {
+                tally.landings["\(words[1]) of the \(words[2].dropLast())", default: 0] += 1
+                tally.pending += pending
+                tally.undone += undone
+            } else if words.first != "discarding" && line != "no power cut" {
+                trial.fail("the child said: \(line)")
+            }
+        }
+        if !ready { tally.beforeReady += 1 }
+        // A reboot leaves the log's index as it was, or, its creation never made durable, none.
+        if Int.random(in: 0..<3, using: &random) == 0 { Files.remove(path + "-shm") }
+        // What a failure left is kept, when asked for (`TORTURE_KEEP_FAILED`): the trial
+        // replays by its seed, but only after every trial before it on the store.
+        let kept = Files.keepCopy(of: path, named: "power-cut-\(label)")
+
+        // The next launch.
+        do {
+            let store = try ArchiveStore(path: path, configuration: .init(durability: durability))
+            let problems = try store.check()
+            trial.expect(problems.isEmpty, "check: \(problems)")
+            _ = try store.journal(limit: 16)
+            _ = try store.launches()
+            var lost = false
+            for archive in try archives() {
+                var history = histories[archive] ?? History()
+                let found = try verify(archive, of: store, durability: durability, history: &history, trial: &trial)
+                lost = lost || found > 0
+                tally.mostLost = max(tally.mostLost, found)
+                histories[archive] = history
+            }
+            if lost { tally.lostAcknowledged += 1 }
+            // The app goes on.
+            let tree = try Content.tree(count: 4, using: &random)
+            let saved = try store.save(tree, header: Content.header, in: .main)
+            trial.expect(
+                try store.snapshot(of: .main).map { Content.digest($0.nodes) } == Content.digest(tree),
+                "a save after the launch does not read back")
+            histories[.main, default: History()].digests[saved.generation] = Content.digest(tree)
+            histories[.main]?.acknowledged = saved.generation
+        } catch {
+            trial.fail("the next launch: \(error)")
+        }
+        if let kept { Files.settle(kept, of: &trial, children: [child]) }
+    }
+
+    /// Checks what the next launch finds of `archive`: every retained generation exactly as
+    /// announced; with `.full`, no acknowledged save or discard lost. Then `history` starts
+    /// from what it found. Returns how many acknowledged generations were lost.
+    private static func verify(
+        _ archive: ArchiveName, of store: ArchiveStore, durability: ArchiveStore.Durability, history: inout History,
+        trial: inout Trial
+    ) throws -> Int64 {
+        let summary = try store.summary(of: archive)
+        let newest = summary?.latestGeneration ?? 0
+        let generations = try store.generations(of: archive).map(\.generation)
+        let lost = max(0, history.acknowledged.rawValue - newest.rawValue)
+        if durability == .full {
+            trial.expect(lost == 0, "'\(archive)': acknowledged generation \(history.acknowledged) lost; newest \(newest)")
+            if let discarded = history.discarded {
+                trial.expect(
+                    generations.allSatisfy { $0 > discarded },
+                    "'\(archive)': discarded at generation \(discarded), yet it retains \(generations)")
+            }
+        }
+        for generation in generations {
+            guard let expected = history.digests[generation] else {
+                trial.fail("'\(archive)': generation \(generation) was never announced")
+                continue
+            }
+            let snapshot = try store.snapshot(of: archive, generation: generation)
+            trial.expect(
+                snapshot.map { Content.digest($0.nodes) } == expected,
+                "'\(archive)': generation \(generation) differs from what was saved")
+        }
+        // Generations begun but never committed, or lost, will be numbered again.
+        history.digests = history.digests.filter { $0.key <= newest }
+        history.acknowledged = newest
+        history.discarded = nil
+        return lost
+    }
+
+    /// The child: an app whose machine loses power.
+    /// `power-cut-loop PATH DURABILITY SEED CUT_AT [syncs]`: the power goes off at the CUT_AT-th
+    /// write, truncation or sync of the store's files (with `syncs`, of the database's syncs and
+    /// truncations alone).
+    static func child(_ arguments: [String]) throws {
+        guard (4...5).contains(arguments.count), let seed = UInt64(arguments[2]), let cutAt = Int64(arguments[3]),
+            arguments.count == 4 || arguments[4] == "syncs"
+        else { throw ChildError.usage }
+        guard powercut_install(cutAt, arguments.count == 5 ? 1 : 0, seed, exitStatus) == SQLITE_OK else {
+            throw ChildError.usage
+        }
+        var random = SeededGenerator(seed: seed)
+        let path = arguments[0]
+        let configuration = ArchiveStore.Configuration(durability: arguments[1] == "full" ? .full : .normal)
+        var store = try ArchiveStore(path: path, configuration: configuration)
+        let archives = try archives()
+        var trees: [ArchiveName: [ArchivedNode]] = [:]
+        for archive in archives { trees[archive] = try store.snapshot(of: archive)?.nodes ?? [] }
+        announce("ready")
+        var active = false
+        // A cut at a checkpoint the child does not reach leaves it to end by itself.
+        for _ in 0..<1_500 {
+            switch Int.random(in: 0..<24, using: &random) {
+            case 0:
+                // The app is launched again: the last connection's close copies the log into
+                // the file and removes it.
+                store = try ArchiveStore(path: path, configuration: configuration)
+            case 1 where !(trees[archives[1]] ?? []).isEmpty:
+                let archive = archives[1]
+                announce("discarding \(archive)")
+                try store.discard(archive, reason: "the scene was closed")
+                trees[archive] = []
+                announce("discarded \(archive) \(try store.summary(of: archive)?.latestGeneration ?? 0)")
+            case 2...5:
+                for _ in 0..<Int.random(in: 1...6, using: &random) {
+                    active.toggle()
+                    try store.record(active ? .didBecomeActive : .willEnterForeground)
+                }
+                try store.record(.didEnterBackground)
+            default:
+                let archive = archives[Int.random(in: 0..<4, using: &random) == 0 ? 1 : 0]
+                let base = try store.summary(of: archive)?.latestGeneration ?? 0
+                let tree = trees[archive] ?? []
+                if tree.isEmpty || Int.random(in: 0..<4, using: &random) == 0 {
+                    let next = try Content.tree(count: Int.random(in: 5...120, using: &random), using: &random)
+                    announce("begin \(archive) \(base.next) \(Content.digest(next))")
+                    try store.save(next, header: Content.header, in: archive)
+                    trees[archive] = next
+                } else {
+                    let change = try Content.change(tree, using: &random)
+                    announce("begin \(archive) \(base.next) \(Content.digest(change.tree))")
+                    try store.saveChanges(
+                        change.changed, removing: change.removed, basedOn: base, header: Content.header, in: archive)
+                    trees[archive] = change.tree
+                }
+                announce("ack \(archive) \(base.next)")
+            }
+        }
+        announce("no power cut")
+    }
+}
