@@ -72,11 +72,20 @@ public final class ArchiveStore: Sendable {
 
     /// How hard a save works to survive power loss.
     public enum Durability: Hashable, Sendable {
-        /// `synchronous=NORMAL` in WAL mode: a process crash never loses a committed save;
-        /// a power loss may lose the last save but never corrupts the file. The default.
+        /// `synchronous=NORMAL` in WAL mode: a process crash never loses a committed save.
+        /// A power loss (or the system crashing) never corrupts the file, but may take back
+        /// more than the last save: the saves, journal entries and discards committed since
+        /// the write-ahead log was last copied into the file, newest first (the store then
+        /// reads as it was after an earlier commit, each generation whole, or as it was when
+        /// the log was copied). The log is copied when SQLite finds it 1,000 pages
+        /// long, before the first save of an opening or after a move towards the background
+        /// that finds it 128 pages long or longer (so that save itself is still only in the
+        /// log), and when the store's last connection closes. In the torture suite's
+        /// `power-cut` scenario (saves of 5 to 120 nodes), a launch after a power cut lost up
+        /// to 9 acknowledged generations of an archive. The default.
         case normal
-        /// `synchronous=FULL`: a committed save also survives power loss, at the cost of an
-        /// fsync per save.
+        /// `synchronous=FULL`: every committed save, journal entry and discard also survives
+        /// power loss, at the cost of an fsync per commit.
         case full
     }
 
