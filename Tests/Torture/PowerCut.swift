@@ -9,15 +9,16 @@ import TestSupport
 /// ``ArchiveStore/Durability/full`` no acknowledged save or discard is lost.
 ///
 /// A child process (this executable, `power-cut-loop`) runs SQLite over the power-cut VFS
-/// (`Tests/PowerCut`), opens the store as an app does and then saves two archives (`main`
-/// and `other`, full and incremental), records moves to the background and back, discards
-/// `other` now and then and opens the store again now and then (the last connection's close
-/// copies the log into the file and removes it), announcing each save's digest before it and
-/// acknowledging it after, as `save-kill`'s child does. At a write, truncation or sync of the
+/// (`Tests/PowerCut`), opens the store as an app does (a new one, or one of schema version 6
+/// that the opening migrates) and then saves two archives (`main` and `other`, full and
+/// incremental), records moves to the background and back, discards `other` now and then and
+/// opens the store again now and then (the last connection's close copies the log into the
+/// file and removes it), announcing each save's digest before it and acknowledging it after,
+/// as `save-kill`'s child does. At a write, truncation or sync of the
 /// store's files chosen at random the power goes off: the writes not yet synced are lost,
 /// kept, or kept sector by sector up to a random one, and the child exits at once. The parent
 /// then opens the store as the next launch after a reboot does (the `-shm` left as it was,
-/// or gone) and compares it with what the child announced.
+/// or gone) and compares it with what the child announced and what was on disk before.
 enum PowerCut {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("power-cut")
@@ -28,13 +29,21 @@ enum PowerCut {
             try withTemporaryDirectory { directory in
                 var histories: [ArchiveName: History] = [:]
                 for index in 0..<perSetting {
-                    // A new store every 10 trials: some cuts land while it is made.
+                    // A new store every 10 trials, every other one a store of schema version 6
+                    // to migrate: some cuts land while it is made or migrated.
                     let path = "\(directory)/store-\(index / 10).sqlite"
-                    if index % 10 == 0 { histories = [:] }
+                    if index % 10 == 0 {
+                        histories = [:]
+                        if index % 20 == 10 {
+                            try FileManager.default.copyItem(atPath: fixture, toPath: path)
+                            histories = try fixtureHistories(in: directory)
+                        }
+                    }
                     scenario.trial("\(durability) trial \(index)") { trial in
                         try cutOnce(
-                            path: path, durability: durability, fresh: index % 10 == 0, label: "\(durability)-trial-\(index)",
-                            histories: &histories, tally: &tally, trial: &trial, random: &random)
+                            path: path, durability: durability, fresh: index % 10 == 0, migrating: index % 20 == 10,
+                            label: "\(durability)-trial-\(index)", histories: &histories, tally: &tally, trial: &trial,
+                            random: &random)
                     }
                 }
             }
@@ -55,12 +64,43 @@ enum PowerCut {
         var acknowledged: Generation = 0
         /// The newest generation when a discard acknowledged after it returned.
         var discarded: Generation?
+        /// The newest generation before the child ran, on disk whatever the durability: the
+        /// parent, which never loses power, read it and closed the store (which copies the
+        /// log into the file), or it came with the fixture. A cut must never take it back.
+        var durable: Generation = 0
+    }
+
+    /// A store of schema version 6 that the library's tests migrate
+    /// (`Tests/RestorationArchiveTests/Fixtures`).
+    static let fixture = URL(filePath: #filePath).deletingLastPathComponent()
+        .appending(path: "../RestorationArchiveTests/Fixtures/schema-v6.sqlite").standardized.path
+
+    /// What ``fixture`` holds once migrated: each archive's retained generations, all durable.
+    static func fixtureHistories(in directory: String) throws -> [ArchiveName: History] {
+        let path = "\(directory)/fixture-read.sqlite"
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        defer { for file in Files.storeFiles(path) { Files.remove(file) } }
+        let store = try ArchiveStore(path: path)
+        var histories: [ArchiveName: History] = [:]
+        for archive in try store.archiveNames() {
+            var history = History()
+            for summary in try store.generations(of: archive) {
+                history.digests[summary.generation] = try store.snapshot(of: archive, generation: summary.generation)
+                    .map { Content.digest($0.nodes) }
+            }
+            history.durable = try store.summary(of: archive)?.latestGeneration ?? 0
+            history.acknowledged = history.durable
+            histories[archive] = history
+        }
+        return histories
     }
 
     /// Where the cuts landed and what they took, for the scenario's remark.
     struct Tally {
         var landings: [String: Int] = [:]
         var beforeReady = 0
+        /// Of those, cuts while a store of schema version 6 was migrated.
+        var migrationsCut = 0
         /// Children that ended their work before the cut came (at a checkpoint they never made).
         var uncut = 0
         var pending = 0
@@ -72,7 +112,8 @@ enum PowerCut {
 
         func summary(trials: Int) -> String {
             let places = landings.sorted { $0.key < $1.key }.map { "\($0.value) at a \($0.key)" }.joined(separator: ", ")
-            return "\(trials - uncut) power cuts (\(places); \(beforeReady) before the store was open; \(uncut) children "
+            return "\(trials - uncut) power cuts (\(places); \(beforeReady) before the store was open, \(migrationsCut) of "
+                + "them migrating a store of schema version 6; \(uncut) children "
                 + "ended first), \(pending) writes "
                 + "pending at the cuts, \(undone) of them undone; \(acknowledged) saves and discards acknowledged; "
                 + "\(lostAcknowledged) launches lost acknowledged ones (at most \(mostLost) generations of an archive)"
@@ -80,7 +121,7 @@ enum PowerCut {
     }
 
     private static func cutOnce(
-        path: String, durability: ArchiveStore.Durability, fresh: Bool, label: String,
+        path: String, durability: ArchiveStore.Durability, fresh: Bool, migrating: Bool, label: String,
         histories: inout [ArchiveName: History], tally: inout Tally, trial: inout Trial, random: inout SeededGenerator
     ) throws {
         // Early cuts land while the store is made or opened; the rest among saves, or, one in
@@ -124,6 +165,7 @@ enum PowerCut {
             }
         }
         if !ready { tally.beforeReady += 1 }
+        if !ready && migrating { tally.migrationsCut += 1 }
         // A reboot leaves the log's index as it was, or, its creation never made durable, none.
         if Int.random(in: 0..<3, using: &random) == 0 { Files.remove(path + "-shm") }
         // What a failure left is kept, when asked for (`TORTURE_KEEP_FAILED`): the trial
@@ -138,7 +180,7 @@ enum PowerCut {
             _ = try store.journal(limit: 16)
             _ = try store.launches()
             var lost = false
-            for archive in try archives() {
+            for archive in Set(try archives()).union(histories.keys).sorted() {
                 var history = histories[archive] ?? History()
                 let found = try verify(archive, of: store, durability: durability, history: &history, trial: &trial)
                 lost = lost || found > 0
@@ -154,6 +196,7 @@ enum PowerCut {
                 "a save after the launch does not read back")
             histories[.main, default: History()].digests[saved.generation] = Content.digest(tree)
             histories[.main]?.acknowledged = saved.generation
+            histories[.main]?.durable = saved.generation
         } catch {
             trial.fail("the next launch: \(error)")
         }
@@ -161,8 +204,9 @@ enum PowerCut {
     }
 
     /// Checks what the next launch finds of `archive`: every retained generation exactly as
-    /// announced; with `.full`, no acknowledged save or discard lost. Then `history` starts
-    /// from what it found. Returns how many acknowledged generations were lost.
+    /// announced, none of what was durable before the child ran lost; with `.full`, no
+    /// acknowledged save or discard lost. Then `history` starts from what it found. Returns how
+    /// many acknowledged generations were lost.
     private static func verify(
         _ archive: ArchiveName, of store: ArchiveStore, durability: ArchiveStore.Durability, history: inout History,
         trial: inout Trial
@@ -171,6 +215,8 @@ enum PowerCut {
         let newest = summary?.latestGeneration ?? 0
         let generations = try store.generations(of: archive).map(\.generation)
         let lost = max(0, history.acknowledged.rawValue - newest.rawValue)
+        trial.expect(
+            newest >= history.durable, "'\(archive)': generation \(history.durable), on disk before the cut, lost; newest \(newest)")
         if durability == .full {
             trial.expect(lost == 0, "'\(archive)': acknowledged generation \(history.acknowledged) lost; newest \(newest)")
             if let discarded = history.discarded {
@@ -192,6 +238,7 @@ enum PowerCut {
         // Generations begun but never committed, or lost, will be numbered again.
         history.digests = history.digests.filter { $0.key <= newest }
         history.acknowledged = newest
+        history.durable = newest
         history.discarded = nil
         return lost
     }
