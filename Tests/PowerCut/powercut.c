@@ -471,3 +471,17 @@ int powercut_install(long long at, int atSyncs, unsigned long long seed, int sta
     };
     return sqlite3_vfs_register(&vfs, 1);
 }
+
+void powercut_arm(long long eventsFromNow) {
+    pthread_mutex_lock(&lock);
+    cutAt = events + eventsFromNow;
+    cutAtSyncs = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+long long powercut_events(void) {
+    pthread_mutex_lock(&lock);
+    long long count = events;
+    pthread_mutex_unlock(&lock);
+    return count;
+}

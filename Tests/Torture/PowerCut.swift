@@ -14,7 +14,8 @@ import TestSupport
 /// incremental), records moves to the background and back, discards `other` now and then and
 /// opens the store again now and then (the last connection's close copies the log into the
 /// file and removes it), announcing each save's digest before it and acknowledging it after,
-/// as `save-kill`'s child does. At a write, truncation or sync of the
+/// as `save-kill`'s child does; one child in five first saves a large `other` and discards
+/// it, which compacts the store. At a write, truncation or sync of the
 /// store's files chosen at random the power goes off: the writes not yet synced are lost,
 /// kept, or kept sector by sector up to a random one, and the child exits at once. The parent
 /// then opens the store as the next launch after a reboot does (the `-shm` left as it was,
@@ -106,6 +107,10 @@ enum PowerCut {
         var pending = 0
         var undone = 0
         var acknowledged = 0
+        /// Discards that compacted the store before the cut.
+        var compactions = 0
+        /// Where the cuts of the trials whose child began with a compacting discard landed.
+        var compactionCuts: [String: Int] = [:]
         var lostAcknowledged = 0
         /// The most acknowledged generations of one archive a launch lost.
         var mostLost: Int64 = 0
@@ -115,7 +120,9 @@ enum PowerCut {
             return "\(trials - uncut) power cuts (\(places); \(beforeReady) before the store was open, \(migrationsCut) of "
                 + "them migrating a store of schema version 6; \(uncut) children "
                 + "ended first), \(pending) writes "
-                + "pending at the cuts, \(undone) of them undone; \(acknowledged) saves and discards acknowledged; "
+                + "pending at the cuts, \(undone) of them undone; \(acknowledged) saves and discards acknowledged "
+                + "(\(compactions) discards compacted the store); cuts of a compacting discard's trials: "
+                + compactionCuts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
                 + "\(lostAcknowledged) launches lost acknowledged ones (at most \(mostLost) generations of an archive)"
         }
     }
@@ -125,15 +132,19 @@ enum PowerCut {
         histories: inout [ArchiveName: History], tally: inout Tally, trial: inout Trial, random: inout SeededGenerator
     ) throws {
         // Early cuts land while the store is made or opened; the rest among saves, or, one in
-        // three, at a sync or truncation of the database: at the end of a checkpoint.
-        let atSyncs = Int.random(in: 0..<3, using: &random) == 0
+        // five, at a sync or truncation of the database (the end of a checkpoint), or, one in
+        // five, in a discard that compacts the store or just after it.
+        let draw = Int.random(in: 0..<5, using: &random)
+        let mode = draw == 0 ? "syncs" : draw == 1 ? "compaction" : nil
         let cutAt =
-            atSyncs
-            ? Int.random(in: 1...4, using: &random)
-            : Int.random(in: 1...(fresh && Bool.random(using: &random) ? 60 : 2_500), using: &random)
+            switch mode {
+            case "syncs": Int.random(in: 1...4, using: &random)
+            case "compaction": Int.random(in: 1...1_100, using: &random)
+            default: Int.random(in: 1...(fresh && Bool.random(using: &random) ? 60 : 2_500), using: &random)
+            }
         let child = try Child(
             Child.torture,
-            ["child", "power-cut-loop", path, "\(durability)", "\(random.next())", "\(cutAt)"] + (atSyncs ? ["syncs"] : []))
+            ["child", "power-cut-loop", path, "\(durability)", "\(random.next())", "\(cutAt)"] + (mode.map { [$0] } ?? []))
         child.remainingLines(timeout: 120)
         let ending = child.wait(timeout: 5)
         let uncut = child.lines.last == "no power cut"
@@ -153,9 +164,10 @@ enum PowerCut {
                 histories[archive, default: History()].acknowledged = max(
                     histories[archive]?.acknowledged ?? 0, Generation(generation))
                 tally.acknowledged += 1
-            } else if words.count == 3, words[0] == "discarded", let generation = Int64(words[2]) {
+            } else if (3...4).contains(words.count), words[0] == "discarded", let generation = Int64(words[2]) {
                 histories[try ArchiveName(String(words[1])), default: History()].discarded = Generation(generation)
                 tally.acknowledged += 1
+                if words.count == 4, words[3] == "compacted" { tally.compactions += 1 }
             } else if words.count == 8, words[0] == "power-cut", let pending = Int(words[3]), let undone = Int(words[6]) {
                 tally.landings["\(words[1]) of the \(words[2].dropLast())", default: 0] += 1
                 tally.pending += pending
@@ -163,6 +175,11 @@ enum PowerCut {
             } else if words.first != "discarding" && line != "no power cut" {
                 trial.fail("the child said: \(line)")
             }
+        }
+        if mode == "compaction" {
+            let discarding = child.lines.contains { $0.hasPrefix("discarding ") }
+            let discarded = child.lines.contains { $0.hasPrefix("discarded ") }
+            tally.compactionCuts[discarded ? "after it returned" : discarding ? "in it" : "before it", default: 0] += 1
         }
         if !ready { tally.beforeReady += 1 }
         if !ready && migrating { tally.migrationsCut += 1 }
@@ -244,16 +261,18 @@ enum PowerCut {
     }
 
     /// The child: an app whose machine loses power.
-    /// `power-cut-loop PATH DURABILITY SEED CUT_AT [syncs]`: the power goes off at the CUT_AT-th
-    /// write, truncation or sync of the store's files (with `syncs`, of the database's syncs and
-    /// truncations alone).
+    /// `power-cut-loop PATH DURABILITY SEED CUT_AT [syncs | compaction]`: the power goes off at
+    /// the CUT_AT-th write, truncation or sync of the store's files (with `syncs`, of the
+    /// database's syncs and truncations alone; with `compaction`, counted from the start of a
+    /// discard that compacts the store, made first).
     static func child(_ arguments: [String]) throws {
-        guard (4...5).contains(arguments.count), let seed = UInt64(arguments[2]), let cutAt = Int64(arguments[3]),
-            arguments.count == 4 || arguments[4] == "syncs"
-        else { throw ChildError.usage }
-        guard powercut_install(cutAt, arguments.count == 5 ? 1 : 0, seed, exitStatus) == SQLITE_OK else {
+        guard (4...5).contains(arguments.count), let seed = UInt64(arguments[2]), let cutAt = Int64(arguments[3]) else {
             throw ChildError.usage
         }
+        let mode = arguments.count == 5 ? arguments[4] : nil
+        guard mode == nil || mode == "syncs" || mode == "compaction" else { throw ChildError.usage }
+        guard powercut_install(mode == "compaction" ? 0 : cutAt, mode == "syncs" ? 1 : 0, seed, exitStatus) == SQLITE_OK
+        else { throw ChildError.usage }
         var random = SeededGenerator(seed: seed)
         let path = arguments[0]
         let configuration = ArchiveStore.Configuration(durability: arguments[1] == "full" ? .full : .normal)
@@ -262,6 +281,20 @@ enum PowerCut {
         var trees: [ArchiveName: [ArchivedNode]] = [:]
         for archive in archives { trees[archive] = try store.snapshot(of: archive)?.nodes ?? [] }
         announce("ready")
+        if mode == "compaction" {
+            // A large scene (3,000 nodes, about 1.5 MB) saved, then discarded: the discard
+            // frees most of the store and compacts it (`VACUUM`, then a truncating checkpoint),
+            // about 1,000 writes, truncations and syncs in all, which the cut lands among.
+            let archive = archives[1]
+            let large = try Content.tree(count: 3_000, stateSize: 300...500, using: &random)
+            let generation = (try store.summary(of: archive)?.latestGeneration ?? 0).next
+            announce("begin \(archive) \(generation) \(Content.digest(large))")
+            try store.save(large, header: Content.header, in: archive)
+            announce("ack \(archive) \(generation)")
+            trees[archive] = large
+            powercut_arm(cutAt)
+            try discard(archive, of: store, trees: &trees)
+        }
         var active = false
         // A cut at a checkpoint the child does not reach leaves it to end by itself.
         for _ in 0..<1_500 {
@@ -271,11 +304,7 @@ enum PowerCut {
                 // the file and removes it.
                 store = try ArchiveStore(path: path, configuration: configuration)
             case 1 where !(trees[archives[1]] ?? []).isEmpty:
-                let archive = archives[1]
-                announce("discarding \(archive)")
-                try store.discard(archive, reason: "the scene was closed")
-                trees[archive] = []
-                announce("discarded \(archive) \(try store.summary(of: archive)?.latestGeneration ?? 0)")
+                try discard(archives[1], of: store, trees: &trees)
             case 2...5:
                 for _ in 0..<Int.random(in: 1...6, using: &random) {
                     active.toggle()
@@ -302,5 +331,17 @@ enum PowerCut {
             }
         }
         announce("no power cut")
+    }
+
+    /// Discards `archive`, announcing it before and after: `discarded NAME GENERATION`, with
+    /// `compacted` when the discard compacted the store.
+    private static func discard(
+        _ archive: ArchiveName, of store: ArchiveStore, trees: inout [ArchiveName: [ArchivedNode]]
+    ) throws {
+        announce("discarding \(archive)")
+        let result = try store.discard(archive, reason: "the scene was closed")
+        trees[archive] = []
+        let generation = try store.summary(of: archive)?.latestGeneration ?? 0
+        announce("discarded \(archive) \(generation)" + (result.storeCompacted ? " compacted" : ""))
     }
 }
