@@ -6,20 +6,22 @@ import TestSupport
 
 /// 12. A power cut while an app saves, per durability setting: the next launch opens the
 /// store, finds it sound, and reads every retained generation exactly as it was saved; with
-/// ``ArchiveStore/Durability/full`` no acknowledged save or discard is lost.
+/// ``ArchiveStore/Durability/full`` no acknowledged save, discard or erase is lost.
 ///
 /// A child process (this executable, `power-cut-loop`) runs SQLite over the power-cut VFS
 /// (`Tests/PowerCut`), opens the store as an app does (a new one, or one of schema version 6
 /// that the opening migrates) and then saves two archives (`main` and `other`, full and
-/// incremental), records moves to the background and back, discards `other` now and then and
-/// opens the store again now and then (the last connection's close copies the log into the
-/// file and removes it), announcing each save's digest before it and acknowledging it after,
-/// as `save-kill`'s child does; one child in five first saves a large `other` and discards
-/// it, which compacts the store. At a write, truncation or sync of the
+/// incremental), records moves to the background and back, discards `other`, erases the store
+/// (going on with it, as an app does) and opens it again (the last connection's close copies
+/// the log into the file and removes it) now and then, announcing each save's digest before
+/// it and acknowledging it after, as `save-kill`'s child does, and each discard and erase;
+/// one child in five first saves a large `other` and discards it, which compacts the store,
+/// and one in ten first erases the store. At a write, truncation or sync of the
 /// store's files chosen at random the power goes off: the writes not yet synced are lost,
 /// kept, or kept sector by sector up to a random one, and the child exits at once. The parent
 /// then opens the store as the next launch after a reboot does (the `-shm` left as it was,
-/// or gone) and compares it with what the child announced and what was on disk before.
+/// or gone) and compares it with what was on disk before and what the child announced since
+/// (the store as before an erase, or after it).
 enum PowerCut {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("power-cut")
@@ -28,22 +30,22 @@ enum PowerCut {
             var tally = Tally()
             defer { scenario.remark("\(durability): \(tally.summary(trials: perSetting))") }
             try withTemporaryDirectory { directory in
-                var histories: [ArchiveName: History] = [:]
+                var history = StoreHistory()
                 for index in 0..<perSetting {
                     // A new store every 10 trials, every other one a store of schema version 6
                     // to migrate: some cuts land while it is made or migrated.
                     let path = "\(directory)/store-\(index / 10).sqlite"
                     if index % 10 == 0 {
-                        histories = [:]
+                        history = StoreHistory()
                         if index % 20 == 10 {
                             try FileManager.default.copyItem(atPath: fixture, toPath: path)
-                            histories = try fixtureHistories(in: directory)
+                            history = StoreHistory(try fixtureHistories(in: directory))
                         }
                     }
                     scenario.trial("\(durability) trial \(index)") { trial in
                         try cutOnce(
                             path: path, durability: durability, fresh: index % 10 == 0, migrating: index % 20 == 10,
-                            label: "\(durability)-trial-\(index)", histories: &histories, tally: &tally, trial: &trial,
+                            label: "\(durability)-trial-\(index)", history: &history, tally: &tally, trial: &trial,
                             random: &random)
                     }
                 }
@@ -69,6 +71,25 @@ enum PowerCut {
         /// parent, which never loses power, read it and closed the store (which copies the
         /// log into the file), or it came with the fixture. A cut must never take it back.
         var durable: Generation = 0
+    }
+
+    /// What the children announced for one store: its archives' histories, a set of them for
+    /// each erase (which starts the store, and the numbering of its generations, afresh).
+    struct StoreHistory {
+        /// The first is the store as the previous launch left it; each erase a child began
+        /// adds one.
+        var epochs: [[ArchiveName: History]]
+        /// The epoch that the last erase to return began: with `.full`, the store is in it or
+        /// a later one.
+        var erasedTo: Int?
+
+        init(_ archives: [ArchiveName: History] = [:]) { epochs = [archives] }
+
+        /// The archives' histories in the newest epoch.
+        var current: [ArchiveName: History] {
+            get { epochs[epochs.count - 1] }
+            set { epochs[epochs.count - 1] = newValue }
+        }
     }
 
     /// A store of schema version 6 that the library's tests migrate
@@ -109,6 +130,11 @@ enum PowerCut {
         var acknowledged = 0
         /// Discards that compacted the store before the cut.
         var compactions = 0
+        /// Erases that returned; cuts in an erase; launches that found the store as it was
+        /// before an erase that returned (with `.normal`).
+        var erases = 0
+        var erasesCut = 0
+        var erasesUndone = 0
         /// Where the cuts of the trials whose child began with a compacting discard landed.
         var compactionCuts: [String: Int] = [:]
         var lostAcknowledged = 0
@@ -123,23 +149,27 @@ enum PowerCut {
                 + "pending at the cuts, \(undone) of them undone; \(acknowledged) saves and discards acknowledged "
                 + "(\(compactions) discards compacted the store); cuts of a compacting discard's trials: "
                 + compactionCuts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
+                + "\(erases) erases returned, \(erasesCut) cuts in an erase, \(erasesUndone) launches found the store as "
+                + "before an erase that returned; "
                 + "\(lostAcknowledged) launches lost acknowledged ones (at most \(mostLost) generations of an archive)"
         }
     }
 
     private static func cutOnce(
         path: String, durability: ArchiveStore.Durability, fresh: Bool, migrating: Bool, label: String,
-        histories: inout [ArchiveName: History], tally: inout Tally, trial: inout Trial, random: inout SeededGenerator
+        history: inout StoreHistory, tally: inout Tally, trial: inout Trial, random: inout SeededGenerator
     ) throws {
         // Early cuts land while the store is made or opened; the rest among saves, or, one in
-        // five, at a sync or truncation of the database (the end of a checkpoint), or, one in
-        // five, in a discard that compacts the store or just after it.
-        let draw = Int.random(in: 0..<5, using: &random)
-        let mode = draw == 0 ? "syncs" : draw == 1 ? "compaction" : nil
+        // five, at a sync or truncation of the database (the end of a checkpoint), one in five
+        // in a discard that compacts the store or just after it, one in ten in an erase (about
+        // 60 writes, truncations and syncs) or just after it.
+        let draw = Int.random(in: 0..<10, using: &random)
+        let mode = draw < 2 ? "syncs" : draw < 4 ? "compaction" : draw == 4 ? "erase" : nil
         let cutAt =
             switch mode {
             case "syncs": Int.random(in: 1...4, using: &random)
             case "compaction": Int.random(in: 1...1_100, using: &random)
+            case "erase": Int.random(in: 1...70, using: &random)
             default: Int.random(in: 1...(fresh && Bool.random(using: &random) ? 60 : 2_500), using: &random)
             }
         let child = try Child(
@@ -158,20 +188,26 @@ enum PowerCut {
             if line == "ready" {
                 ready = true
             } else if words.count == 4, words[0] == "begin", let generation = Int64(words[2]), let digest = UInt64(words[3]) {
-                histories[try ArchiveName(String(words[1])), default: History()].digests[Generation(generation)] = digest
+                history.current[try ArchiveName(String(words[1])), default: History()].digests[Generation(generation)] = digest
             } else if words.count == 3, words[0] == "ack", let generation = Int64(words[2]) {
                 let archive = try ArchiveName(String(words[1]))
-                histories[archive, default: History()].acknowledged = max(
-                    histories[archive]?.acknowledged ?? 0, Generation(generation))
+                history.current[archive, default: History()].acknowledged = max(
+                    history.current[archive]?.acknowledged ?? 0, Generation(generation))
                 tally.acknowledged += 1
             } else if (3...4).contains(words.count), words[0] == "discarded", let generation = Int64(words[2]) {
-                histories[try ArchiveName(String(words[1])), default: History()].discarded = Generation(generation)
+                history.current[try ArchiveName(String(words[1])), default: History()].discarded = Generation(generation)
                 tally.acknowledged += 1
                 if words.count == 4, words[3] == "compacted" { tally.compactions += 1 }
             } else if words.count == 8, words[0] == "power-cut", let pending = Int(words[3]), let undone = Int(words[6]) {
                 tally.landings["\(words[1]) of the \(words[2].dropLast())", default: 0] += 1
                 tally.pending += pending
                 tally.undone += undone
+            } else if line == "erasing" {
+                history.epochs.append([:])
+            } else if line == "erased" {
+                history.erasedTo = history.epochs.count - 1
+                tally.acknowledged += 1
+                tally.erases += 1
             } else if words.first != "discarding" && line != "no power cut" {
                 trial.fail("the child said: \(line)")
             }
@@ -181,6 +217,7 @@ enum PowerCut {
             let discarded = child.lines.contains { $0.hasPrefix("discarded ") }
             tally.compactionCuts[discarded ? "after it returned" : discarding ? "in it" : "before it", default: 0] += 1
         }
+        if child.lines.last == "erasing" || child.lines.dropLast().last == "erasing" { tally.erasesCut += 1 }
         if !ready { tally.beforeReady += 1 }
         if !ready && migrating { tally.migrationsCut += 1 }
         // A reboot leaves the log's index as it was, or, its creation never made durable, none.
@@ -196,14 +233,25 @@ enum PowerCut {
             trial.expect(problems.isEmpty, "check: \(problems)")
             _ = try store.journal(limit: 16)
             _ = try store.launches()
-            var lost = false
-            for archive in Set(try archives()).union(histories.keys).sorted() {
-                var history = histories[archive] ?? History()
-                let found = try verify(archive, of: store, durability: durability, history: &history, trial: &trial)
-                lost = lost || found > 0
-                tally.mostLost = max(tally.mostLost, found)
-                histories[archive] = history
+            // The store is in one of the epochs: as the previous launch left it or after an
+            // erase the child began (with `.full`, the last one to return, or a later one).
+            let candidates = history.epochs.indices.filter { durability == .normal || $0 >= history.erasedTo ?? 0 }
+            var epoch = candidates.last ?? 0
+            for candidate in candidates.reversed() where try isIn(history.epochs[candidate], store) {
+                epoch = candidate
+                break
             }
+            if let erasedTo = history.erasedTo, epoch < erasedTo { tally.erasesUndone += 1 }
+            var archives = history.epochs[epoch]
+            var lost = false
+            for archive in Set(try store.archiveNames()).union(archives.keys).sorted() {
+                var found = archives[archive] ?? History()
+                let lostCount = try verify(archive, of: store, durability: durability, history: &found, trial: &trial)
+                lost = lost || lostCount > 0
+                tally.mostLost = max(tally.mostLost, lostCount)
+                archives[archive] = found
+            }
+            history = StoreHistory(archives)
             if lost { tally.lostAcknowledged += 1 }
             // The app goes on.
             let tree = try Content.tree(count: 4, using: &random)
@@ -211,13 +259,29 @@ enum PowerCut {
             trial.expect(
                 try store.snapshot(of: .main).map { Content.digest($0.nodes) } == Content.digest(tree),
                 "a save after the launch does not read back")
-            histories[.main, default: History()].digests[saved.generation] = Content.digest(tree)
-            histories[.main]?.acknowledged = saved.generation
-            histories[.main]?.durable = saved.generation
+            history.current[.main, default: History()].digests[saved.generation] = Content.digest(tree)
+            history.current[.main]?.acknowledged = saved.generation
+            history.current[.main]?.durable = saved.generation
         } catch {
             trial.fail("the next launch: \(error)")
         }
         if let kept { Files.settle(kept, of: &trial, children: [child]) }
+    }
+
+    /// Whether `store` holds exactly what `archives` say: each retained generation of every
+    /// archive as announced, and what was on disk before the child ran.
+    private static func isIn(_ archives: [ArchiveName: History], _ store: ArchiveStore) throws -> Bool {
+        for archive in Set(try store.archiveNames()).union(archives.keys) {
+            let history = archives[archive] ?? History()
+            guard (try store.summary(of: archive)?.latestGeneration ?? 0) >= history.durable else { return false }
+            for summary in try store.generations(of: archive) {
+                let snapshot = try store.snapshot(of: archive, generation: summary.generation)
+                guard let expected = history.digests[summary.generation],
+                    snapshot.map({ Content.digest($0.nodes) }) == expected
+                else { return false }
+            }
+        }
+        return true
     }
 
     /// Checks what the next launch finds of `archive`: every retained generation exactly as
@@ -261,18 +325,20 @@ enum PowerCut {
     }
 
     /// The child: an app whose machine loses power.
-    /// `power-cut-loop PATH DURABILITY SEED CUT_AT [syncs | compaction]`: the power goes off at
-    /// the CUT_AT-th write, truncation or sync of the store's files (with `syncs`, of the
-    /// database's syncs and truncations alone; with `compaction`, counted from the start of a
-    /// discard that compacts the store, made first).
+    /// `power-cut-loop PATH DURABILITY SEED CUT_AT [syncs | compaction | erase]`: the power
+    /// goes off at the CUT_AT-th write, truncation or sync of the store's files (with `syncs`,
+    /// of the database's syncs and truncations alone; with `compaction` or `erase`, counted
+    /// from the start of a discard that compacts the store, or of an erase, made first).
     static func child(_ arguments: [String]) throws {
         guard (4...5).contains(arguments.count), let seed = UInt64(arguments[2]), let cutAt = Int64(arguments[3]) else {
             throw ChildError.usage
         }
         let mode = arguments.count == 5 ? arguments[4] : nil
-        guard mode == nil || mode == "syncs" || mode == "compaction" else { throw ChildError.usage }
-        guard powercut_install(mode == "compaction" ? 0 : cutAt, mode == "syncs" ? 1 : 0, seed, exitStatus) == SQLITE_OK
-        else { throw ChildError.usage }
+        guard mode == nil || ["syncs", "compaction", "erase"].contains(mode) else { throw ChildError.usage }
+        let armedLater = mode == "compaction" || mode == "erase"
+        guard powercut_install(armedLater ? 0 : cutAt, mode == "syncs" ? 1 : 0, seed, exitStatus) == SQLITE_OK else {
+            throw ChildError.usage
+        }
         var random = SeededGenerator(seed: seed)
         let path = arguments[0]
         let configuration = ArchiveStore.Configuration(durability: arguments[1] == "full" ? .full : .normal)
@@ -294,6 +360,9 @@ enum PowerCut {
             trees[archive] = large
             powercut_arm(cutAt)
             try discard(archive, of: store, trees: &trees)
+        } else if mode == "erase" {
+            powercut_arm(cutAt)
+            try erase(path, trees: &trees)
         }
         var active = false
         // A cut at a checkpoint the child does not reach leaves it to end by itself.
@@ -305,6 +374,9 @@ enum PowerCut {
                 store = try ArchiveStore(path: path, configuration: configuration)
             case 1 where !(trees[archives[1]] ?? []).isEmpty:
                 try discard(archives[1], of: store, trees: &trees)
+            case 6 where Int.random(in: 0..<2, using: &random) == 0:
+                // The app erases its store (as after `isUnusableStore`), and goes on with it.
+                try erase(path, trees: &trees)
             case 2...5:
                 for _ in 0..<Int.random(in: 1...6, using: &random) {
                     active.toggle()
@@ -331,6 +403,15 @@ enum PowerCut {
             }
         }
         announce("no power cut")
+    }
+
+    /// Erases the store at `path`, as an app does with a store it cannot use, announcing it
+    /// before and after; the app's open store goes on with the empty one.
+    private static func erase(_ path: String, trees: inout [ArchiveName: [ArchivedNode]]) throws {
+        announce("erasing")
+        try ArchiveStore.erase(at: path)
+        trees = [:]
+        announce("erased")
     }
 
     /// Discards `archive`, announcing it before and after: `discarded NAME GENERATION`, with
