@@ -28,6 +28,16 @@ struct SQLiteLayerTests {
         try SQLiteVersion.check(running: 3_037_000, text: "3.37.0")
     }
 
+    /// Every connection's checkpoints sync with `F_FULLFSYNC` where the system has it: on
+    /// Apple's systems a plain fsync leaves the writes in the drive's cache, in any order, and
+    /// the file's pages could reach the disk before the log they were copied from.
+    @Test func everyConnectionsCheckpointsAskForTheFullestSync() throws {
+        try withTemporaryDirectory { directory in
+            let setting = try open(directory).pragmaInteger("PRAGMA checkpoint_fullfsync")
+            #expect(setting == 1)
+        }
+    }
+
     @Test func errorsCarryCodesMessageAndSQLButNeverBoundValues() throws {
         try withTemporaryDirectory { directory in
             let connection = try open(directory)

@@ -36,6 +36,24 @@ struct StoreSavingTests {
         }
     }
 
+    /// What each durability asks of SQLite's syncs: `normal` syncs at checkpoints alone,
+    /// `full` every commit, with `F_FULLFSYNC` where the system has it (Apple's plain fsync
+    /// leaves the data in the drive's cache); every checkpoint uses it (a connection's own
+    /// setting, `SQLiteLayerTests`). The torture suite's `power-cut` scenario shows what each
+    /// keeps through a power loss; on Linux `F_FULLFSYNC` changes nothing, so only the settings
+    /// can be checked here.
+    @Test(arguments: [ArchiveStore.Durability.normal, .full])
+    func eachDurabilityAsksSQLiteForItsSyncs(durability: ArchiveStore.Durability) throws {
+        try withTemporaryStore(configuration: .init(durability: durability)) { store in
+            let settings = try store.withConnection { connection in
+                try ["synchronous", "fullfsync", "checkpoint_fullfsync"].map {
+                    try connection.pragmaInteger("PRAGMA \($0)")
+                }
+            }
+            #expect(settings == (durability == .full ? [2, 1, 1] : [1, 0, 1]))
+        }
+    }
+
     @Test func snapshotListsParentsBeforeChildren() throws {
         try withTemporaryStore { store in
             let nodes = try SampleArchives.tree(count: 200).shuffled()

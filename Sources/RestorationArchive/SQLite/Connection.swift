@@ -41,6 +41,12 @@ final class Connection {
             // No checkpoint of SQLite's own: each is the library's, with the write lock held
             // (`Connection+Checkpoints.swift`; ``countPagesInLog()`` takes this one's place).
             try check(sqlite3_wal_autocheckpoint(handle, 0))
+            // A checkpoint syncs with F_FULLFSYNC where the system has it (Apple's; SQLite's
+            // sync is the same either way elsewhere). A plain fsync there leaves the writes in
+            // the drive's cache, to reach the disk in any order: the file's pages could land
+            // before the log they were copied from, which then starts over, and a power loss
+            // would leave the file torn with nothing to finish it from.
+            try check(sqlite3_exec(handle, "PRAGMA checkpoint_fullfsync = ON", nil, nil, nil))
         } catch {
             sqlite3_close_v2(handle)
             throw error
