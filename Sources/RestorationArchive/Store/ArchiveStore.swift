@@ -161,9 +161,10 @@ public final class ArchiveStore: Sendable {
 
     /// Opens (and in read-write mode creates and migrates) the store at `path`.
     ///
-    /// In read-write mode, missing folders are created 0700 and the file 0600, whatever the
-    /// umask. In both modes a symbolic link at `path` is refused; links among the folders on
-    /// the way are followed.
+    /// In read-write mode, missing folders are created 0700 (each synced into the folder it
+    /// was made in, so that a power loss keeps it) and the file 0600, whatever the umask. In
+    /// both modes a symbolic link at `path` is refused; links among the folders on the way
+    /// are followed.
     ///
     /// - Throws: ``ArchiveStoreError`` — among others ``ArchiveStoreError/storeNotFound(path:)``
     ///   (read-only), ``ArchiveStoreError/notAStore(path:reason:)``,

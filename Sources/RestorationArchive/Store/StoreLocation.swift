@@ -456,7 +456,8 @@ enum StoreLocation {
         }
     }
 
-    /// Creates the folders leading to `path` that do not exist, each 0700.
+    /// Creates the folders leading to `path` that do not exist, each 0700, and syncs the
+    /// folder each was made in (``syncFolder(_:)``).
     ///
     /// - Returns: whether it created one.
     @discardableResult
@@ -481,7 +482,22 @@ enum StoreLocation {
         guard chmod(directory, 0o700) == 0 else {
             throw .fileSystem(operation: "chmod", path: directory, errno: errno)
         }
+        let parent = directory.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(directory[..<$0]) } ?? "."
+        syncFolder(parent.isEmpty ? "/" : parent)
         return true
+    }
+
+    /// Makes the names in `folder` durable (an `fsync` of the folder): a folder just made in
+    /// it then survives a power loss, with the store that later commits put in it. SQLite
+    /// does so for the store's own folder when it makes the write-ahead log, not for the
+    /// folders above, which only the library makes. Best effort, as SQLite's: a folder that
+    /// cannot be opened for reading, or a file system that refuses the sync, leaves it to
+    /// the file system.
+    private static func syncFolder(_ folder: String) {
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
     }
 
     /// The file name to give SQLite for the store at `path`: the path with the folder it is
