@@ -135,6 +135,8 @@ enum PowerCut {
         var erases = 0
         var erasesCut = 0
         var erasesUndone = 0
+        /// What the read-only opening before each launch did.
+        var readOnly: [String: Int] = [:]
         /// Where the cuts of the trials whose child began with a compacting discard landed.
         var compactionCuts: [String: Int] = [:]
         var lostAcknowledged = 0
@@ -150,7 +152,8 @@ enum PowerCut {
                 + "(\(compactions) discards compacted the store); cuts of a compacting discard's trials: "
                 + compactionCuts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
                 + "\(erases) erases returned, \(erasesCut) cuts in an erase, \(erasesUndone) launches found the store as "
-                + "before an erase that returned; "
+                + "before an erase that returned; read-only before the launch: "
+                + readOnly.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
                 + "\(lostAcknowledged) launches lost acknowledged ones (at most \(mostLost) generations of an archive)"
         }
     }
@@ -226,6 +229,30 @@ enum PowerCut {
         // replays by its seed, but only after every trial before it on the store.
         let kept = Files.keepCopy(of: path, named: "power-cut-\(label)")
 
+        // The store is in one of the epochs: as the previous launch left it or after an erase
+        // the child began (with `.full`, the last one to return, or a later one).
+        let candidates = history.epochs.indices.filter { durability == .normal || $0 >= history.erasedTo ?? 0 }
+
+        // A tool (`restorectl`) reads the store before the app's next launch, read-only, which
+        // never writes: the log's index the cut left is stale, or gone.
+        do {
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            let problems = try reader.check()
+            trial.expect(problems.isEmpty, "read-only check: \(problems)")
+            let found = try candidates.contains { try isIn(history.epochs[$0], reader) }
+            trial.expect(found, "read-only, the store reads as none of the states it may be in")
+            tally.readOnly["read", default: 0] += 1
+        } catch ArchiveStoreError.writeAheadLogNeedsRecovery {
+            tally.readOnly["refused until the app recovers the log", default: 0] += 1
+        } catch ArchiveStoreError.notAStore where fresh && !migrating {
+            // The cut took back the making of the new store (with `.normal` even once it was
+            // made: nothing was synced yet): its file is empty, or SQLite's empty database,
+            // until the app's next launch makes it a store.
+            tally.readOnly["refused as not a store yet", default: 0] += 1
+        } catch {
+            trial.fail("read-only: \(error)")
+        }
+
         // The next launch.
         do {
             let store = try ArchiveStore(path: path, configuration: .init(durability: durability))
@@ -233,9 +260,6 @@ enum PowerCut {
             trial.expect(problems.isEmpty, "check: \(problems)")
             _ = try store.journal(limit: 16)
             _ = try store.launches()
-            // The store is in one of the epochs: as the previous launch left it or after an
-            // erase the child began (with `.full`, the last one to return, or a later one).
-            let candidates = history.epochs.indices.filter { durability == .normal || $0 >= history.erasedTo ?? 0 }
             var epoch = candidates.last ?? 0
             for candidate in candidates.reversed() where try isIn(history.epochs[candidate], store) {
                 epoch = candidate

@@ -341,10 +341,12 @@ public final class ArchiveStore: Sendable {
                 """)
         }
         let opening = StoreLocation.readOnlyOpening(
-            file: stamp, sqliteFilename: filename, logExists: beside.contains(.log))
-        // Without a log, the file is read alone: an index left beside it that names commits
-        // the file does not hold says a log was removed (while a process had the store open,
-        // or after one was killed), and the file alone is the store as it was before them.
+            file: stamp, sqliteFilename: filename,
+            log: beside.contains(.log) ? StoreLocation.FileStamp(path: path + "-wal") : nil)
+        // Without a log, or with one that holds no frame, the file is read alone: an index
+        // left beside it that names commits the file does not hold says a log was removed or
+        // cut (while a process had the store open, after one was killed, or by a power cut),
+        // and the file alone is the store as it was before them.
         if case .frozen = opening.source, beside.contains(.index), let index = LogIndexHeader(indexAt: path + "-shm"),
             index.framesNotCopied > 0
         {

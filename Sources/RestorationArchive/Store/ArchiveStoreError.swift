@@ -39,8 +39,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// Or an open found the write-ahead log shorter than its index says, or missing while its
     /// index names commits the store's file does not hold yet: the log was removed or cut
     /// while another process had the store open (that process's store refuses to write,
-    /// ``storeFileMoved(path:)``), or after a process was killed with the store open. What
-    /// those commits held is lost; a read-only open does not read the file alone as if it
+    /// ``storeFileMoved(path:)``), or after a process was killed with the store open, or by a
+    /// power cut (which takes back the log's writes not yet synced). What those commits held
+    /// is lost; a read-only open does not read the file alone as if it
     /// were the store. The index is rebuilt from what is left once the process releases the
     /// store or ends, by the next read-write open.
     case writeAheadLogNeedsRecovery(path: String)
@@ -179,8 +180,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .writeAheadLogNeedsRecovery(let path):
             "'\(path)' has a write-ahead log whose shared-memory index is missing or must be rebuilt, or an index "
                 + "naming commits its log does not have (the log was removed or cut while a process had the store "
-                + "open, or after one was killed: those commits are lost); the app recovers it with its next read "
-                + "of the store, once it releases the store, or at its next launch; then try again."
+                + "open, after one was killed, or by a power cut: those commits are lost); the app recovers it with "
+                + "its next read of the store, once it releases the store, or at its next launch; then try again."
         case .readOnly:
             "The store is open read-only."
         case .storeFileMoved(let path):

@@ -529,6 +529,12 @@ enum StoreLocation {
     /// app is running, or was killed), `readonly_shm` reads it through the existing `-shm`
     /// without writing; with none, the file is complete on its own and `immutable` reads it
     /// without locks or side files, as long as it stays as ``ReadOnlyOpening/source`` says.
+    /// So is it with a `-wal` no longer than its header, which holds no commit (the log
+    /// started over, and the app was killed, or the power cut, before a frame of its next
+    /// commit reached the disk): through such a log of exactly 32 bytes, with no app holding
+    /// the index, SQLite rebuilds a private index without the log's salts, finds them
+    /// differing from the log's, and tries again for 10 seconds before it fails with
+    /// `SQLITE_PROTOCOL` ("locking protocol").
     struct ReadOnlyOpening {
         /// The URI to open.
         let uri: String
@@ -543,13 +549,17 @@ enum StoreLocation {
     ///   - file: the file as ``checkForReading(path:)`` saw it, before it looked for a
     ///     `-wal`: one that appears after that look is caught by the next.
     ///   - sqliteFilename: the file name ``checkForReading(path:)`` gave.
-    ///   - logExists: whether ``checkForReading(path:)`` found a `-wal`.
-    static func readOnlyOpening(file: FileStamp, sqliteFilename: String, logExists: Bool) -> ReadOnlyOpening {
-        guard !logExists else {
+    ///   - log: the `-wal` as a look after ``checkForReading(path:)``'s saw it, `nil` when
+    ///     there is none: a log that grows after it is caught by the next look.
+    static func readOnlyOpening(file: FileStamp, sqliteFilename: String, log: FileStamp?) -> ReadOnlyOpening {
+        if let log, log.size > writeAheadLogHeaderBytes {
             return ReadOnlyOpening(uri: uri(sqliteFilename, "mode=ro&readonly_shm=1"), source: .live)
         }
-        return ReadOnlyOpening(uri: fileAloneURI(sqliteFilename), source: .frozen(file: file, log: nil))
+        return ReadOnlyOpening(uri: fileAloneURI(sqliteFilename), source: .frozen(file: file, log: log))
     }
+
+    /// The length of a write-ahead log's header, before its first frame.
+    static let writeAheadLogHeaderBytes: Int64 = 32
 
     /// The URI that reads the file `sqliteFilename` alone, as immutable: without locks, and
     /// without the log and index beside it.
@@ -599,10 +609,11 @@ enum StoreLocation {
         /// The store through its write-ahead log: every commit is seen.
         case live
         /// The store as its file and `-wal` were (`nil`: none), stamped before the connection
-        /// read them: the file alone read as immutable, or a copy in memory (a store of an
-        /// older schema, migrated in the copy). Stale once either changes, gone or replaced
-        /// included: a `-wal` that appears means an app writes, and what it commits is only in
-        /// the log until a checkpoint copies it into the file.
+        /// read them: the file alone read as immutable (with no log, or one that holds no
+        /// frame), or a copy in memory (a store of an older schema, migrated in the copy).
+        /// Stale once either changes, gone or replaced included: a `-wal` that appears or
+        /// grows means an app writes, and what it commits is only in the log until a
+        /// checkpoint copies it into the file.
         case frozen(file: FileStamp, log: FileStamp?)
 
         func isStale(path: String) -> Bool {
