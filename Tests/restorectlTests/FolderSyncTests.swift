@@ -30,17 +30,18 @@ struct FolderSyncTests {
             let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
 
             // A folder is made when `mkdir` returns 0; a folder is synced when a descriptor
-            // opened on it is then given to `fsync` or `fdatasync`.
+            // opened on it (and not opened on another file since) is given to `fsync` or
+            // `fdatasync`.
             var made: [String] = []
             var opened: [String: String] = [:]  // descriptor: folder
             var synced: Set<String> = []
             for call in calls {
                 if let folder = quoted(in: call), call.contains("mkdir"), call.hasSuffix("= 0") {
                     made.append(folder)
-                } else if let folder = quoted(in: call), call.contains("openat("), call.contains("O_DIRECTORY"),
+                } else if let file = quoted(in: call), call.contains("openat("),
                     let descriptor = call.split(separator: "=").last?.trimmingCharacters(in: .whitespaces)
                 {
-                    opened[descriptor] = folder
+                    opened[descriptor] = call.contains("O_DIRECTORY") ? file : nil
                 } else if call.contains("sync("), let open = call.firstIndex(of: "("),
                     let close = call.firstIndex(of: ")"), let folder = opened[String(call[call.index(after: open)..<close])]
                 {

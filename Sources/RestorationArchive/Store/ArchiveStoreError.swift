@@ -41,9 +41,9 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// while another process had the store open (that process's store refuses to write,
     /// ``storeFileMoved(path:)``), or after a process was killed with the store open, or by a
     /// power cut (which takes back the log's writes not yet synced). What those commits held
-    /// is lost; a read-only open does not read the file alone as if it
-    /// were the store. The index is rebuilt from what is left once the process releases the
-    /// store or ends, by the next read-write open.
+    /// is lost; a read-only open does not read the file alone as if it were the store. The
+    /// index is rebuilt from what is left once the process releases the store or ends, by
+    /// the next read-write open.
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly

@@ -303,7 +303,7 @@ enum StoreLocation {
         guard pageSize >= 512, pageSize.nonzeroBitCount == 1, pages > 0,
             headerWord(header, at: 24) == headerWord(header, at: 92)
         else { return nil }
-        if let log = FileStamp(path: path + "-wal"), log.size > 32 { return nil }
+        if let log = FileStamp(path: path + "-wal"), log.size > writeAheadLogHeaderBytes { return nil }
         guard let file = FileStamp(path: path) else { return nil }
         let counted = Int64(pages) * Int64(pageSize)
         guard file.size < counted else { return nil }
