@@ -1156,18 +1156,10 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             let copied = try SampleArchives.tree(count: 3)
             let holder = try storeCopiedIntoItsFile(copied, at: path)
-            func killedAppsFiles(named name: String) throws -> String {
-                let copy = directory + "/" + name
-                for suffix in ["", "-shm"] {
-                    let bytes = try #require(fileBytes(path + suffix))
-                    #expect(FileManager.default.createFile(atPath: copy + suffix, contents: Data(bytes)))
-                }
-                return copy
-            }
-            let allCopied = try killedAppsFiles(named: "all-copied.sqlite")
+            let allCopied = try killedAppsFiles(of: path, as: directory + "/all-copied.sqlite")
             #expect(try ArchiveStore(path: allCopied, mode: .readOnly).snapshot()?.nodes == copied)
             try holder.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
-            let notCopied = try killedAppsFiles(named: "not-copied.sqlite")
+            let notCopied = try killedAppsFiles(of: path, as: directory + "/not-copied.sqlite")
             #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: notCopied)) {
                 try ArchiveStore(path: notCopied, mode: .readOnly)
             }
@@ -1201,19 +1193,10 @@ struct StoreFileTests {
             let path = directory + "/store.sqlite"
             let copied = try SampleArchives.tree(count: 3)
             let holder = try storeCopiedIntoItsFile(copied, at: path)
-            func killedAppsFiles(named name: String) throws -> String {
-                let copy = directory + "/" + name
-                for suffix in ["", "-shm", "-wal"] {
-                    let bytes = try #require(fileBytes(path + suffix))
-                    let kept = suffix == "-wal" ? Array(bytes.prefix(length)) : bytes
-                    #expect(FileManager.default.createFile(atPath: copy + suffix, contents: Data(kept)))
-                }
-                return copy
-            }
-            let allCopied = try killedAppsFiles(named: "all-copied.sqlite")
+            let allCopied = try killedAppsFiles(of: path, as: directory + "/all-copied.sqlite", logBytes: length)
             #expect(try ArchiveStore(path: allCopied, mode: .readOnly).snapshot()?.nodes == copied)
             try holder.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
-            let notCopied = try killedAppsFiles(named: "not-copied.sqlite")
+            let notCopied = try killedAppsFiles(of: path, as: directory + "/not-copied.sqlite", logBytes: length)
             #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: notCopied)) {
                 try ArchiveStore(path: notCopied, mode: .readOnly)
             }
@@ -1245,6 +1228,17 @@ struct StoreFileTests {
             try store.save(next, header: SampleArchives.header)
             #expect(try store.snapshot()?.nodes == next)
         }
+    }
+
+    /// The files of the open store at `path` copied to `copy`, as a killed app leaves them: the
+    /// file and the log's index, and the first `logBytes` of the log (no log when `nil`).
+    private func killedAppsFiles(of path: String, as copy: String, logBytes: Int? = nil) throws -> String {
+        for suffix in ["", "-shm"] + (logBytes == nil ? [] : ["-wal"]) {
+            let bytes = try #require(fileBytes(path + suffix))
+            let kept = suffix == "-wal" ? Array(bytes.prefix(logBytes ?? 0)) : bytes
+            #expect(FileManager.default.createFile(atPath: copy + suffix, contents: Data(kept)))
+        }
+        return copy
     }
 
     /// A store at `path` that saved `nodes` and copied its log into its file (a checkpoint):
