@@ -22,9 +22,14 @@ struct FolderSyncTests {
         try withTemporaryDirectory { directory in
             let trace = directory + "/trace"
             let path = directory + "/state/app/store.sqlite"
+            // LeakSanitizer cannot run under ptrace: a `restorectl` built with AddressSanitizer
+            // (`scripts/sanitizers`) is traced without it.
+            let sanitizerOptions = (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "")
+                + "detect_leaks=0"
             let outcome = try runProcess(
                 SystemCallTrace.strace,
                 ["-f", "-o", trace, "-e", "trace=mkdir,mkdirat,openat,fsync,fdatasync", "-e", "signal=none"]
+                    + ["-E", "ASAN_OPTIONS=" + sanitizerOptions]
                     + [builtProduct("restorectl"), "demo", "--step", "save", "--db", path])
             #expect(outcome.status == 0, "\(outcome.standardError)")
             let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
