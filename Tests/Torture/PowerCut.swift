@@ -65,7 +65,7 @@ enum PowerCut {
         var digests: [Generation: UInt64] = [:]
         /// The newest generation a save acknowledged.
         var acknowledged: Generation = 0
-        /// The newest generation when a discard acknowledged after it returned.
+        /// The newest generation when an acknowledged discard returned.
         var discarded: Generation?
         /// The newest generation before the child ran, on disk whatever the durability: the
         /// parent, which never loses power, read it and closed the store (which copies the
@@ -146,9 +146,8 @@ enum PowerCut {
         func summary(trials: Int) -> String {
             let places = landings.sorted { $0.key < $1.key }.map { "\($0.value) at a \($0.key)" }.joined(separator: ", ")
             return "\(trials - uncut) power cuts (\(places); \(beforeReady) before the store was open, \(migrationsCut) of "
-                + "them migrating a store of schema version 6; \(uncut) children "
-                + "ended first), \(pending) writes "
-                + "pending at the cuts, \(undone) of them undone; \(acknowledged) saves and discards acknowledged "
+                + "them migrating a store of schema version 6; \(uncut) children ended first), \(pending) writes pending "
+                + "at the cuts, \(undone) of them undone; \(acknowledged) saves, discards and erases acknowledged "
                 + "(\(compactions) discards compacted the store); cuts of a compacting discard's trials: "
                 + compactionCuts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
                 + "\(erases) erases returned, \(erasesCut) cuts in an erase, \(erasesUndone) launches found the store as "
