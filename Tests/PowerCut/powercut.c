@@ -478,10 +478,3 @@ void powercut_arm(long long eventsFromNow) {
     cutAtSyncs = 0;
     pthread_mutex_unlock(&lock);
 }
-
-long long powercut_events(void) {
-    pthread_mutex_lock(&lock);
-    long long count = events;
-    pthread_mutex_unlock(&lock);
-    return count;
-}

@@ -46,7 +46,7 @@ final class Connection {
             // the drive's cache, to reach the disk in any order: the file's pages could land
             // before the log they were copied from, which then starts over, and a power loss
             // would leave the file torn with nothing to finish it from.
-            try check(sqlite3_exec(handle, "PRAGMA checkpoint_fullfsync = ON", nil, nil, nil))
+            try execute("PRAGMA checkpoint_fullfsync = ON")
         } catch {
             sqlite3_close_v2(handle)
             throw error

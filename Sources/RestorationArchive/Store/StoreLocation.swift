@@ -482,8 +482,7 @@ enum StoreLocation {
         guard chmod(directory, 0o700) == 0 else {
             throw .fileSystem(operation: "chmod", path: directory, errno: errno)
         }
-        let parent = directory.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(directory[..<$0]) } ?? "."
-        syncFolder(parent.isEmpty ? "/" : parent)
+        syncFolder(folder(of: directory))
         return true
     }
 

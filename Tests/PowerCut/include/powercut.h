@@ -25,7 +25,4 @@ int powercut_install(long long cutAt, int cutAtSyncs, unsigned long long seed, i
 /// Moves the cut to the `eventsFromNow`-th write, truncation or sync from now.
 void powercut_arm(long long eventsFromNow);
 
-/// The writes, truncations and syncs of the store's files counted so far.
-long long powercut_events(void);
-
 #endif
