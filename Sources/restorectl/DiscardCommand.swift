@@ -57,11 +57,15 @@ struct DiscardCommand: ParsableCommand {
         }
         let configuration = ArchiveStore.Configuration()
         do {
-            let store = try ArchiveStore(path: db, configuration: configuration)
+            // The library's warnings say why what follows the committed discard (the
+            // compaction, the log's truncation) did not happen, when it failed.
+            let store = try ArchiveStore(path: db, configuration: configuration, logger: Diagnostics.libraryWarnings)
             let result = try store.discard(name, reason: reason)
             print("Discarded archive \(TerminalText.escaped(name.rawValue)): \(result.nodesDeleted) node rows deleted.")
             if !result.writeAheadLogTruncated {
-                print("A reader kept the write-ahead log from being truncated: it may still hold discarded content until the app's next checkpoint.")
+                print(
+                    "The write-ahead log was not truncated (another connection was reading it, or the checkpoint failed, as a warning then says): it may still hold discarded content until the app's next checkpoint."
+                )
             }
             if result.storeCompacted {
                 let compacted = "The store was compacted to give the space back"
