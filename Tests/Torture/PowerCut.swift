@@ -90,6 +90,39 @@ enum PowerCut {
             get { epochs[epochs.count - 1] }
             set { epochs[epochs.count - 1] = newValue }
         }
+
+        /// Takes in a line the child announced (`begin ARCHIVE GENERATION DIGEST`, `ack
+        /// ARCHIVE GENERATION`, `discarding ARCHIVE`, `discarded ARCHIVE GENERATION
+        /// [compacted]`, `erasing`, `erased`, `ready`, `no power cut`) or the power-cut VFS
+        /// wrote, counting what it says in `tally`. Returns `false` for any other line.
+        mutating func read(_ line: String, tally: inout Tally) throws -> Bool {
+            let words = line.split(separator: " ")
+            if words.count == 4, words[0] == "begin", let generation = Int64(words[2]), let digest = UInt64(words[3]) {
+                current[try ArchiveName(String(words[1])), default: History()].digests[Generation(generation)] = digest
+            } else if words.count == 3, words[0] == "ack", let generation = Int64(words[2]) {
+                let archive = try ArchiveName(String(words[1]))
+                current[archive, default: History()].acknowledged = max(
+                    current[archive]?.acknowledged ?? 0, Generation(generation))
+                tally.acknowledged += 1
+            } else if (3...4).contains(words.count), words[0] == "discarded", let generation = Int64(words[2]) {
+                current[try ArchiveName(String(words[1])), default: History()].discarded = Generation(generation)
+                tally.acknowledged += 1
+                if words.count == 4, words[3] == "compacted" { tally.compactions += 1 }
+            } else if words.count == 8, words[0] == "power-cut", let pending = Int(words[3]), let undone = Int(words[6]) {
+                tally.landings["\(words[1]) of the \(words[2].dropLast())", default: 0] += 1
+                tally.pending += pending
+                tally.undone += undone
+            } else if line == "erasing" {
+                epochs.append([:])
+            } else if line == "erased" {
+                erasedTo = epochs.count - 1
+                tally.acknowledged += 1
+                tally.erases += 1
+            } else {
+                return words.first == "discarding" || line == "ready" || line == "no power cut"
+            }
+            return true
+        }
     }
 
     /// A store of schema version 6 that the library's tests migrate
@@ -184,35 +217,9 @@ enum PowerCut {
             !ending.signalled && ending.status == (uncut ? 0 : exitStatus),
             "the child did not end at the power cut (\(ending.signalled ? "signal" : "status") \(ending.status)): \(child.lines.suffix(3))")
         if uncut { tally.uncut += 1 }
-        var ready = false
-        for line in child.lines {
-            let words = line.split(separator: " ")
-            if line == "ready" {
-                ready = true
-            } else if words.count == 4, words[0] == "begin", let generation = Int64(words[2]), let digest = UInt64(words[3]) {
-                history.current[try ArchiveName(String(words[1])), default: History()].digests[Generation(generation)] = digest
-            } else if words.count == 3, words[0] == "ack", let generation = Int64(words[2]) {
-                let archive = try ArchiveName(String(words[1]))
-                history.current[archive, default: History()].acknowledged = max(
-                    history.current[archive]?.acknowledged ?? 0, Generation(generation))
-                tally.acknowledged += 1
-            } else if (3...4).contains(words.count), words[0] == "discarded", let generation = Int64(words[2]) {
-                history.current[try ArchiveName(String(words[1])), default: History()].discarded = Generation(generation)
-                tally.acknowledged += 1
-                if words.count == 4, words[3] == "compacted" { tally.compactions += 1 }
-            } else if words.count == 8, words[0] == "power-cut", let pending = Int(words[3]), let undone = Int(words[6]) {
-                tally.landings["\(words[1]) of the \(words[2].dropLast())", default: 0] += 1
-                tally.pending += pending
-                tally.undone += undone
-            } else if line == "erasing" {
-                history.epochs.append([:])
-            } else if line == "erased" {
-                history.erasedTo = history.epochs.count - 1
-                tally.acknowledged += 1
-                tally.erases += 1
-            } else if words.first != "discarding" && line != "no power cut" {
-                trial.fail("the child said: \(line)")
-            }
+        let ready = child.lines.contains("ready")
+        for line in child.lines where !(try history.read(line, tally: &tally)) {
+            trial.fail("the child said: \(line)")
         }
         if mode == "compaction" {
             let discarding = child.lines.contains { $0.hasPrefix("discarding ") }
