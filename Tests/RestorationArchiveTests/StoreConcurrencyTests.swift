@@ -85,6 +85,56 @@ struct StoreConcurrencyTests {
             #expect(archives.allSatisfy { $0.latestGeneration == 10 })
         }
     }
+
+    /// A read-only open (`restorectl`, a look beside the app) while the app empties its
+    /// write-ahead log and writes again: a discard truncates the log, and the save after it
+    /// puts its frames there, then names them in the log's index. An open that found the log
+    /// empty, then read the index once the save had named its commit, took the log for one
+    /// that had lost commits (a log removed or cut by a power cut) and threw
+    /// `writeAheadLogNeedsRecovery`, "those commits are lost", on a healthy store: 58 of
+    /// 1,621 opens beside a thread discarding and saving in a loop. The log had changed since
+    /// it was looked at; the store is looked at again.
+    @Test func aReadOnlyOpenBesideAnAppEmptyingItsLogNeverTakesItForALostOne() throws {
+        try withTemporaryStorePath { path in
+            // The discard waits for readers to truncate the log: briefly, as they come and go.
+            let app = try ArchiveStore(path: path, configuration: .init(busyTimeout: .milliseconds(20)))
+            let nodes = try SampleArchives.tree(count: 5)
+            try app.save(nodes, header: SampleArchives.header)
+            let cycles = Mutex(0)
+            let stop = Mutex(false)
+            let finished = DispatchSemaphore(value: 0)
+            // A thread of its own: the shared ones may all be running other tests.
+            let writer = Thread {
+                while !stop.withLock({ $0 }) {
+                    _ = try? app.discard(reason: "The user quit the app")
+                    _ = try? app.save(nodes, header: SampleArchives.header)
+                    cycles.withLock { $0 += 1 }
+                }
+                finished.signal()
+            }
+            writer.start()
+            defer {
+                stop.withLock { $0 = true }
+                finished.wait()
+            }
+            var reads = 0
+            var refusals = 0
+            let deadline = ContinuousClock.now + .seconds(30)
+            while cycles.withLock({ $0 }) < 300, ContinuousClock.now < deadline {
+                let snapshot: ArchiveSnapshot?
+                do {
+                    snapshot = try ArchiveStore(path: path, mode: .readOnly).snapshot()
+                } catch ArchiveStoreError.writeAheadLogNeedsRecovery {
+                    refusals += 1
+                    continue
+                }
+                #expect(snapshot == nil || snapshot?.nodes == nodes, "discarded or saved, nothing else")
+                reads += 1
+            }
+            #expect(cycles.withLock { $0 } >= 300, "the app discarded and saved \(cycles.withLock { $0 }) times")
+            #expect(refusals == 0, "\(refusals) of \(reads + refusals) opens took the log for one that lost commits")
+        }
+    }
 }
 
 extension StoreConcurrencyTests {
