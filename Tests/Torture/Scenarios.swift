@@ -18,6 +18,7 @@ enum Scenarios {
         Entry(name: "restore-kill", run: RestoreKill.run),
         Entry(name: "disk-full", run: DiskFull.run),
         Entry(name: "busy", run: Busy.run),
+        Entry(name: "threads", run: Threads.run),
         Entry(name: "read-only", run: ReadOnly.run),
         Entry(name: "not-a-store", run: NotAStore.run),
         Entry(name: "damage", run: Damage.run),

@@ -1,0 +1,197 @@
+import Foundation
+import RestorationArchive
+import Synchronization
+import TestSupport
+
+/// Threads of one process using one store at once, as an app's scenes, its background work
+/// and a look at the store (a debug screen, a tool built in) do: each thread has a read-write
+/// store of its own and a read-only one, and shares a third with the others; they save full
+/// and incremental trees into three archives, read them (newest and retained, through each
+/// store, and through read-only stores opened for one read), discard them, record lifecycle
+/// events, check the store, read its journal, reports and footprint, and now and then erase
+/// it, at random for a while. Every generation carries its content's digest in its header.
+enum Threads {
+    static let archives = ["main", "scene-2", "scene-3"]
+
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("threads")
+        let tally = Tally()
+        for index in 0..<scale.trials(quick: 8, full: 40) {
+            let seeds = (0..<4).map { _ in random.next() }
+            scenario.trial("trial \(index)") { trial in
+                try withTemporaryDirectory { directory in
+                    try race(path: directory + "/store.sqlite", seeds: seeds, seconds: 1.5, tally: tally, trial: &trial)
+                }
+            }
+        }
+        let counts = tally.calls.withLock { $0 }
+        scenario.remark(
+            "calls: " + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        return scenario
+    }
+
+    /// What the threads of every trial did, for the note.
+    private final class Tally: Sendable {
+        let calls = Mutex<[String: Int]>([:])
+    }
+
+    /// What one trial's threads share.
+    private final class Race: Sendable {
+        let path: String
+        let shared: ArchiveStore
+        let deadline: Date
+        /// The digests of the trees saved (the newest generation must be one of them).
+        let saved = Mutex<Set<UInt64>>([])
+        let problems = Mutex<[String]>([])
+        /// Taken by an erase, and from an incremental save's read of its base to the save:
+        /// changes computed before an erase must not be saved after it (a base is known by its
+        /// number, which an erase starts again).
+        let eraseGate = NSLock()
+
+        init(path: String, seconds: Double) throws {
+            self.path = path
+            shared = try ArchiveStore(path: path, configuration: Threads.configuration)
+            deadline = Date().addingTimeInterval(seconds)
+        }
+
+        func fail(_ problem: String) {
+            problems.withLock { if $0.count < 20 { $0.append(problem) } }
+        }
+
+        /// A read must be a whole generation: its nodes are what its header says.
+        func expectWhole(_ snapshot: ArchiveSnapshot?, _ read: String) {
+            guard let snapshot else { return }
+            guard case .int(let digest)? = snapshot.header.appValues["digest"] else {
+                return fail("\(read): generation \(snapshot.header.generation) has no digest in its header")
+            }
+            if UInt64(bitPattern: digest) != Content.digest(snapshot.nodes) {
+                fail("\(read): generation \(snapshot.header.generation) is not the tree its header names")
+            }
+        }
+    }
+
+    /// A busy timeout no call of a trial waits out (a discard compacting the store, readers
+    /// holding a truncation back).
+    static let configuration = ArchiveStore.Configuration(busyTimeout: .seconds(30))
+
+    private static func race(path: String, seeds: [UInt64], seconds: Double, tally: Tally, trial: inout Trial) throws {
+        let race = try Race(path: path, seconds: seconds)
+        let finished = DispatchGroup()
+        for seed in seeds {
+            finished.enter()
+            // Threads of their own: the shared ones would run the calls one after another.
+            Thread {
+                defer { finished.leave() }
+                var random = SeededGenerator(seed: seed)
+                do {
+                    let own = try ArchiveStore(path: path, configuration: configuration)
+                    let reader = try ArchiveStore(path: path, mode: .readOnly, configuration: configuration)
+                    while Date() < race.deadline {
+                        let call = try step(race, own: own, reader: reader, random: &random)
+                        tally.calls.withLock { $0[call, default: 0] += 1 }
+                    }
+                } catch {
+                    race.fail("a thread stopped: \(error)")
+                }
+            }.start()
+        }
+        finished.wait()
+        // Once the threads are done: a sound store whose archives each hold a tree saved.
+        let problems = try race.shared.check()
+        trial.expect(problems.isEmpty, "check() at the end: \(problems)")
+        let saved = race.saved.withLock { $0 }
+        for summary in try race.shared.archives() where !summary.generations.isEmpty {
+            let snapshot = try race.shared.snapshot(of: summary.name)
+            race.expectWhole(snapshot, "the end's read of '\(summary.name)'")
+            if let snapshot {
+                trial.expect(saved.contains(Content.digest(snapshot.nodes)), "'\(summary.name)' holds a tree never saved")
+            }
+        }
+        for problem in race.problems.withLock({ $0 }) { trial.fail(problem) }
+    }
+
+    /// Makes one call at random; returns its name. Throws only what no call may throw.
+    private static func step(_ race: Race, own: ArchiveStore, reader: ArchiveStore, random: inout SeededGenerator)
+        throws -> String
+    {
+        let store = Bool.random(using: &random) ? race.shared : own
+        let archive = try ArchiveName(archives[Int.random(in: 0..<archives.count, using: &random)])
+        let call = Int.random(in: 0..<40, using: &random)
+        let name: String
+        do {
+            switch call {
+            case 0..<8:
+                name = "save"
+                let tree = try Content.tree(count: Int.random(in: 1...60, using: &random), stateSize: 8...120, using: &random)
+                race.saved.withLock { _ = $0.insert(Content.digest(tree)) }
+                try store.save(tree, header: header(of: tree), in: archive)
+            case 8..<12:
+                name = "saveChanges"
+                race.eraseGate.lock()
+                defer { race.eraseGate.unlock() }
+                guard let base = try store.snapshot(of: archive) else { break }
+                race.expectWhole(base, "a read before an incremental save")
+                let change = try Content.change(base.nodes, using: &random)
+                race.saved.withLock { _ = $0.insert(Content.digest(change.tree)) }
+                try store.saveChanges(
+                    change.changed, removing: change.removed, basedOn: base.header.generation,
+                    header: header(of: change.tree), in: archive)
+            case 12..<18:
+                name = "snapshot"
+                race.expectWhole(try store.snapshot(of: archive), "a read")
+            case 18..<21:
+                name = "read-only open"
+                let look = try ArchiveStore(path: race.path, mode: .readOnly, configuration: configuration)
+                race.expectWhole(try look.snapshot(of: archive), "a read-only open's read")
+            case 21..<24:
+                name = "held read-only read"
+                race.expectWhole(try reader.snapshot(of: archive), "a held read-only store's read")
+            case 24..<26:
+                name = "retained generation"
+                let generations = try store.archives().first { $0.name == archive }?.generations ?? []
+                guard let generation = generations.randomElement(using: &random) else { break }
+                race.expectWhole(try store.snapshot(of: archive, generation: generation.generation), "a retained read")
+            case 26..<28:
+                name = "discard"
+                _ = try store.discard(archive, reason: "The scene's window was closed")
+            case 28..<31:
+                name = "record"
+                let events: [LifecycleEvent] = [.willResignActive, .didEnterBackground, .willEnterForeground, .didBecomeActive]
+                _ = try store.record(events[Int.random(in: 0..<events.count, using: &random)])
+            case 31..<33:
+                name = "check"
+                let problems = try store.check()
+                if !problems.isEmpty { race.fail("check(): \(problems)") }
+            case 33:
+                name = "erase"
+                race.eraseGate.lock()
+                defer { race.eraseGate.unlock() }
+                try ArchiveStore.erase(at: race.path, busyTimeout: configuration.busyTimeout)
+            case 34..<36:
+                name = "journal"
+                _ = try store.previousLaunch()
+                _ = try store.launches()
+            default:
+                name = "reports and footprint"
+                _ = try store.restoreReports(of: archive)
+                _ = try store.footprint()
+            }
+        } catch ArchiveStoreError.archiveNotFound, ArchiveStoreError.generationNotFound,
+            ArchiveStoreError.generationConflict
+        {
+            // Another thread discarded, pruned, erased or saved in between.
+            return "raced"
+        } catch {
+            race.fail("\(error)")
+            return "failed"
+        }
+        return name
+    }
+
+    /// A header naming `tree`'s digest.
+    private static func header(of tree: [ArchivedNode]) -> SaveHeader {
+        var header = Content.header
+        header.appValues["digest"] = .int(Int64(bitPattern: Content.digest(tree)))
+        return header
+    }
+}
