@@ -135,6 +135,48 @@ struct StoreConcurrencyTests {
             #expect(refusals == 0, "\(refusals) of \(reads + refusals) opens took the log for one that lost commits")
         }
     }
+
+    /// A read-only store that reads the store's file alone (opened while no write-ahead log
+    /// held a frame) reads again when the file or its log changed under a read: an app's
+    /// checkpoint copying its log into the file as the read goes on makes pages of two states
+    /// meet. It read once more and returned what that second read found, changed under it or
+    /// not: the torture's `threads` saw reads that threw damage the store did not have ("the
+    /// header of its newest generation is missing"). Now it reads until a read finds nothing
+    /// changed, and after five reads that each found a change it throws busy. Here another
+    /// thread changes the file's times without a pause, which changes the file under (almost)
+    /// every read; once it stops, the same store reads the archive exactly.
+    @Test func aReadOnlyStoreNeverReturnsAReadTheFileChangedUnder() throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 2_000)
+            try ArchiveStore(path: path).save(nodes, header: SampleArchives.header)
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            let stop = Mutex(false)
+            let finished = DispatchSemaphore(value: 0)
+            let toucher = Thread {
+                while !stop.withLock({ $0 }) { _ = utimensat(AT_FDCWD, path, nil, 0) }
+                finished.signal()
+            }
+            toucher.start()
+            let busy = ArchiveStoreError.database(
+                DatabaseError(
+                    extendedCode: SQLITE_BUSY,
+                    message: "the store changed under 5 reads in a row (an app is writing it)"))
+            // Each read the toucher lets be (the machine busy with other tests) returns the
+            // archive; the others give up.
+            var refusals = 0
+            for _ in 0..<20 {
+                do {
+                    #expect(Set(try #require(try reader.snapshot()).nodes) == Set(nodes))
+                } catch let error as ArchiveStoreError where error == busy {
+                    refusals += 1
+                }
+            }
+            #expect(refusals > 0)
+            stop.withLock { $0 = true }
+            finished.wait()
+            #expect(Set(try #require(try reader.snapshot()).nodes) == Set(nodes))
+        }
+    }
 }
 
 extension StoreConcurrencyTests {
