@@ -116,7 +116,7 @@ enum Threads {
         let store = Bool.random(using: &random) ? race.shared : own
         let archive = try ArchiveName(archives[Int.random(in: 0..<archives.count, using: &random)])
         let call = Int.random(in: 0..<40, using: &random)
-        let name: String
+        var name = "a call"
         do {
             switch call {
             case 0..<8:
@@ -180,8 +180,13 @@ enum Threads {
         {
             // Another thread discarded, pruned, erased or saved in between.
             return "raced"
+        } catch ArchiveStoreError.database(let error)
+            where error.resultCode == .busy && ["read-only open", "held read-only read"].contains(name)
+        {
+            // The file changed under five reads in a row (a read-only store then gives up).
+            return "read-only busy"
         } catch {
-            race.fail("\(error)")
+            race.fail("\(name) of '\(archive)': \(error)")
             return "failed"
         }
         return name
