@@ -377,8 +377,9 @@ public final class ArchiveStore: Sendable {
         }
     }
 
-    /// How a read-only open reads the store at `path` (`StoreLocation.readOnlyOpening(file:sqliteFilename:log:)`),
-    /// with the file's stamp and its number of names.
+    /// How a read-only open reads the store at `path`
+    /// (`StoreLocation.readOnlyOpening(file:sqliteFilename:log:)`), with the file's stamp and
+    /// its number of names.
     ///
     /// Without a log, or with one that holds no frame, the file is read alone: an index left
     /// beside it that names commits the file does not hold says a log was removed or cut
@@ -388,8 +389,8 @@ public final class ArchiveStore: Sendable {
     /// was looked at: an app writing the store adds a commit's frames to its log before its
     /// index names them, so a log found empty (just emptied by a discard or an erase, or new)
     /// and an index read a moment later that names the next commit are a look that raced a
-    /// write, not a lost log; the store is looked at again. (Such a look was refused: `restorectl`
-    /// beside an app discarding and saving in a loop, 58 of 1,621 opens.)
+    /// write, not a lost log; the store is looked at again. (Such a look was refused:
+    /// `restorectl` beside an app discarding and saving in a loop, 58 of 1,621 opens.)
     private static func readOnlyLook(path: String) throws -> (
         file: StoreLocation.FileStamp, opening: StoreLocation.ReadOnlyOpening, names: Int
     ) {
