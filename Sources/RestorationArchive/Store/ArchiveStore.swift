@@ -330,19 +330,41 @@ public final class ArchiveStore: Sendable {
     /// Opens the store read-only, without creating or writing any file. A store of an older
     /// schema is read through a copy in memory, migrated as the app's next read-write open
     /// will migrate the file.
+    ///
+    /// An opening that reads the file alone reads it again when the file or its log changed
+    /// as it read (an app's checkpoint copying its log into the file), whether it failed or
+    /// not, as the calls after it do (`withOpenConnection(_:)`).
     private static func openForReading(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
-        let (stamp, opening, names) = try readOnlyLook(path: path)
-        // A read-write open refuses such a file (`StoreLocation.checkExisting(path:)`).
-        if names > 1 {
-            logger?.warning(
-                """
-                The store's file at '\(path)' has \(names) names (hard links): this read-only open reads what was \
-                saved through this name, not what another name's write-ahead log holds, and a read-write open \
-                refuses the store
-                """)
+        for _ in 0..<maximumReadsOfAChangingStore {
+            let (stamp, opening, names) = try readOnlyLook(path: path)
+            do {
+                let opened = try openForReading(path: path, stamp: stamp, opening: opening, configuration: configuration)
+                guard opening.source.isStale(path: path) else {
+                    // A read-write open refuses such a file (`StoreLocation.checkExisting(path:)`).
+                    if names > 1 {
+                        logger?.warning(
+                            """
+                            The store's file at '\(path)' has \(names) names (hard links): this read-only open reads what \
+                            was saved through this name, not what another name's write-ahead log holds, and a read-write \
+                            open refuses the store
+                            """)
+                    }
+                    return opened
+                }
+            } catch where opening.source.isStale(path: path) {
+                // Pages of two states met: the error may be theirs.
+            }
         }
+        throw changingStore()
+    }
+
+    /// ``openForReading(path:configuration:logger:)`` as `opening` reads the store.
+    private static func openForReading(
+        path: String, stamp: StoreLocation.FileStamp, opening: StoreLocation.ReadOnlyOpening,
+        configuration: Configuration
+    ) throws -> (Connection, StoreFileIdentity, StoreLocation.ReadOnlySource) {
         let connection = try Connection(
             filename: opening.uri,
             flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
@@ -480,9 +502,7 @@ public final class ArchiveStore: Sendable {
                         // Pages of two states met: the error may be theirs.
                     }
                 }
-                throw DatabaseError(
-                    extendedCode: SQLITE_BUSY,
-                    message: "the store changed under \(Self.maximumReadsOfAChangingStore) reads in a row (an app is writing it)")
+                throw Self.changingStore()
             }
         }
     }
@@ -493,6 +513,14 @@ public final class ArchiveStore: Sendable {
     /// second reads had the file change under them, and one run in a few threw damage the
     /// store did not have ("the header of its newest generation is missing").
     static let maximumReadsOfAChangingStore = 5
+
+    /// What a read-only store throws when the store changed under each of
+    /// ``maximumReadsOfAChangingStore`` reads in a row.
+    private static func changingStore() -> DatabaseError {
+        DatabaseError(
+            extendedCode: SQLITE_BUSY,
+            message: "the store changed under \(maximumReadsOfAChangingStore) reads in a row (an app is writing it)")
+    }
 
     /// The read-only connection opened again, on the file as it is now.
     private func reopened() throws -> OpenConnection {
