@@ -127,6 +127,10 @@ struct StoreConcurrencyTests {
                 } catch ArchiveStoreError.writeAheadLogNeedsRecovery {
                     refusals += 1
                     continue
+                } catch ArchiveStoreError.database(let error) where error.resultCode == .busy {
+                    // The file changed under five reads in a row (slow reads: a sanitizer's
+                    // build), which a read-only store answers so.
+                    continue
                 }
                 #expect(snapshot == nil || snapshot?.nodes == nodes, "discarded or saved, nothing else")
                 reads += 1
