@@ -508,10 +508,12 @@ public final class ArchiveStore: Sendable {
     }
 
     /// How many reads in a row a read-only store makes of a store that changes under each one
-    /// before it gives up with ``ResultCode/busy`` (`withOpenConnection(_:)`). It used to read
-    /// twice and return the second read unchecked: in 12 s of the torture's `threads`, 3–7
-    /// second reads had the file change under them, and one run in a few threw damage the
-    /// store did not have ("the header of its newest generation is missing").
+    /// before it gives up with ``ResultCode/busy``: its opening's
+    /// (`openForReading(path:configuration:logger:)`), and each call's
+    /// (`withOpenConnection(_:)`). A call used to read twice and return the second read
+    /// unchecked: in 12 s of the torture's `threads`, 3–7 second reads had the file change
+    /// under them, and one run in a few threw damage the store did not have ("the header of
+    /// its newest generation is missing").
     static let maximumReadsOfAChangingStore = 5
 
     /// What a read-only store throws when the store changed under each of
