@@ -334,11 +334,31 @@ public final class ArchiveStore: Sendable {
     /// An opening that reads the file alone reads it again when the file or its log changed
     /// as it read (an app's checkpoint copying its log into the file), whether it failed or
     /// not, as the calls after it do (`withOpenConnection(_:)`).
+    ///
+    /// Without a log, or with one that holds no frame, the file is read alone: an index left
+    /// beside it that names commits the file does not hold says a log was removed or cut
+    /// (while a process had the store open, after one was killed, or by a power cut), and the
+    /// file alone is the store as it was before them: the open throws
+    /// ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``. Unless the log changed since it
+    /// was looked at: an app writing the store adds a commit's frames to its log before its
+    /// index names them, so a log found empty (just emptied by a discard or an erase, or new)
+    /// and an index read a moment later that names the next commit are a look that raced a
+    /// write, not a lost log, and the store is looked at again. (Such a look was refused:
+    /// `restorectl` beside an app discarding and saving in a loop, 58 of 1,621 opens.)
     private static func openForReading(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
         for _ in 0..<maximumReadsOfAChangingStore {
-            let (stamp, opening, names) = try readOnlyLook(path: path)
+            let (stamp, filename, beside, names) = try StoreLocation.checkForReading(path: path)
+            let opening = StoreLocation.readOnlyOpening(
+                file: stamp, sqliteFilename: filename,
+                log: beside.contains(.log) ? StoreLocation.FileStamp(path: path + "-wal") : nil)
+            if case .frozen = opening.source, beside.contains(.index),
+                let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0
+            {
+                if opening.source.isStale(path: path) { continue }
+                throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            }
             do {
                 let opened = try openForReading(path: path, stamp: stamp, opening: opening, configuration: configuration)
                 guard opening.source.isStale(path: path) else {
@@ -398,42 +418,6 @@ public final class ArchiveStore: Sendable {
             return (connection, stamp.file, opening.source)
         }
     }
-
-    /// How a read-only open reads the store at `path`
-    /// (`StoreLocation.readOnlyOpening(file:sqliteFilename:log:)`), with the file's stamp and
-    /// its number of names.
-    ///
-    /// Without a log, or with one that holds no frame, the file is read alone: an index left
-    /// beside it that names commits the file does not hold says a log was removed or cut
-    /// (while a process had the store open, after one was killed, or by a power cut), and the
-    /// file alone is the store as it was before them: the open throws
-    /// ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``. Unless the log changed since it
-    /// was looked at: an app writing the store adds a commit's frames to its log before its
-    /// index names them, so a log found empty (just emptied by a discard or an erase, or new)
-    /// and an index read a moment later that names the next commit are a look that raced a
-    /// write, not a lost log; the store is looked at again. (Such a look was refused:
-    /// `restorectl` beside an app discarding and saving in a loop, 58 of 1,621 opens.)
-    private static func readOnlyLook(path: String) throws -> (
-        file: StoreLocation.FileStamp, opening: StoreLocation.ReadOnlyOpening, names: Int
-    ) {
-        var looks = 1
-        while true {
-            let (stamp, filename, beside, names) = try StoreLocation.checkForReading(path: path)
-            let log = beside.contains(.log) ? StoreLocation.FileStamp(path: path + "-wal") : nil
-            let opening = StoreLocation.readOnlyOpening(file: stamp, sqliteFilename: filename, log: log)
-            guard case .frozen = opening.source, beside.contains(.index),
-                let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0
-            else { return (stamp, opening, names) }
-            guard StoreLocation.FileStamp(path: path + "-wal") != log, looks < maximumReadOnlyLooks else {
-                throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
-            }
-            looks += 1
-        }
-    }
-
-    /// How many times a read-only open looks at a store whose log changes as it looks
-    /// (`readOnlyLook(path:)`) before it takes the log for one that needs recovery.
-    static let maximumReadOnlyLooks = 4
 
     /// Verifies the key against the store's key check, which the first read-write open with a
     /// key writes.
