@@ -36,7 +36,11 @@ struct FileDescriptorTests {
                 let before = descriptors()
                 for _ in 0..<5 { run() }
                 let after = descriptors()
-                if after != before { problems.append("\(call): \(before) descriptors open before, \(after) after") }
+                if before < 0 || after < 0 {
+                    problems.append("\(call): /proc/self/fd cannot be listed, so no descriptor is counted")
+                } else if after != before {
+                    problems.append("\(call): \(before) descriptors open before, \(after) after")
+                }
             }
             try withTemporaryDirectory { directory in
                 let path = directory + "/store.sqlite"
@@ -137,7 +141,7 @@ struct FileDescriptorTests {
                 // With every store released, no descriptor is left on a file of the folder
                 // (the process's own may have been opened meanwhile, once).
                 let folder = URL(filePath: directory).resolvingSymlinksInPath().lastPathComponent
-                for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+                for descriptor in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
                     guard let file = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor),
                         file.contains(folder)
                     else { continue }

@@ -14,24 +14,19 @@ enum Threads {
 
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("threads")
-        let tally = Tally()
+        let calls = Guarded<[String: Int]>([:])
         for index in 0..<scale.trials(quick: 8, full: 40) {
             let seeds = (0..<4).map { _ in random.next() }
             scenario.trial("trial \(index)") { trial in
                 try withTemporaryDirectory { directory in
-                    try race(path: directory + "/store.sqlite", seeds: seeds, seconds: 1.5, tally: tally, trial: &trial)
+                    try race(path: directory + "/store.sqlite", seeds: seeds, seconds: 1.5, calls: calls, trial: &trial)
                 }
             }
         }
-        let counts = tally.calls.withLock { $0 }
+        let counts = calls.withLock { $0 }
         scenario.remark(
             "calls: " + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         return scenario
-    }
-
-    /// What the threads of every trial did, for the note.
-    private final class Tally: Sendable {
-        let calls = Guarded<[String: Int]>([:])
     }
 
     /// What one trial's threads share.
@@ -73,7 +68,10 @@ enum Threads {
     /// holding a truncation back).
     static let configuration = ArchiveStore.Configuration(busyTimeout: .seconds(30))
 
-    private static func race(path: String, seeds: [UInt64], seconds: Double, tally: Tally, trial: inout Trial) throws {
+    /// Runs one trial's threads; `calls` counts what they did, by call, for the note.
+    private static func race(
+        path: String, seeds: [UInt64], seconds: Double, calls: Guarded<[String: Int]>, trial: inout Trial
+    ) throws {
         let race = try Race(path: path, seconds: seconds)
         let finished = DispatchGroup()
         for seed in seeds {
@@ -87,7 +85,7 @@ enum Threads {
                     let reader = try ArchiveStore(path: path, mode: .readOnly, configuration: configuration)
                     while Date() < race.deadline {
                         let call = try step(race, own: own, reader: reader, random: &random)
-                        tally.calls.withLock { $0[call, default: 0] += 1 }
+                        calls.withLock { $0[call, default: 0] += 1 }
                     }
                 } catch {
                     race.fail("a thread stopped: \(error)")
