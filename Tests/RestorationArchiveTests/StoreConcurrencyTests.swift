@@ -149,7 +149,7 @@ struct StoreConcurrencyTests {
             let busy = ArchiveStoreError.database(
                 DatabaseError(
                     extendedCode: SQLITE_BUSY,
-                    message: "the store changed under 5 reads in a row (an app is writing it)"))
+                    message: "the store changed under 5 reads in a row (an app is writing it); try again"))
             // Each read the toucher lets be (the machine busy with other tests) returns the
             // archive; the others give up. So does an opening, which reads too: it takes less
             // time, so that the toucher lets more be (one in 3 to 10 refused here).

@@ -505,7 +505,7 @@ public final class ArchiveStore: Sendable {
     private static func changingStore() -> DatabaseError {
         DatabaseError(
             extendedCode: SQLITE_BUSY,
-            message: "the store changed under \(maximumReadsOfAChangingStore) reads in a row (an app is writing it)")
+            message: "the store changed under \(maximumReadsOfAChangingStore) reads in a row (an app is writing it); try again")
     }
 
     /// The read-only connection opened again, on the file as it is now.
