@@ -19,6 +19,7 @@ enum Scenarios {
         Entry(name: "disk-full", run: DiskFull.run),
         Entry(name: "busy", run: Busy.run),
         Entry(name: "threads", run: Threads.run),
+        Entry(name: "processes", run: Processes.run),
         Entry(name: "read-only", run: ReadOnly.run),
         Entry(name: "not-a-store", run: NotAStore.run),
         Entry(name: "damage", run: Damage.run),
@@ -49,6 +50,7 @@ enum ChildMode {
         case "erase-loop": try EraseKill.child(rest)
         case "discard-loop": try DiscardKill.child(rest)
         case "power-cut-loop": try PowerCut.child(rest)
+        case "race-loop": try Processes.child(rest)
         default: throw ChildError.usage
         }
     }

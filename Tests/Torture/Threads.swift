@@ -19,7 +19,16 @@ enum Threads {
             let seeds = (0..<4).map { _ in random.next() }
             scenario.trial("trial \(index)") { trial in
                 try withTemporaryDirectory { directory in
-                    try race(path: directory + "/store.sqlite", seeds: seeds, seconds: 1.5, calls: calls, trial: &trial)
+                    let saved = Guarded<Set<UInt64>>([])
+                    let problems = Guarded<[String]>([])
+                    let race = try Race(
+                        path: directory + "/store.sqlite", deadline: Date().addingTimeInterval(1.5),
+                        saving: { digest in saved.withLock { _ = $0.insert(digest) } },
+                        failing: { problem in problems.withLock { if $0.count < 20 { $0.append(problem) } } },
+                        counting: { call in calls.withLock { $0[call, default: 0] += 1 } })
+                    race.run(seeds: seeds)
+                    try race.finalCheck(saved: saved.withLock { $0 }, trial: &trial)
+                    for problem in problems.withLock({ $0 }) { trial.fail(problem) }
                 }
             }
         }
@@ -29,28 +38,39 @@ enum Threads {
         return scenario
     }
 
-    /// What one trial's threads share.
-    private final class Race: Sendable {
+    /// What the threads of one process share in a trial: of this scenario, or of a child
+    /// process of `processes`, which tells its parent what it saved and found wrong.
+    final class Race: Sendable {
         let path: String
         let shared: ArchiveStore
         let deadline: Date
-        /// The digests of the trees saved (the newest generation must be one of them).
-        let saved = Guarded<Set<UInt64>>([])
-        let problems = Guarded<[String]>([])
         /// Taken by an erase, and from an incremental save's read of its base to the save:
         /// changes computed before an erase must not be saved after it (a base is known by its
         /// number, which an erase starts again).
-        let eraseGate = NSLock()
+        let eraseGate: EraseGate
+        /// Told each tree's digest before it is saved (the newest generation must be one of them).
+        private let saving: @Sendable (UInt64) -> Void
+        /// Told what went wrong.
+        private let failing: @Sendable (String) -> Void
+        /// Told each call made, by name.
+        private let counting: @Sendable (String) -> Void
 
-        init(path: String, seconds: Double) throws {
+        init(
+            path: String, deadline: Date, saving: @escaping @Sendable (UInt64) -> Void,
+            failing: @escaping @Sendable (String) -> Void, counting: @escaping @Sendable (String) -> Void
+        ) throws {
             self.path = path
             shared = try ArchiveStore(path: path, configuration: Threads.configuration)
-            deadline = Date().addingTimeInterval(seconds)
+            self.deadline = deadline
+            eraseGate = EraseGate(path: path + ".erase-gate")
+            self.saving = saving
+            self.failing = failing
+            self.counting = counting
         }
 
-        func fail(_ problem: String) {
-            problems.withLock { if $0.count < 20 { $0.append(problem) } }
-        }
+        func saved(_ tree: [ArchivedNode]) { saving(Content.digest(tree)) }
+
+        func fail(_ problem: String) { failing(problem) }
 
         /// A read must be a whole generation: its nodes are what its header says.
         func expectWhole(_ snapshot: ArchiveSnapshot?, _ read: String) {
@@ -62,50 +82,81 @@ enum Threads {
                 fail("\(read): generation \(snapshot.header.generation) is not the tree its header names")
             }
         }
+
+        /// Runs a thread per seed until the deadline, each with a read-write store of its own
+        /// and a read-only one besides the shared store, making calls at random.
+        func run(seeds: [UInt64]) {
+            let finished = DispatchGroup()
+            for seed in seeds {
+                finished.enter()
+                // Threads of their own: the shared ones would run the calls one after another.
+                Thread {
+                    defer { finished.leave() }
+                    var random = SeededGenerator(seed: seed)
+                    do {
+                        let own = try ArchiveStore(path: self.path, configuration: configuration)
+                        let reader = try ArchiveStore(path: self.path, mode: .readOnly, configuration: configuration)
+                        while Date() < self.deadline {
+                            self.counting(try step(self, own: own, reader: reader, random: &random))
+                        }
+                    } catch {
+                        self.fail("a thread stopped: \(error)")
+                    }
+                }.start()
+            }
+            finished.wait()
+        }
+
+        /// Once every call is done: a sound store whose archives each hold a whole tree of
+        /// `saved`.
+        func finalCheck(saved: Set<UInt64>, trial: inout Trial) throws {
+            let problems = try shared.check()
+            trial.expect(problems.isEmpty, "check() at the end: \(problems)")
+            for summary in try shared.archives() where !summary.generations.isEmpty {
+                let snapshot = try shared.snapshot(of: summary.name)
+                expectWhole(snapshot, "the end's read of '\(summary.name)'")
+                if let snapshot {
+                    trial.expect(saved.contains(Content.digest(snapshot.nodes)), "'\(summary.name)' holds a tree never saved")
+                }
+            }
+        }
+    }
+
+    /// A lock on a file beside the store (`flock`, on a descriptor of its own at each use), so
+    /// that it holds between threads and between processes alike, and a process killed while
+    /// holding it lets it go.
+    struct EraseGate: Sendable {
+        let path: String
+
+        /// Runs `body` holding the gate alone (an erase).
+        func exclusively<Result>(_ body: () throws -> Result) throws -> Result {
+            try holding(LOCK_EX, body)
+        }
+
+        /// Runs `body` holding the gate with others that do not erase (an incremental save).
+        func shared<Result>(_ body: () throws -> Result) throws -> Result {
+            try holding(LOCK_SH, body)
+        }
+
+        private func holding<Result>(_ operation: Int32, _ body: () throws -> Result) throws -> Result {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw GateError(operation: "open", errno: errno) }
+            defer { close(descriptor) }
+            while flock(descriptor, operation) != 0 {
+                guard errno == EINTR else { throw GateError(operation: "flock", errno: errno) }
+            }
+            return try body()
+        }
+
+        struct GateError: Error {
+            let operation: String
+            let errno: Int32
+        }
     }
 
     /// A busy timeout no call of a trial waits out (a discard compacting the store, readers
     /// holding a truncation back).
     static let configuration = ArchiveStore.Configuration(busyTimeout: .seconds(30))
-
-    /// Runs one trial's threads; `calls` counts what they did, by call, for the note.
-    private static func race(
-        path: String, seeds: [UInt64], seconds: Double, calls: Guarded<[String: Int]>, trial: inout Trial
-    ) throws {
-        let race = try Race(path: path, seconds: seconds)
-        let finished = DispatchGroup()
-        for seed in seeds {
-            finished.enter()
-            // Threads of their own: the shared ones would run the calls one after another.
-            Thread {
-                defer { finished.leave() }
-                var random = SeededGenerator(seed: seed)
-                do {
-                    let own = try ArchiveStore(path: path, configuration: configuration)
-                    let reader = try ArchiveStore(path: path, mode: .readOnly, configuration: configuration)
-                    while Date() < race.deadline {
-                        let call = try step(race, own: own, reader: reader, random: &random)
-                        calls.withLock { $0[call, default: 0] += 1 }
-                    }
-                } catch {
-                    race.fail("a thread stopped: \(error)")
-                }
-            }.start()
-        }
-        finished.wait()
-        // Once the threads are done: a sound store whose archives each hold a tree saved.
-        let problems = try race.shared.check()
-        trial.expect(problems.isEmpty, "check() at the end: \(problems)")
-        let saved = race.saved.withLock { $0 }
-        for summary in try race.shared.archives() where !summary.generations.isEmpty {
-            let snapshot = try race.shared.snapshot(of: summary.name)
-            race.expectWhole(snapshot, "the end's read of '\(summary.name)'")
-            if let snapshot {
-                trial.expect(saved.contains(Content.digest(snapshot.nodes)), "'\(summary.name)' holds a tree never saved")
-            }
-        }
-        for problem in race.problems.withLock({ $0 }) { trial.fail(problem) }
-    }
 
     /// Makes one call at random; returns its name. Throws only what no call may throw.
     private static func step(_ race: Race, own: ArchiveStore, reader: ArchiveStore, random: inout SeededGenerator)
@@ -120,19 +171,19 @@ enum Threads {
             case 0..<8:
                 name = "save"
                 let tree = try Content.tree(count: Int.random(in: 1...60, using: &random), stateSize: 8...120, using: &random)
-                race.saved.withLock { _ = $0.insert(Content.digest(tree)) }
+                race.saved(tree)
                 try store.save(tree, header: header(of: tree), in: archive)
             case 8..<12:
                 name = "saveChanges"
-                race.eraseGate.lock()
-                defer { race.eraseGate.unlock() }
-                guard let base = try store.snapshot(of: archive) else { break }
-                race.expectWhole(base, "a read before an incremental save")
-                let change = try Content.change(base.nodes, using: &random)
-                race.saved.withLock { _ = $0.insert(Content.digest(change.tree)) }
-                try store.saveChanges(
-                    change.changed, removing: change.removed, basedOn: base.header.generation,
-                    header: header(of: change.tree), in: archive)
+                try race.eraseGate.shared {
+                    guard let base = try store.snapshot(of: archive) else { return }
+                    race.expectWhole(base, "a read before an incremental save")
+                    let change = try Content.change(base.nodes, using: &random)
+                    race.saved(change.tree)
+                    try store.saveChanges(
+                        change.changed, removing: change.removed, basedOn: base.header.generation,
+                        header: header(of: change.tree), in: archive)
+                }
             case 12..<18:
                 name = "snapshot"
                 race.expectWhole(try store.snapshot(of: archive), "a read")
@@ -161,9 +212,9 @@ enum Threads {
                 if !problems.isEmpty { race.fail("check(): \(problems)") }
             case 33:
                 name = "erase"
-                race.eraseGate.lock()
-                defer { race.eraseGate.unlock() }
-                try ArchiveStore.erase(at: race.path, busyTimeout: configuration.busyTimeout)
+                try race.eraseGate.exclusively {
+                    try ArchiveStore.erase(at: race.path, busyTimeout: configuration.busyTimeout)
+                }
             case 34..<36:
                 name = "journal"
                 _ = try store.previousLaunch()
@@ -192,7 +243,7 @@ enum Threads {
 
     /// A value under a lock. `Synchronization.Mutex` would do, but ThreadSanitizer does not see
     /// its lock (the standard library is not instrumented) and reports each contended use.
-    private final class Guarded<Value>: @unchecked Sendable {
+    final class Guarded<Value>: @unchecked Sendable {
         private let lock = NSLock()
         private var value: Value
 

@@ -1,0 +1,125 @@
+import Foundation
+import RestorationArchive
+import TestSupport
+
+/// `threads` across processes, with kills: three child processes of two threads each use one
+/// new store at once, as an app, its extension and a tool looking at the store do, making the
+/// calls of `threads` at random; now and then one is killed with SIGKILL, wherever it is (in a
+/// save, an erase, a discard's compaction, a read, an opening recovering the log of one killed
+/// before), and a new one takes its place. Each child tells the parent the digest of each tree
+/// before it saves it and what it found wrong.
+enum Processes {
+    /// How many children run at once, and how many threads each runs.
+    static let children = 3
+    static let threadsPerChild = 2
+
+    static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let scenario = Scenario("processes")
+        var calls: [String: Int] = [:]
+        var kills = 0
+        for index in 0..<scale.trials(quick: 6, full: 30) {
+            scenario.trial("trial \(index)") { trial in
+                try withTemporaryDirectory { directory in
+                    try race(
+                        path: directory + "/store.sqlite", seconds: 2, calls: &calls, kills: &kills, trial: &trial,
+                        random: &random)
+                }
+            }
+        }
+        scenario.remark(
+            "\(kills) children killed; calls: "
+                + calls.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        return scenario
+    }
+
+    private static func race(
+        path: String, seconds: Double, calls: inout [String: Int], kills: inout Int, trial: inout Trial,
+        random: inout SeededGenerator
+    ) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        func start() throws -> Child {
+            let left = max(deadline.timeIntervalSinceNow, 0)
+            let seeds = (0..<threadsPerChild).map { _ in "\(random.next())" }
+            return try Child(Child.torture, ["child", "race-loop", path, "\(left)"] + seeds)
+        }
+        var running = try (0..<children).map { _ in try start() }
+        var ended: [(child: Child, killed: Bool)] = []
+        // Kills at random moments until shortly before the deadline, a new child each time.
+        while true {
+            let pause = Double.random(in: 0.05...0.5, using: &random)
+            guard Date().addingTimeInterval(pause + 0.2) < deadline else { break }
+            drain(running, for: pause)
+            let victim = Int.random(in: 0..<running.count, using: &random)
+            running[victim].kill()
+            ended.append((running[victim], true))
+            kills += 1
+            running[victim] = try start()
+        }
+        ended += running.map { ($0, false) }
+
+        var saved: Set<UInt64> = []
+        for (child, killed) in ended {
+            child.remainingLines()
+            let ending = child.wait(timeout: 60)
+            if !killed {
+                trial.expect(
+                    !ending.signalled && ending.status == 0 && child.lines.last == "done",
+                    "a child ended with status \(ending.status)\(ending.signalled ? " (signal)" : ""): \(child.lines.suffix(3))")
+            }
+            for line in child.lines {
+                if let digest = line.removingPrefix("saving ").flatMap(UInt64.init) {
+                    saved.insert(digest)
+                } else if let problem = line.removingPrefix("problem ") {
+                    trial.fail(problem)
+                } else if let call = line.removingPrefix("called ") {
+                    let parts = call.split(separator: " ", maxSplits: 1)
+                    if parts.count == 2, let count = Int(parts[0]) { calls[String(parts[1]), default: 0] += count }
+                } else if line.hasPrefix("error: ") {
+                    trial.fail("a child stopped: \(line)")
+                }
+            }
+        }
+        // The next launch, once every child is gone.
+        let problems = Threads.Guarded<[String]>([])
+        let launch = try Threads.Race(
+            path: path, deadline: Date(), saving: { _ in },
+            failing: { problem in problems.withLock { $0.append(problem) } }, counting: { _ in })
+        try launch.finalCheck(saved: saved, trial: &trial)
+        for problem in problems.withLock({ $0 }) { trial.fail(problem) }
+    }
+
+    /// Reads what the children write for `seconds`, so that none waits on a full pipe.
+    private static func drain(_ children: [Child], for seconds: Double) {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            for child in children { _ = child.nextLine(timeout: 0.005) }
+        }
+    }
+
+    /// `torture child race-loop PATH SECONDS SEED...`: the threads of `threads`, one per seed,
+    /// on the store at PATH for SECONDS; prints `saving DIGEST` before each save, `problem …`
+    /// for what it found wrong (on one line), `called COUNT NAME` for each kind of call once done, then `done`.
+    static func child(_ arguments: [String]) throws {
+        guard arguments.count >= 3, let seconds = Double(arguments[1]) else { throw ChildError.usage }
+        let seeds = try arguments.dropFirst(2).map { argument in
+            guard let seed = UInt64(argument) else { throw ChildError.usage }
+            return seed
+        }
+        let calls = Threads.Guarded<[String: Int]>([:])
+        let race = try Threads.Race(
+            path: arguments[0], deadline: Date().addingTimeInterval(seconds),
+            saving: { digest in announce("saving \(digest)") },
+            failing: { problem in announce("problem " + problem.replacingOccurrences(of: "\n", with: " ")) },
+            counting: { call in calls.withLock { $0[call, default: 0] += 1 } })
+        race.run(seeds: seeds)
+        for (call, count) in calls.withLock({ $0 }) { announce("called \(count) \(call)") }
+        announce("done")
+    }
+}
+
+extension String {
+    /// What follows `prefix`, when the string starts with it.
+    fileprivate func removingPrefix(_ prefix: String) -> String? {
+        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : nil
+    }
+}
