@@ -574,6 +574,50 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// Two threads restore two scenes through one store before the app recorded an event:
+    /// each restoration starts the launch unless one is under way, and one started by the
+    /// other thread in between is this launch. Judged as the previous launch instead, it had
+    /// died in the foreground (its own), and every scene was invalidated.
+    @Test func restorationsOnTwoThreadsStartOneLaunch() throws {
+        try withTemporaryStorePath { path in
+            let scenes = [try ArchiveName("left"), try ArchiveName("right")]
+            do {
+                let store = try launch(path, started, configuration: policy)
+                for scene in scenes { try makeEngine(store).preserve([Probe("Root", value: "saved")], in: scene) }
+                try store.record(.willTerminate)
+            }
+            let failures = Failures()
+            for _ in 0..<10 {
+                let store = try ArchiveStore(path: path, configuration: policy)
+                let ready = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+                let done = DispatchGroup()
+                for side in 0..<2 {
+                    done.enter()
+                    Thread {
+                        defer { done.leave() }
+                        ready[side].signal()
+                        ready[1 - side].wait()
+                        do {
+                            let root = Probe("Root")
+                            let outcome = try makeEngine(store).restore([root], from: scenes[side]).report.outcome
+                            if outcome != .restored || root.value != "saved" {
+                                failures.append("'\(scenes[side])': \(outcome), \(root.value)")
+                            }
+                        } catch {
+                            failures.append("'\(scenes[side])': \(error)")
+                        }
+                    }.start()
+                }
+                done.wait()
+                try store.record(.willTerminate)
+            }
+            #expect(failures.all.isEmpty)
+            let store = try ArchiveStore(path: path)
+            #expect(try store.launches().count == 11)
+            #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+        }
+    }
+
     /// Merged by date, a restore report comes after its launch's journal entries of the same
     /// millisecond or earlier: its date is to the millisecond, as the journal's are. Its exact
     /// start could fall before the `willFinishLaunching` the journal had rounded up, and the

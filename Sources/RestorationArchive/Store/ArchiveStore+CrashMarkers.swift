@@ -128,9 +128,7 @@ extension ArchiveStore {
     func prepareRestoration(of archive: ArchiveName) throws(ArchiveStoreError) -> PreparedRestoration {
         let policy = configuration.crashPolicy
         // That policy judges the previous launch when this one starts: make sure it has.
-        if policy == .discardAfterForegroundDeath, mode == .readWrite, currentLaunch.withLock({ $0 }) == nil {
-            try record(.willFinishLaunching)
-        }
+        if policy == .discardAfterForegroundDeath, mode == .readWrite { try startLaunchUnlessUnderway() }
         // Looked up once the transaction sees a marker of this process, not before: a
         // restoration lists itself before it writes its marker, so a marker seen is listed
         // until the transaction that removes it commits. Looked up before, the list could

@@ -89,60 +89,89 @@ extension ArchiveStore {
     @discardableResult
     public func record(_ event: LifecycleEvent) throws(ArchiveStoreError) -> JournalEntry {
         guard mode == .readWrite else { throw .readOnly }
+        let (entry, invalidated) = try withConnection { connection in try record(event, connection) }
+        recorded(event, invalidating: invalidated)
+        return entry
+    }
+
+    /// Starts a launch (records ``LifecycleEvent/willFinishLaunching``) unless this store
+    /// records one already, as a restoration does when the app has not started its launch.
+    /// The store's launch is looked at with the connection held: one that another thread's
+    /// event started since the caller looked is this launch, which a second start would judge
+    /// as the previous one, dead on screen, invalidating every archive.
+    func startLaunchUnlessUnderway() throws(ArchiveStoreError) {
+        guard mode == .readWrite else { throw .readOnly }
+        // Once a launch is under way it stays so (an erase's is started anew by the next
+        // event): no need to hold the connection to see it.
+        guard currentLaunch.withLock({ $0 }) == nil else { return }
+        let invalidated = try withConnection { connection -> [JournalEntry] in
+            guard currentLaunch.withLock({ $0 }) == nil else { return [] }
+            return try record(.willFinishLaunching, connection).invalidated
+        }
+        recorded(.willFinishLaunching, invalidating: invalidated)
+    }
+
+    /// Records `event` through `connection`, which the caller holds: its entry, and the
+    /// entries of the generations a launch it starts invalidated.
+    private func record(_ event: LifecycleEvent, _ connection: Connection) throws
+        -> (entry: JournalEntry, invalidated: [JournalEntry])
+    {
         let policy = configuration.crashPolicy
         let path = self.path
         let file = self.file
-        let (entry, invalidated) = try withConnection { connection in
-            let launch = currentLaunch.withLock { $0 }
-            let startsLaunch = launch == nil || event == .willFinishLaunching
-            var listed: LaunchInProgress? = nil
-            let written: (JournalEntry, [JournalEntry], StoreLaunch?)
-            do {
-                written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry], StoreLaunch?) in
-                    // Read once for the verdict, the entry and the launch it starts.
-                    let incarnation = try Self.incarnation(connection)
-                    // Only that policy judges the previous launch: no other pays for reading it.
-                    let judging = startsLaunch && policy == .discardAfterForegroundDeath
-                    let verdict =
-                        judging
-                        ? try Self.previousLaunchDiedInForeground(
-                            connection, path: path, file: file, ownLaunch: launch, incarnation: incarnation)
-                        : nil
-                    let entry = try Self.append(
-                        .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch,
-                        incarnation: incarnation, logger: logger, connection)
-                    let entryLaunch = entry.launch.map { StoreLaunch(number: $0, incarnation: incarnation) }
-                    if let started = entryLaunch, started != launch {
-                        let key = LaunchInProgress(file: file, launch: started)
-                        launchesInProgress.withLock { $0.insert(key) }
-                        listed = key
-                    }
-                    var invalidated: [JournalEntry] = []
-                    if let verdict {
-                        invalidated = try Self.invalidateAll(reason: verdict, launch: entryLaunch, connection)
-                    }
-                    return (entry, invalidated, entryLaunch)
+        let launch = currentLaunch.withLock { $0 }
+        let startsLaunch = launch == nil || event == .willFinishLaunching
+        var listed: LaunchInProgress? = nil
+        let written: (JournalEntry, [JournalEntry], StoreLaunch?)
+        do {
+            written = try connection.transaction(.immediate) { () throws -> (JournalEntry, [JournalEntry], StoreLaunch?) in
+                // Read once for the verdict, the entry and the launch it starts.
+                let incarnation = try Self.incarnation(connection)
+                // Only that policy judges the previous launch: no other pays for reading it.
+                let judging = startsLaunch && policy == .discardAfterForegroundDeath
+                let verdict =
+                    judging
+                    ? try Self.previousLaunchDiedInForeground(
+                        connection, path: path, file: file, ownLaunch: launch, incarnation: incarnation)
+                    : nil
+                let entry = try Self.append(
+                    .lifecycle(event, event.applicationState), launch: startsLaunch ? nil : launch,
+                    incarnation: incarnation, logger: logger, connection)
+                let entryLaunch = entry.launch.map { StoreLaunch(number: $0, incarnation: incarnation) }
+                if let started = entryLaunch, started != launch {
+                    let key = LaunchInProgress(file: file, launch: started)
+                    launchesInProgress.withLock { $0.insert(key) }
+                    listed = key
                 }
-            } catch {
-                if let listed { launchesInProgress.withLock { $0.remove(listed) } }
-                throw error
+                var invalidated: [JournalEntry] = []
+                if let verdict {
+                    invalidated = try Self.invalidateAll(reason: verdict, launch: entryLaunch, connection)
+                }
+                return (entry, invalidated, entryLaunch)
             }
-            // Set once the launch's first entry is committed, with the connection still held
-            // (again when the entry had to start a launch anew: see `append`). The launch this
-            // store recorded before has ended.
-            if written.2 != launch {
-                currentLaunch.withLock { $0 = written.2 }
-                if let launch { Self.launchEnded(launch, of: file) }
-            }
-            return (written.0, written.1)
+        } catch {
+            if let listed { launchesInProgress.withLock { $0.remove(listed) } }
+            throw error
         }
+        // Set once the launch's first entry is committed, with the connection still held
+        // (again when the entry had to start a launch anew: see `append`). The launch this
+        // store recorded before has ended.
+        if written.2 != launch {
+            currentLaunch.withLock { $0 = written.2 }
+            if let launch { Self.launchEnded(launch, of: file) }
+        }
+        return (written.0, written.1)
+    }
+
+    /// What follows a recorded event: a line for each generation it invalidated, and after a
+    /// move out of the foreground, a shorter log at the next save.
+    private func recorded(_ event: LifecycleEvent, invalidating invalidated: [JournalEntry]) {
         for entry in invalidated {
             if case .invalidated(let archive, let generation, let reason) = entry.kind {
                 logger?.warning("Invalidated archive '\(archive)' generation \(generation): \(reason)")
             }
         }
         if event.leavesTheForeground { shortenTheLogAtTheNextSave() }
-        return entry
     }
 
     /// The newest journal entries, oldest first.
