@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "torture",
             dependencies: [
-                "RestorationArchive", "CSQLite", "CPowerCut", "TestSupport",
+                "RestorationArchive", "CSQLite", "CPowerCut", "TestSupport", "Examples",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Torture"

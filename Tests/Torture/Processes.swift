@@ -4,10 +4,14 @@ import TestSupport
 
 /// `threads` across processes, with kills: three child processes of two threads each use one
 /// new store at once, as an app, its extension and a tool looking at the store do, making the
-/// calls of `threads` at random; now and then one is killed with SIGKILL, wherever it is (in a
-/// save, an erase, a discard's compaction, a read, an opening recovering the log of one killed
-/// before), and a new one takes its place. Each child tells the parent the digest of each tree
-/// before it saves it and what it found wrong.
+/// calls of `threads` at random; in every other trial, now and then one is killed with
+/// SIGKILL, wherever it is (in a save, an erase, a discard's compaction, a restoration, a read,
+/// an opening recovering the log of one killed before), and a new one takes its place. Each
+/// child tells the parent the digest of each tree before it saves it, what it found wrong, and
+/// each generation invalidated. In the trials without kills no generation may be: each
+/// child's stores record that its app terminates before they are released, each restoration
+/// completes, and a launch or a restoration of another process that still runs is not judged
+/// dead (R11, R15).
 enum Processes {
     /// How many children run at once, and how many threads each runs.
     static let children = 3
@@ -17,24 +21,26 @@ enum Processes {
         let scenario = Scenario("processes")
         var calls: [String: Int] = [:]
         var kills = 0
+        var invalidations = 0
         for index in 0..<scale.trials(quick: 6, full: 30) {
-            scenario.trial("trial \(index)") { trial in
+            let killing = index % 2 == 1
+            scenario.trial("trial \(index)\(killing ? "" : " (no kills)")") { trial in
                 try withTemporaryDirectory { directory in
                     try race(
-                        path: directory + "/store.sqlite", seconds: 2, calls: &calls, kills: &kills, trial: &trial,
-                        random: &random)
+                        path: directory + "/store.sqlite", seconds: 2, killing: killing, calls: &calls, kills: &kills,
+                        invalidations: &invalidations, trial: &trial, random: &random)
                 }
             }
         }
         scenario.remark(
-            "\(kills) children killed; calls: "
+            "\(kills) children killed, \(invalidations) generations invalidated after their deaths; calls: "
                 + calls.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         return scenario
     }
 
     private static func race(
-        path: String, seconds: Double, calls: inout [String: Int], kills: inout Int, trial: inout Trial,
-        random: inout SeededGenerator
+        path: String, seconds: Double, killing: Bool, calls: inout [String: Int], kills: inout Int,
+        invalidations: inout Int, trial: inout Trial, random: inout SeededGenerator
     ) throws {
         let deadline = Date().addingTimeInterval(seconds)
         func start() throws -> Child {
@@ -49,6 +55,7 @@ enum Processes {
             let pause = Double.random(in: 0.05...0.5, using: &random)
             guard Date().addingTimeInterval(pause + 0.2) < deadline else { break }
             drain(running, for: pause)
+            guard killing else { continue }
             let victim = Int.random(in: 0..<running.count, using: &random)
             running[victim].kill()
             ended.append((running[victim], true))
@@ -74,6 +81,9 @@ enum Processes {
                 } else if let call = line.removingPrefix("called ") {
                     let parts = call.split(separator: " ", maxSplits: 1)
                     if parts.count == 2, let count = Int(parts[0]) { calls[String(parts[1]), default: 0] += count }
+                } else if let warning = line.removingPrefix("invalidated ") {
+                    invalidations += 1
+                    trial.expect(killing, "a generation was invalidated with no child killed: \(warning)")
                 } else if line.hasPrefix("error: ") {
                     trial.fail("a child stopped: \(line)")
                 }
@@ -83,7 +93,7 @@ enum Processes {
         let problems = Threads.Guarded<[String]>([])
         let launch = try Threads.Race(
             path: path, deadline: Date(), saving: { _ in },
-            failing: { problem in problems.withLock { $0.append(problem) } }, counting: { _ in })
+            failing: { problem in problems.withLock { $0.append(problem) } }, counting: { _ in }, invalidating: { _ in })
         try launch.finalCheck(saved: saved, trial: &trial)
         for problem in problems.withLock({ $0 }) { trial.fail(problem) }
     }
@@ -98,7 +108,8 @@ enum Processes {
 
     /// `torture child race-loop PATH SECONDS SEED...`: the threads of `threads`, one per seed,
     /// on the store at PATH for SECONDS; prints `saving DIGEST` before each save, `problem …`
-    /// for what it found wrong (on one line), `called COUNT NAME` for each kind of call once done, then `done`.
+    /// for what it found wrong and `invalidated …` for each generation invalidated (on one line
+    /// each), `called COUNT NAME` for each kind of call once done, then `done`.
     static func child(_ arguments: [String]) throws {
         guard arguments.count >= 3, let seconds = Double(arguments[1]) else { throw ChildError.usage }
         let seeds = try arguments.dropFirst(2).map { argument in
@@ -110,7 +121,8 @@ enum Processes {
             path: arguments[0], deadline: Date().addingTimeInterval(seconds),
             saving: { digest in announce("saving \(digest)") },
             failing: { problem in announce("problem " + problem.replacingOccurrences(of: "\n", with: " ")) },
-            counting: { call in calls.withLock { $0[call, default: 0] += 1 } })
+            counting: { call in calls.withLock { $0[call, default: 0] += 1 } },
+            invalidating: { warning in announce("invalidated " + warning.replacingOccurrences(of: "\n", with: " ")) })
         race.run(seeds: seeds)
         for (call, count) in calls.withLock({ $0 }) { announce("called \(count) \(call)") }
         announce("done")

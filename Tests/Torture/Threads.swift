@@ -1,4 +1,6 @@
+import Examples
 import Foundation
+import Logging
 import RestorationArchive
 import TestSupport
 
@@ -7,10 +9,16 @@ import TestSupport
 /// store of its own and a read-only one, and shares a third with the others; they save full
 /// and incremental trees into three archives, read them (newest and retained, through each
 /// store, and through read-only stores opened for one read), discard them, record lifecycle
-/// events, check the store, read its journal, reports and footprint, and now and then erase
-/// it, at random for a while. Every generation carries its content's digest in its header.
+/// events, live short launches of their own, restore the example app's screens through the
+/// engine and preserve them, check the store, read its journal, reports and footprint, and
+/// now and then erase it, at random for a while. Every generation of the three archives
+/// carries its content's digest in its header. Launches are judged under
+/// `discardAfterForegroundDeath`, and none dies: no generation may be invalidated.
 enum Threads {
     static let archives = ["main", "scene-2", "scene-3"]
+    /// The archive the example app's screens are restored from and preserved into, through
+    /// the engine, with a crash marker during each restoration.
+    static let appArchive = "app"
 
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("threads")
@@ -25,7 +33,12 @@ enum Threads {
                         path: directory + "/store.sqlite", deadline: Date().addingTimeInterval(1.5),
                         saving: { digest in saved.withLock { _ = $0.insert(digest) } },
                         failing: { problem in problems.withLock { if $0.count < 20 { $0.append(problem) } } },
-                        counting: { call in calls.withLock { $0[call, default: 0] += 1 } })
+                        counting: { call in calls.withLock { $0[call, default: 0] += 1 } },
+                        // No launch dies: each store records that its app terminates before it is
+                        // released, and each restoration completes.
+                        invalidating: { warning in
+                            problems.withLock { $0.append("a generation was invalidated, no launch dead: \(warning)") }
+                        })
                     race.run(seeds: seeds)
                     try race.finalCheck(saved: saved.withLock { $0 }, trial: &trial)
                     for problem in problems.withLock({ $0 }) { trial.fail(problem) }
@@ -54,13 +67,17 @@ enum Threads {
         private let failing: @Sendable (String) -> Void
         /// Told each call made, by name.
         private let counting: @Sendable (String) -> Void
+        /// The stores' logger, which tells `invalidating` each generation invalidated.
+        let logger: Logger
 
         init(
             path: String, deadline: Date, saving: @escaping @Sendable (UInt64) -> Void,
-            failing: @escaping @Sendable (String) -> Void, counting: @escaping @Sendable (String) -> Void
+            failing: @escaping @Sendable (String) -> Void, counting: @escaping @Sendable (String) -> Void,
+            invalidating: @escaping @Sendable (String) -> Void
         ) throws {
             self.path = path
-            shared = try ArchiveStore(path: path, configuration: Threads.configuration)
+            logger = Logger(label: "race") { _ in Invalidations(told: invalidating) }
+            shared = try ArchiveStore(path: path, configuration: Threads.configuration, logger: logger)
             self.deadline = deadline
             eraseGate = EraseGate(path: path + ".erase-gate")
             self.saving = saving
@@ -84,7 +101,9 @@ enum Threads {
         }
 
         /// Runs a thread per seed until the deadline, each with a read-write store of its own
-        /// and a read-only one besides the shared store, making calls at random.
+        /// and a read-only one besides the shared store, making calls at random. Each
+        /// read-write store records that its app terminates before it is released, so that no
+        /// launch that ends is taken for a death.
         func run(seeds: [UInt64]) {
             let finished = DispatchGroup()
             for seed in seeds {
@@ -94,25 +113,32 @@ enum Threads {
                     defer { finished.leave() }
                     var random = SeededGenerator(seed: seed)
                     do {
-                        let own = try ArchiveStore(path: self.path, configuration: configuration)
+                        let own = try ArchiveStore(path: self.path, configuration: configuration, logger: self.logger)
                         let reader = try ArchiveStore(path: self.path, mode: .readOnly, configuration: configuration)
                         while Date() < self.deadline {
                             self.counting(try step(self, own: own, reader: reader, random: &random))
                         }
+                        try own.record(.willTerminate)
                     } catch {
                         self.fail("a thread stopped: \(error)")
                     }
                 }.start()
             }
             finished.wait()
+            do {
+                try shared.record(.willTerminate)
+            } catch {
+                fail("the shared store's last event: \(error)")
+            }
         }
 
-        /// Once every call is done: a sound store whose archives each hold a whole tree of
-        /// `saved`.
+        /// Once every call is done: a sound store whose archives (but the app's) each hold a
+        /// whole tree of `saved`.
         func finalCheck(saved: Set<UInt64>, trial: inout Trial) throws {
             let problems = try shared.check()
             trial.expect(problems.isEmpty, "check() at the end: \(problems)")
-            for summary in try shared.archives() where !summary.generations.isEmpty {
+            // The app's archive holds what the engine saved, without a digest.
+            for summary in try shared.archives() where !summary.generations.isEmpty && summary.name.rawValue != appArchive {
                 let snapshot = try shared.snapshot(of: summary.name)
                 expectWhole(snapshot, "the end's read of '\(summary.name)'")
                 if let snapshot {
@@ -155,8 +181,55 @@ enum Threads {
     }
 
     /// A busy timeout no call of a trial waits out (a discard compacting the store, readers
-    /// holding a truncation back).
-    static let configuration = ArchiveStore.Configuration(busyTimeout: .seconds(30))
+    /// holding a truncation back); launches judged as an app whose scenes' state must not
+    /// outlive a crash asks (R15).
+    static let configuration = ArchiveStore.Configuration(
+        busyTimeout: .seconds(30), crashPolicy: .discardAfterForegroundDeath)
+
+    /// A launch of the example app: its screens restored from ``appArchive`` through the
+    /// engine (a crash marker is committed before the first node is decoded, and removed once
+    /// its pages have loaded), a session of use now and then, and its screens preserved.
+    /// Returns what the restoration did, for the note.
+    private static func restoreAndPreserve(_ race: Race, store: ArchiveStore, random: inout SeededGenerator) throws
+        -> String
+    {
+        do {
+            let app = OrderApp()
+            let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            let restored = try engine.restore(app.roots, from: ArchiveName(appArchive))
+            app.finishLoadingPages()
+            if Bool.random(using: &random) { app.simulateSession() }
+            try engine.preserve(app.roots, in: ArchiveName(appArchive))
+            switch restored.report.outcome {
+            case .restored: return "restored"
+            case .nothingToRestore: return "nothing to restore"
+            case .refused: return "refused"
+            case .failed(let reason):
+                race.fail("a restoration failed: \(reason)")
+                return "failed"
+            }
+        } catch RestorationError.store(let error) {
+            throw error
+        }
+    }
+
+    /// A log handler telling each generation invalidated (a launch or a restoration taken for a death).
+    private struct Invalidations: LogHandler {
+        let told: @Sendable (String) -> Void
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .warning
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let message = event.message.description
+            // A launch taken for a death, or a restoration.
+            if message.hasPrefix("Invalidated") || message.hasPrefix("The app died while restoring") { told(message) }
+        }
+    }
 
     /// Makes one call at random; returns its name. Throws only what no call may throw.
     private static func step(_ race: Race, own: ArchiveStore, reader: ArchiveStore, random: inout SeededGenerator)
@@ -189,7 +262,7 @@ enum Threads {
                 race.expectWhole(try store.snapshot(of: archive), "a read")
             case 18..<21:
                 name = "read-only open"
-                let look = try ArchiveStore(path: race.path, mode: .readOnly, configuration: configuration)
+                let look = try ArchiveStore(path: race.path, mode: .readOnly, configuration: configuration, logger: race.logger)
                 race.expectWhole(try look.snapshot(of: archive), "a read-only open's read")
             case 21..<24:
                 name = "held read-only read"
@@ -202,10 +275,17 @@ enum Threads {
             case 26..<28:
                 name = "discard"
                 _ = try store.discard(archive, reason: "The scene's window was closed")
-            case 28..<31:
+            case 28..<30:
                 name = "record"
                 let events: [LifecycleEvent] = [.willResignActive, .didEnterBackground, .willEnterForeground, .didBecomeActive]
                 _ = try store.record(events[Int.random(in: 0..<events.count, using: &random)])
+            case 30:
+                // A short launch of its own (an extension's), which judges the launch before it.
+                name = "short launch"
+                let launch = try ArchiveStore(path: race.path, configuration: configuration, logger: race.logger)
+                try launch.record(.willFinishLaunching)
+                try launch.record(.didBecomeActive)
+                try launch.record(.willTerminate)
             case 31..<33:
                 name = "check"
                 let problems = try store.check()
@@ -219,6 +299,9 @@ enum Threads {
                 name = "journal"
                 _ = try store.previousLaunch()
                 _ = try store.launches()
+            case 36..<38:
+                name = "restoration"
+                name = "restoration (\(try restoreAndPreserve(race, store: store, random: &random)))"
             default:
                 name = "reports and footprint"
                 _ = try store.restoreReports(of: archive)
