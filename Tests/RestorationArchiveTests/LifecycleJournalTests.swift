@@ -574,6 +574,24 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// An app that restores before it records `willFinishLaunching` (R9's order reversed)
+    /// records it in the launch the restoration started. Taken for a new launch, it judged
+    /// that one, its own, as dead on screen, and invalidated every scene just restored.
+    @Test func R9_willFinishLaunchingAfterARestorationContinuesTheLaunchItStarted() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            let store = try ArchiveStore(path: path, configuration: policy)
+            #expect(try makeEngine(store).restore([Probe("Root")]).report.outcome == .restored)
+            try store.record(.willFinishLaunching)
+            try store.record(.didFinishLaunching)
+            #expect(try store.journal().allSatisfy { if case .lifecycle = $0.kind { true } else { false } })
+            #expect(try store.launches().count == 2)
+            // A willFinishLaunching after one the app recorded starts a new launch, as before.
+            try store.record(.willFinishLaunching)
+            #expect(try store.launches().count == 3)
+        }
+    }
+
     /// Two threads restore two scenes through one store before the app recorded an event:
     /// each restoration starts the launch unless one is under way, and one started by the
     /// other thread in between is this launch. Judged as the previous launch instead, it had

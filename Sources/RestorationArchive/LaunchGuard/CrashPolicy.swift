@@ -33,7 +33,8 @@ public enum CrashPolicy: Hashable, Sendable {
     /// It judges launches by the lifecycle journal: record the app's lifecycle events with
     /// ``ArchiveStore/record(_:)``. A launch starts when it records its first event; a
     /// restoration starts one (recording ``LifecycleEvent/willFinishLaunching``) if the app
-    /// has not, so the judgement always comes before anything is decoded. A previous launch
+    /// has not, so the judgement always comes before anything is decoded; the app's own
+    /// `willFinishLaunching` recorded after it belongs to that launch. A previous launch
     /// whose record in the journal is damaged counts as a death in the foreground: it may
     /// have been one. A launch that still runs does not: one of another process that runs
     /// (another instance of the app, on screen), or one that another `ArchiveStore` of this

@@ -66,7 +66,9 @@ extension ArchiveStore {
     /// killed right after.
     ///
     /// ``LifecycleEvent/willFinishLaunching``, or the first event this `ArchiveStore` records,
-    /// starts a new launch. When a launch starts under
+    /// starts a new launch; but when a restoration started this launch under
+    /// ``CrashPolicy/discardAfterForegroundDeath`` before the app recorded any event, the
+    /// app's `willFinishLaunching` that follows belongs to it. When a launch starts under
     /// ``CrashPolicy/discardAfterForegroundDeath`` and the previous launch died in the
     /// foreground, the newest generation of every archive is invalidated in the same
     /// transaction, so nothing it saved is restored. The launch lasts as long as this
@@ -106,21 +108,25 @@ extension ArchiveStore {
         guard currentLaunch.withLock({ $0 }) == nil else { return }
         let invalidated = try withConnection { connection -> [JournalEntry] in
             guard currentLaunch.withLock({ $0 }) == nil else { return [] }
-            return try record(.willFinishLaunching, connection).invalidated
+            return try record(.willFinishLaunching, connection, byRestoration: true).invalidated
         }
         recorded(.willFinishLaunching, invalidating: invalidated)
     }
 
     /// Records `event` through `connection`, which the caller holds: its entry, and the
-    /// entries of the generations a launch it starts invalidated.
-    private func record(_ event: LifecycleEvent, _ connection: Connection) throws
+    /// entries of the generations a launch it starts invalidated. `byRestoration`: a
+    /// restoration starts the launch, the app having recorded no event.
+    private func record(_ event: LifecycleEvent, _ connection: Connection, byRestoration: Bool = false) throws
         -> (entry: JournalEntry, invalidated: [JournalEntry])
     {
         let policy = configuration.crashPolicy
         let path = self.path
         let file = self.file
         let launch = currentLaunch.withLock { $0 }
-        let startsLaunch = launch == nil || event == .willFinishLaunching
+        // The app's willFinishLaunching after a restoration started its launch (R9's order
+        // reversed) is that launch's, not a new one's, which would judge it dead on screen.
+        let appJoinsTheLaunch = event == .willFinishLaunching && !byRestoration && launchAwaitsTheApp.withLock { $0 }
+        let startsLaunch = launch == nil || (event == .willFinishLaunching && !appJoinsTheLaunch)
         var listed: LaunchInProgress? = nil
         let written: (JournalEntry, [JournalEntry], StoreLaunch?)
         do {
@@ -160,6 +166,7 @@ extension ArchiveStore {
             currentLaunch.withLock { $0 = written.2 }
             if let launch { Self.launchEnded(launch, of: file) }
         }
+        launchAwaitsTheApp.withLock { $0 = byRestoration }
         return (written.0, written.1)
     }
 

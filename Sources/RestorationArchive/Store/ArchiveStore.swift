@@ -154,6 +154,10 @@ public final class ArchiveStore: Sendable {
     /// The launch this store's lifecycle events belong to; `nil` until it records one.
     /// Changed only while the connection is held.
     let currentLaunch = Locked<StoreLaunch?>(nil)
+    /// Whether a restoration started ``currentLaunch`` (the app had recorded no event) and the
+    /// app has recorded none since: the app's `willFinishLaunching` then belongs to it.
+    /// Changed only while the connection is held.
+    let launchAwaitsTheApp = Locked(false)
     /// The store file as this process's registries of restorations and launches in progress
     /// know it, from the `stat` taken when the store was opened.
     let file: StoreFileIdentity
