@@ -280,12 +280,20 @@ enum Threads {
                 let events: [LifecycleEvent] = [.willResignActive, .didEnterBackground, .willEnterForeground, .didBecomeActive]
                 _ = try store.record(events[Int.random(in: 0..<events.count, using: &random)])
             case 30:
-                // A short launch of its own (an extension's), which judges the launch before it.
+                // A short launch of its own (an extension's), which judges the launch before it;
+                // half of them restore first, which starts the launch, and record
+                // willFinishLaunching after (R9's order reversed).
                 name = "short launch"
                 let launch = try ArchiveStore(path: race.path, configuration: configuration, logger: race.logger)
+                var restoring: (any Error)? = nil
+                if Bool.random(using: &random) {
+                    name = "short launch restoring first"
+                    do { _ = try restoreAndPreserve(race, store: launch, random: &random) } catch { restoring = error }
+                }
                 try launch.record(.willFinishLaunching)
                 try launch.record(.didBecomeActive)
                 try launch.record(.willTerminate)
+                if let restoring { throw restoring }
             case 31..<33:
                 name = "check"
                 let problems = try store.check()
