@@ -55,6 +55,8 @@ enum Processes {
             let pause = Double.random(in: 0.05...0.5, using: &random)
             guard Date().addingTimeInterval(pause + 0.2) < deadline else { break }
             drain(running, for: pause)
+            // A developer looking at the store with restorectl while the app runs.
+            if Bool.random(using: &random) { try inspect(path, calls: &calls, trial: &trial, random: &random) }
             guard killing else { continue }
             let victim = Int.random(in: 0..<running.count, using: &random)
             running[victim].kill()
@@ -96,6 +98,29 @@ enum Processes {
             failing: { problem in problems.withLock { $0.append(problem) } }, counting: { _ in }, invalidating: { _ in })
         try launch.finalCheck(saved: saved, trial: &trial)
         for problem in problems.withLock({ $0 }) { trial.fail(problem) }
+    }
+
+    /// Runs one of `restorectl`'s inspecting commands on the store: it succeeds, says the
+    /// archive is gone (discarded, erased), or says the store changed under five reads in a
+    /// row (busy, which asks to try again). `check` must find no problem.
+    private static func inspect(
+        _ path: String, calls: inout [String: Int], trial: inout Trial, random: inout SeededGenerator
+    ) throws {
+        let archive = Threads.archives.randomElement(using: &random) ?? "main"
+        let commands = [
+            ["check", path], ["info", path], ["events", path], ["markers", path],
+            ["tree", path, "--archive", archive], ["report", path, "--archive", archive],
+        ]
+        let command = commands[Int.random(in: 0..<commands.count, using: &random)]
+        let outcome = try runProcess(Child.restorectl, command)
+        calls["restorectl \(command[0])", default: 0] += 1
+        if outcome.status == 0 { return }
+        let error = outcome.standardError
+        let busy = error.contains("changed under 5 reads in a row")
+        let gone = outcome.status == 1 && (error.contains("No archive named") || error.contains("was discarded"))
+        trial.expect(
+            !outcome.wasSignalled && (busy || gone),
+            "restorectl \(command[0]) exited \(outcome.status): \(error.prefix(400))")
     }
 
     /// Reads what the children write for `seconds`, so that none waits on a full pipe.
