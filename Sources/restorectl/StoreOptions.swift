@@ -89,15 +89,28 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
-    /// Exits with status 1 saying why `archive`, which the store has, retains no generation.
+    /// Exits with status 1 saying why `archive`, which the store had, retains no generation.
     static func failRetainingNothing(_ archive: ArchiveName, in store: ArchiveStore) -> Never {
-        if case .discarded(let reason, _)? = try? store.summary(of: archive)?.state {
-            Diagnostics.printError(
-                "Archive '\(archive)' was discarded (\(TerminalText.escapedReason(reason))): it retains no generation.")
-        } else {
-            Diagnostics.printError("Archive '\(archive)' has no saved generation.")
-        }
+        let summary = Result { () throws(ArchiveStoreError) -> ArchiveSummary? in try store.summary(of: archive) }
+        Diagnostics.printError(retainingNothing(archive, summary: summary))
         RestoreCtl.exit(withError: ExitCode(1))
+    }
+
+    /// Why `archive` retains no generation, by its summary read after: discarded; gone since
+    /// the store listed it (an app erased the store, or discarded the archive and the store
+    /// forgot it, while the command read); or never saved.
+    static func retainingNothing(_ archive: ArchiveName, summary: Result<ArchiveSummary?, ArchiveStoreError>) -> String {
+        switch summary {
+        case .success(let summary?):
+            if case .discarded(let reason, _) = summary.state {
+                return "Archive '\(archive)' was discarded (\(TerminalText.escapedReason(reason))): it retains no generation."
+            }
+        case .success(nil):
+            return ArchiveStoreError.archiveNotFound(archive).description
+        case .failure:
+            break
+        }
+        return "Archive '\(archive)' has no saved generation."
     }
 
     /// Opens the store read-only (with the key of `--key-file`, when given), or exits with

@@ -1,0 +1,47 @@
+import RestorationArchive
+import Testing
+import TestSupport
+@testable import restorectl
+
+/// What `restorectl tree`, `show`, `diff` and `export` say of an archive they listed that
+/// retains no generation when they read it.
+@Suite("restorectl: an archive that retains nothing")
+struct RetainingNothingTests {
+    private func summary(_ archive: ArchiveName, in store: ArchiveStore) -> Result<ArchiveSummary?, ArchiveStoreError> {
+        Result { () throws(ArchiveStoreError) -> ArchiveSummary? in try store.summary(of: archive) }
+    }
+
+    @Test func aDiscardedArchiveSaysSoWithItsReason() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(SampleArchives.tree(count: 3), header: SampleArchives.header)
+            _ = try writer.discard(.main, reason: "The user closed the window")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(
+                StoreOptions.retainingNothing(.main, summary: summary(.main, in: store))
+                    == "Archive 'main' was discarded (The user closed the window): it retains no generation.")
+        }
+    }
+
+    /// An app erased the store between the command's listing and its read: the archive is
+    /// gone, not "never saved".
+    @Test func anArchiveGoneSinceItWasListedIsNotFound() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try store.archiveNames() == [.main])
+            try ArchiveStore.erase(at: path)
+            #expect(try store.snapshot(of: .main) == nil)
+            #expect(
+                StoreOptions.retainingNothing(.main, summary: summary(.main, in: store))
+                    == ArchiveStoreError.archiveNotFound(.main).description)
+        }
+    }
+
+    @Test func aSummaryThatCannotBeReadSaysOnlyThatNothingIsSaved() {
+        #expect(
+            StoreOptions.retainingNothing(.main, summary: .failure(.damagedStore("test")))
+                == "Archive 'main' has no saved generation.")
+    }
+}
