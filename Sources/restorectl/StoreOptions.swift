@@ -98,12 +98,16 @@ struct StoreOptions: ParsableArguments {
 
     /// Why `archive` retains no generation, by its summary read after: discarded; gone since
     /// the store listed it (an app erased the store, or discarded the archive and the store
-    /// forgot it, while the command read); or never saved.
+    /// forgot it, while the command read); saved again since (erased, then saved); or never
+    /// saved.
     static func retainingNothing(_ archive: ArchiveName, summary: Result<ArchiveSummary?, ArchiveStoreError>) -> String {
         switch summary {
         case .success(let summary?):
             if case .discarded(let reason, _) = summary.state {
                 return "Archive '\(archive)' was discarded (\(TerminalText.escapedReason(reason))): it retains no generation."
+            }
+            if !summary.generations.isEmpty {
+                return "Archive '\(archive)' was saved again while restorectl read it (an app is writing the store); try again."
             }
         case .success(nil):
             return ArchiveStoreError.archiveNotFound(archive).description

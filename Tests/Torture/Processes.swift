@@ -101,8 +101,8 @@ enum Processes {
     }
 
     /// Runs one of `restorectl`'s inspecting commands on the store: it succeeds, says the
-    /// archive is gone (discarded, erased), or says the store changed under five reads in a
-    /// row (busy, which asks to try again). `check` must find no problem.
+    /// archive is gone (discarded, erased), or asks to try again (the store changed under five
+    /// reads in a row, or an archive found gone was saved again). `check` must find no problem.
     private static func inspect(
         _ path: String, calls: inout [String: Int], trial: inout Trial, random: inout SeededGenerator
     ) throws {
@@ -116,7 +116,8 @@ enum Processes {
         calls["restorectl \(command[0])", default: 0] += 1
         if outcome.status == 0 { return }
         let error = outcome.standardError
-        let busy = error.contains("changed under 5 reads in a row")
+        // The store changed under five reads in a row, or an archive found gone was saved again.
+        let busy = error.contains("try again")
         let gone = outcome.status == 1 && (error.contains("No archive named") || error.contains("was discarded"))
         trial.expect(
             !outcome.wasSignalled && (busy || gone),

@@ -39,6 +39,19 @@ struct RetainingNothingTests {
         }
     }
 
+    /// Erased, then saved again before the command read the archive's summary: the read that
+    /// found nothing is not the archive's state now.
+    @Test func anArchiveSavedAgainSinceTheReadAsksToTryAgain() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(
+                StoreOptions.retainingNothing(.main, summary: summary(.main, in: store))
+                    == "Archive 'main' was saved again while restorectl read it (an app is writing the store); try again.")
+        }
+    }
+
     @Test func aSummaryThatCannotBeReadSaysOnlyThatNothingIsSaved() {
         #expect(
             StoreOptions.retainingNothing(.main, summary: .failure(.damagedStore("test")))
