@@ -24,11 +24,12 @@ enum Processes {
         var invalidations = 0
         for index in 0..<scale.trials(quick: 6, full: 30) {
             let killing = index % 2 == 1
-            scenario.trial("trial \(index)\(killing ? "" : " (no kills)")") { trial in
+            let policy = Int.random(in: 0..<Threads.crashPolicies.count, using: &random)
+            scenario.trial("trial \(index) (\(Threads.crashPolicies[policy])\(killing ? "" : ", no kills"))") { trial in
                 try withTemporaryDirectory { directory in
                     try race(
-                        path: directory + "/store.sqlite", seconds: 2, killing: killing, calls: &calls, kills: &kills,
-                        invalidations: &invalidations, trial: &trial, random: &random)
+                        path: directory + "/store.sqlite", policy: policy, seconds: 2, killing: killing, calls: &calls,
+                        kills: &kills, invalidations: &invalidations, trial: &trial, random: &random)
                 }
             }
         }
@@ -39,14 +40,14 @@ enum Processes {
     }
 
     private static func race(
-        path: String, seconds: Double, killing: Bool, calls: inout [String: Int], kills: inout Int,
+        path: String, policy: Int, seconds: Double, killing: Bool, calls: inout [String: Int], kills: inout Int,
         invalidations: inout Int, trial: inout Trial, random: inout SeededGenerator
     ) throws {
         let deadline = Date().addingTimeInterval(seconds)
         func start() throws -> Child {
             let left = max(deadline.timeIntervalSinceNow, 0)
             let seeds = (0..<threadsPerChild).map { _ in "\(random.next())" }
-            return try Child(Child.torture, ["child", "race-loop", path, "\(left)"] + seeds)
+            return try Child(Child.torture, ["child", "race-loop", path, "\(policy)", "\(left)"] + seeds)
         }
         var running = try (0..<children).map { _ in try start() }
         var ended: [(child: Child, killed: Bool)] = []
@@ -94,7 +95,7 @@ enum Processes {
         // The next launch, once every child is gone.
         let problems = Threads.Guarded<[String]>([])
         let launch = try Threads.Race(
-            path: path, deadline: Date(), saving: { _ in },
+            path: path, crashPolicy: Threads.crashPolicies[policy], deadline: Date(), saving: { _ in },
             failing: { problem in problems.withLock { $0.append(problem) } }, counting: { _ in }, invalidating: { _ in })
         try launch.finalCheck(saved: saved, trial: &trial)
         for problem in problems.withLock({ $0 }) { trial.fail(problem) }
@@ -132,19 +133,22 @@ enum Processes {
         }
     }
 
-    /// `torture child race-loop PATH SECONDS SEED...`: the threads of `threads`, one per seed,
-    /// on the store at PATH for SECONDS; prints `saving DIGEST` before each save, `problem …`
+    /// `torture child race-loop PATH POLICY SECONDS SEED...`: the threads of `threads`, one per
+    /// seed, on the store at PATH under crash policy POLICY (an index of
+    /// ``Threads/crashPolicies``) for SECONDS; prints `saving DIGEST` before each save, `problem …`
     /// for what it found wrong and `invalidated …` for each generation invalidated (on one line
     /// each), `called COUNT NAME` for each kind of call once done, then `done`.
     static func child(_ arguments: [String]) throws {
-        guard arguments.count >= 3, let seconds = Double(arguments[1]) else { throw ChildError.usage }
-        let seeds = try arguments.dropFirst(2).map { argument in
+        guard arguments.count >= 4, let policy = Int(arguments[1]), Threads.crashPolicies.indices.contains(policy),
+            let seconds = Double(arguments[2])
+        else { throw ChildError.usage }
+        let seeds = try arguments.dropFirst(3).map { argument in
             guard let seed = UInt64(argument) else { throw ChildError.usage }
             return seed
         }
         let calls = Threads.Guarded<[String: Int]>([:])
         let race = try Threads.Race(
-            path: arguments[0], deadline: Date().addingTimeInterval(seconds),
+            path: arguments[0], crashPolicy: Threads.crashPolicies[policy], deadline: Date().addingTimeInterval(seconds),
             saving: { digest in announce("saving \(digest)") },
             failing: { problem in announce("problem " + problem.replacingOccurrences(of: "\n", with: " ")) },
             counting: { call in calls.withLock { $0[call, default: 0] += 1 } },

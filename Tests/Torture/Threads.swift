@@ -12,8 +12,9 @@ import TestSupport
 /// events, live short launches of their own, restore the example app's screens through the
 /// engine and preserve them, check the store, read its journal, reports and footprint, and
 /// now and then erase it, at random for a while. Every generation of the three archives
-/// carries its content's digest in its header. Launches are judged under
-/// `discardAfterForegroundDeath`, and none dies: no generation may be invalidated.
+/// carries its content's digest in its header. Each trial runs under a crash policy drawn from
+/// ``crashPolicies`` (half of them judge launches, `discardAfterForegroundDeath`), and no
+/// launch or restoration dies: no generation may be invalidated.
 enum Threads {
     static let archives = ["main", "scene-2", "scene-3"]
     /// The archive the example app's screens are restored from and preserved into, through
@@ -25,12 +26,13 @@ enum Threads {
         let calls = Guarded<[String: Int]>([:])
         for index in 0..<scale.trials(quick: 8, full: 40) {
             let seeds = (0..<4).map { _ in random.next() }
-            scenario.trial("trial \(index)") { trial in
+            let policy = crashPolicies[Int.random(in: 0..<crashPolicies.count, using: &random)]
+            scenario.trial("trial \(index) (\(policy))") { trial in
                 try withTemporaryDirectory { directory in
                     let saved = Guarded<Set<UInt64>>([])
                     let problems = Guarded<[String]>([])
                     let race = try Race(
-                        path: directory + "/store.sqlite", deadline: Date().addingTimeInterval(1.5),
+                        path: directory + "/store.sqlite", crashPolicy: policy, deadline: Date().addingTimeInterval(1.5),
                         saving: { digest in saved.withLock { _ = $0.insert(digest) } },
                         failing: { problem in problems.withLock { if $0.count < 20 { $0.append(problem) } } },
                         counting: { call in calls.withLock { $0[call, default: 0] += 1 } },
@@ -55,6 +57,8 @@ enum Threads {
     /// process of `processes`, which tells its parent what it saved and found wrong.
     final class Race: Sendable {
         let path: String
+        /// The stores' configuration: ``Threads/configuration`` under the trial's crash policy.
+        let configuration: ArchiveStore.Configuration
         let shared: ArchiveStore
         let deadline: Date
         /// Taken by an erase, and from an incremental save's read of its base to the save:
@@ -71,13 +75,16 @@ enum Threads {
         let logger: Logger
 
         init(
-            path: String, deadline: Date, saving: @escaping @Sendable (UInt64) -> Void,
+            path: String, crashPolicy: CrashPolicy, deadline: Date, saving: @escaping @Sendable (UInt64) -> Void,
             failing: @escaping @Sendable (String) -> Void, counting: @escaping @Sendable (String) -> Void,
             invalidating: @escaping @Sendable (String) -> Void
         ) throws {
             self.path = path
+            var configuration = Threads.configuration
+            configuration.crashPolicy = crashPolicy
+            self.configuration = configuration
             logger = Logger(label: "race") { _ in Invalidations(told: invalidating) }
-            shared = try ArchiveStore(path: path, configuration: Threads.configuration, logger: logger)
+            shared = try ArchiveStore(path: path, configuration: configuration, logger: logger)
             self.deadline = deadline
             eraseGate = EraseGate(path: path + ".erase-gate")
             self.saving = saving
@@ -113,8 +120,8 @@ enum Threads {
                     defer { finished.leave() }
                     var random = SeededGenerator(seed: seed)
                     do {
-                        let own = try ArchiveStore(path: self.path, configuration: configuration, logger: self.logger)
-                        let reader = try ArchiveStore(path: self.path, mode: .readOnly, configuration: configuration)
+                        let own = try ArchiveStore(path: self.path, configuration: self.configuration, logger: self.logger)
+                        let reader = try ArchiveStore(path: self.path, mode: .readOnly, configuration: self.configuration)
                         while Date() < self.deadline {
                             self.counting(try step(self, own: own, reader: reader, random: &random))
                         }
@@ -181,10 +188,14 @@ enum Threads {
     }
 
     /// A busy timeout no call of a trial waits out (a discard compacting the store, readers
-    /// holding a truncation back); launches judged as an app whose scenes' state must not
-    /// outlive a crash asks (R15).
-    static let configuration = ArchiveStore.Configuration(
-        busyTimeout: .seconds(30), crashPolicy: .discardAfterForegroundDeath)
+    /// holding a truncation back); a trial's crash policy is one of ``crashPolicies``.
+    static let configuration = ArchiveStore.Configuration(busyTimeout: .seconds(30))
+
+    /// The crash policies trials run under, one at random: half of them judge launches (R15),
+    /// the others restorations that died only (R11).
+    static let crashPolicies: [CrashPolicy] = [
+        .discardAfterForegroundDeath, .discardAfterForegroundDeath, .discard, .fallBackToKnownGood, .retry(attempts: 2),
+    ]
 
     /// A launch of the example app: its screens restored from ``appArchive`` through the
     /// engine (a crash marker is committed before the first node is decoded, and removed once
@@ -262,7 +273,7 @@ enum Threads {
                 race.expectWhole(try store.snapshot(of: archive), "a read")
             case 18..<21:
                 name = "read-only open"
-                let look = try ArchiveStore(path: race.path, mode: .readOnly, configuration: configuration, logger: race.logger)
+                let look = try ArchiveStore(path: race.path, mode: .readOnly, configuration: race.configuration, logger: race.logger)
                 race.expectWhole(try look.snapshot(of: archive), "a read-only open's read")
             case 21..<24:
                 name = "held read-only read"
@@ -284,7 +295,7 @@ enum Threads {
                 // half of them restore first, which starts the launch, and record
                 // willFinishLaunching after (R9's order reversed).
                 name = "short launch"
-                let launch = try ArchiveStore(path: race.path, configuration: configuration, logger: race.logger)
+                let launch = try ArchiveStore(path: race.path, configuration: race.configuration, logger: race.logger)
                 var restoring: (any Error)? = nil
                 if Bool.random(using: &random) {
                     name = "short launch restoring first"
@@ -301,7 +312,7 @@ enum Threads {
             case 33:
                 name = "erase"
                 try race.eraseGate.exclusively {
-                    try ArchiveStore.erase(at: race.path, busyTimeout: configuration.busyTimeout)
+                    try ArchiveStore.erase(at: race.path, busyTimeout: race.configuration.busyTimeout)
                 }
             case 34..<36:
                 name = "journal"
