@@ -10,7 +10,8 @@ import TestSupport
 /// and incremental trees into three archives, read them (newest and retained, through each
 /// store, and through read-only stores opened for one read), discard them, record lifecycle
 /// events, live short launches of their own, restore the example app's screens through the
-/// engine and preserve them, check the store, read its journal, reports and footprint, and
+/// engine and preserve them, preserve screens of their own again and again through one
+/// engine, check the store, read its journal, reports and footprint, and
 /// now and then erase it, at random for a while. Every generation of the three archives
 /// carries its content's digest in its header. Each trial runs under a crash policy drawn from
 /// ``crashPolicies`` (half of them judge launches, `discardAfterForegroundDeath`), and no
@@ -122,8 +123,9 @@ enum Threads {
                     do {
                         let own = try ArchiveStore(path: self.path, configuration: self.configuration, logger: self.logger)
                         let reader = try ArchiveStore(path: self.path, mode: .readOnly, configuration: self.configuration)
+                        let screens = try Screens(store: own, scratchPath: "\(self.path)-scratch-\(getpid())-\(seed)")
                         while Date() < self.deadline {
-                            self.counting(try step(self, own: own, reader: reader, random: &random))
+                            self.counting(try step(self, own: own, reader: reader, screens: screens, random: &random))
                         }
                         try own.record(.willTerminate)
                     } catch {
@@ -224,6 +226,66 @@ enum Threads {
         }
     }
 
+    /// A thread's example app, preserved again and again by one engine on the thread's own
+    /// store (incrementally, when few screens changed since its last save or restoration), and
+    /// a store of its own that a new engine saves the same screens into in full, for comparison.
+    final class Screens {
+        let app = OrderApp()
+        let engine: RestorationEngine
+        let scratch: ArchiveStore
+
+        init(store: ArchiveStore, scratchPath: String) throws {
+            engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            scratch = try ArchiveStore(path: scratchPath)
+        }
+
+        /// What a user changes between two saves: a field, a scroll position, the tab, or a
+        /// whole session (screens pushed, pages opened).
+        func change(using random: inout SeededGenerator) {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: app.profile.editedText = "text \(random.next() % 1_000)"
+            case 1: (app.menuNavigation.screens.first as? CategoryList)?.scrollOffset = Double(random.next() % 1_000)
+            case 2: app.tabs.selectedIndex = Int.random(in: 0..<4, using: &random)
+            default: app.simulateSession()
+            }
+        }
+    }
+
+    /// Changes the thread's screens and preserves them into ``appArchive`` through its engine,
+    /// which saves only what changed since its last save when it can. Then the generation saved
+    /// must hold what a full save of the same screens holds: changes saved on a base another
+    /// thread or process replaced (its save, its erase and saves up to the same number) would
+    /// mix two trees. Held with the erase gate, so that the generation read is the one saved
+    /// (pruned by other saves since, it is not read). Returns the save's kind, for the note.
+    private static func preserveAgain(_ race: Race, _ screens: Screens, random: inout SeededGenerator) throws -> String {
+        screens.change(using: &random)
+        let archive = try ArchiveName(appArchive)
+        return try race.eraseGate.shared {
+            do {
+                guard let save = try screens.engine.preserve(screens.app.roots, in: archive).save else { return "vetoed" }
+                let saved: ArchiveSnapshot?
+                do {
+                    saved = try race.shared.snapshot(of: archive, generation: save.generation)
+                } catch ArchiveStoreError.generationNotFound {
+                    return "\(save.kind), pruned before its read"
+                }
+                guard let saved else { return "\(save.kind), pruned before its read" }
+                let full = try RestorationEngine(store: screens.scratch, app: OrderApp.identity, registry: OrderApp.registry())
+                try full.preserve(screens.app.roots, in: archive)
+                let expected = try screens.scratch.snapshot(of: archive)?.nodes ?? []
+                if Set(saved.nodes) != Set(expected) {
+                    let differing = Set(saved.nodes).symmetricDifference(expected).map(\.path.description).sorted()
+                    race.fail(
+                        "a \(save.kind) preservation saved generation \(save.generation) of '\(archive)' unlike the screens: "
+                            + differing.prefix(6).joined(separator: ", "))
+                }
+                return "\(save.kind)"
+            } catch RestorationError.store(let error) {
+                throw error
+            }
+        }
+    }
+
     /// A log handler telling each generation invalidated (a launch or a restoration taken for a death).
     private struct Invalidations: LogHandler {
         let told: @Sendable (String) -> Void
@@ -243,12 +305,12 @@ enum Threads {
     }
 
     /// Makes one call at random; returns its name. Throws only what no call may throw.
-    private static func step(_ race: Race, own: ArchiveStore, reader: ArchiveStore, random: inout SeededGenerator)
-        throws -> String
-    {
+    private static func step(
+        _ race: Race, own: ArchiveStore, reader: ArchiveStore, screens: Screens, random: inout SeededGenerator
+    ) throws -> String {
         let store = Bool.random(using: &random) ? race.shared : own
         let archive = try ArchiveName(archives[Int.random(in: 0..<archives.count, using: &random)])
-        let call = Int.random(in: 0..<40, using: &random)
+        let call = Int.random(in: 0..<42, using: &random)
         var name = "a call"
         do {
             switch call {
@@ -321,6 +383,9 @@ enum Threads {
             case 36..<38:
                 name = "restoration"
                 name = "restoration (\(try restoreAndPreserve(race, store: store, random: &random)))"
+            case 40..<42:
+                name = "preservation"
+                name = "preservation (\(try preserveAgain(race, screens, random: &random)))"
             default:
                 name = "reports and footprint"
                 _ = try store.restoreReports(of: archive)
