@@ -127,6 +127,7 @@ enum Threads {
                         while Date() < self.deadline {
                             self.counting(try step(self, own: own, reader: reader, screens: screens, random: &random))
                         }
+                        screens.finishLoading()
                         try own.record(.willTerminate)
                     } catch {
                         self.fail("a thread stopped: \(error)")
@@ -203,18 +204,24 @@ enum Threads {
     /// engine (a crash marker is committed before the first node is decoded, and removed once
     /// its pages have loaded), a session of use now and then, and its screens preserved.
     /// Returns what the restoration did, for the note.
-    private static func restoreAndPreserve(_ race: Race, store: ArchiveStore, random: inout SeededGenerator) throws
-        -> String
-    {
+    private static func restoreAndPreserve(
+        _ race: Race, store: ArchiveStore, loadingLater screens: Screens? = nil, random: inout SeededGenerator
+    ) throws -> String {
         do {
+            screens?.finishLoading()
             let app = OrderApp()
             let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
             let restored = try engine.restore(app.roots, from: ArchiveName(appArchive))
-            app.finishLoadingPages()
+            // Half the time the pages load later (after other calls of the thread): the
+            // restoration, and its crash marker, last until then, and a save meanwhile carries
+            // the marker on.
+            let later = screens != nil && !restored.isComplete && Bool.random(using: &random)
+            if !later { app.finishLoadingPages() }
             if Bool.random(using: &random) { app.simulateSession() }
             try engine.preserve(app.roots, in: ArchiveName(appArchive))
+            if later { screens?.loading = (app, engine) }
             switch restored.report.outcome {
-            case .restored: return "restored"
+            case .restored: return later ? "restored, pages loading" : "restored"
             case .nothingToRestore: return "nothing to restore"
             case .refused: return "refused"
             case .failed(let reason):
@@ -237,6 +244,16 @@ enum Threads {
         init(store: ArchiveStore, scratchPath: String) throws {
             engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
             scratch = try ArchiveStore(path: scratchPath)
+        }
+
+        /// A restoration of the app's screens whose pages are still loading (R10): it is in
+        /// progress, its crash marker in the store, until ``finishLoading()``.
+        var loading: (app: OrderApp, engine: RestorationEngine)?
+
+        /// Completes the restoration whose pages are loading, if any.
+        func finishLoading() {
+            loading?.app.finishLoadingPages()
+            loading = nil
         }
 
         /// What a user changes between two saves: a field, a scroll position, the tab, or a
@@ -382,7 +399,7 @@ enum Threads {
                 _ = try store.launches()
             case 36..<38:
                 name = "restoration"
-                name = "restoration (\(try restoreAndPreserve(race, store: store, random: &random)))"
+                name = "restoration (\(try restoreAndPreserve(race, store: store, loadingLater: screens, random: &random)))"
             case 40..<42:
                 name = "preservation"
                 name = "preservation (\(try preserveAgain(race, screens, random: &random)))"
