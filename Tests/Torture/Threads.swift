@@ -4,18 +4,18 @@ import Logging
 import RestorationArchive
 import TestSupport
 
-/// Threads of one process using one store at once, as an app's scenes, its background work
-/// and a look at the store (a debug screen, a tool built in) do: each thread has a read-write
-/// store of its own and a read-only one, and shares a third with the others; they save full
-/// and incremental trees into three archives, read them (newest and retained, through each
-/// store, and through read-only stores opened for one read), discard them, record lifecycle
-/// events, live short launches of their own, restore the example app's screens through the
-/// engine and preserve them, preserve screens of their own again and again through one
-/// engine, check the store, read its journal, reports and footprint, and
-/// now and then erase it, at random for a while. Every generation of the three archives
-/// carries its content's digest in its header. Each trial runs under a crash policy drawn from
-/// ``crashPolicies`` (half of them judge launches, `discardAfterForegroundDeath`), and no
-/// launch or restoration dies: no generation may be invalidated.
+/// Threads of one process using one store at once, as an app's scenes, its background work and
+/// a look at the store (a debug screen, a tool built in) do: each thread has a read-write store
+/// of its own and a read-only one, and shares a third with the others; they save full and
+/// incremental trees into three archives, read them (newest and retained, through each store,
+/// and through read-only stores opened for one read), discard them, record lifecycle events,
+/// live short launches of their own, restore the example app's screens through the engine and
+/// preserve them, preserve screens of their own again and again through one engine, check the
+/// store, read its journal, reports and footprint, and now and then erase it, at random for a
+/// while. Every generation of the three archives carries its content's digest in its header.
+/// Each trial runs under a crash policy drawn from ``crashPolicies`` (half of them judge
+/// launches, `discardAfterForegroundDeath`), and no launch or restoration dies: no generation
+/// may be invalidated.
 enum Threads {
     static let archives = ["main", "scene-2", "scene-3"]
     /// The archive the example app's screens are restored from and preserved into, through
@@ -64,7 +64,8 @@ enum Threads {
         let deadline: Date
         /// Taken by an erase, and from an incremental save's read of its base to the save:
         /// changes computed before an erase must not be saved after it (a base is known by its
-        /// number, which an erase starts again).
+        /// number, which an erase starts again); and from an engine's save to the read that
+        /// checks it, so that the generation read is the one saved.
         let eraseGate: EraseGate
         /// Told each tree's digest before it is saved (the newest generation must be one of them).
         private let saving: @Sendable (UInt64) -> Void
@@ -169,7 +170,8 @@ enum Threads {
             try holding(LOCK_EX, body)
         }
 
-        /// Runs `body` holding the gate with others that do not erase (an incremental save).
+        /// Runs `body` holding the gate with others that do not erase (an incremental save, a
+        /// save and its check).
         func shared<Result>(_ body: () throws -> Result) throws -> Result {
             try holding(LOCK_SH, body)
         }
@@ -202,7 +204,8 @@ enum Threads {
 
     /// A launch of the example app: its screens restored from ``appArchive`` through the
     /// engine (a crash marker is committed before the first node is decoded, and removed once
-    /// its pages have loaded), a session of use now and then, and its screens preserved.
+    /// its pages have loaded: with `screens`, half the time only at the thread's next
+    /// restoration or its end), a session of use now and then, and its screens preserved.
     /// Returns what the restoration did, for the note.
     private static func restoreAndPreserve(
         _ race: Race, store: ArchiveStore, loadingLater screens: Screens? = nil, random: inout SeededGenerator
@@ -235,7 +238,8 @@ enum Threads {
 
     /// A thread's example app, preserved again and again by one engine on the thread's own
     /// store (incrementally, when few screens changed since its last save or restoration), and
-    /// a store of its own that a new engine saves the same screens into in full, for comparison.
+    /// a store of its own that a new engine saves the same screens into in full, for comparison;
+    /// and the thread's restoration whose pages are still loading, if any.
     final class Screens {
         let app = OrderApp()
         let engine: RestorationEngine
