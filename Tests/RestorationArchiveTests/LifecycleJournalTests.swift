@@ -81,6 +81,34 @@ struct LifecycleJournalTests {
         }
     }
 
+    /// The previous launch, asked on one thread while another records the store's first
+    /// event: the launch before, never the launch that event starts (which the store then
+    /// records in).
+    @Test func thePreviousLaunchAskedWhileTheLaunchStartsIsTheOneBefore() throws {
+        try withTemporaryStorePath { path in
+            let failures = Failures()
+            for _ in 0..<40 {
+                let before = try launch(path, backgrounded).launches().last?.launch
+                let store = try ArchiveStore(path: path)
+                let started = DispatchSemaphore(value: 0)
+                let recorded = DispatchSemaphore(value: 0)
+                Thread {
+                    started.signal()
+                    do { try store.record(.willFinishLaunching) } catch { failures.append("\(error)") }
+                    recorded.signal()
+                }.start()
+                started.wait()
+                while recorded.wait(timeout: .now()) == .timedOut {
+                    let previous = try store.previousLaunch()?.launch
+                    if previous != before { failures.append("previous launch \(String(describing: previous)), not \(String(describing: before))") }
+                }
+                #expect(try store.previousLaunch()?.launch == before)
+                try store.record(.didEnterBackground)
+            }
+            #expect(failures.all.isEmpty)
+        }
+    }
+
     @Test func R15_theJournalKeepsOnlyItsNewestEntries() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)

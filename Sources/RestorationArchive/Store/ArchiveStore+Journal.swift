@@ -220,8 +220,11 @@ extension ArchiveStore {
     ///   launch's (text, a real, a number past the entry's own) is no launch, and is not one
     ///   of them: ``launches()`` and ``check()`` name it.
     public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
-        let current = currentLaunch.withLock { $0 }
-        return try read { connection in
+        try read { connection in
+            // Looked at with the connection held, as a record changes it: read before, it could
+            // miss the launch an event of another thread starts meanwhile, then read as the one
+            // before.
+            let current = currentLaunch.withLock { $0 }
             let incarnation = try Self.incarnation(connection)
             return try Self.launches(connection, newest: 2).last {
                 StoreLaunch(number: $0.launch, incarnation: incarnation) != current
