@@ -48,7 +48,14 @@ extension ArchiveStore {
                 problems.append(StoreProblem(problem: "a read-write open refuses the store: \(StoreLocation.otherNames(names))"))
             }
             // A copy in memory (a store of an older schema, read-only) has no file to read: its
-            // pages, migrated, are not the file's.
+            // pages, migrated, are not the file's. The file's header, then the log's and the
+            // file's sizes, are read once the transaction holds its read lock (its first read
+            // takes it): no other connection can then both copy its log into the file and
+            // truncate the log in between. Read before, a check put aside between them saw the
+            // header of the store before an erase or a compaction and the sizes after it, and
+            // called a healthy store cut short. (A file SQLite cannot read is looked at all the
+            // same.)
+            _ = try? connection.pragmaInteger("SELECT count(*) FROM sqlite_schema")
             if let header = connection.fileBytes(count: 100), let cut = StoreLocation.cutShort(path: path, header: header) {
                 problems.append(StoreProblem(problem: cut))
             }
