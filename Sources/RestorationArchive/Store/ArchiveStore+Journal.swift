@@ -96,16 +96,13 @@ extension ArchiveStore {
         return entry
     }
 
-    /// Starts a launch (records ``LifecycleEvent/willFinishLaunching``) unless this store
-    /// records one already, as a restoration does when the app has not started its launch.
-    /// The store's launch is looked at with the connection held: one that another thread's
-    /// event started since the caller looked is this launch, which a second start would judge
-    /// as the previous one, dead on screen, invalidating every archive.
+    /// Starts a launch (records ``LifecycleEvent/willFinishLaunching``) unless this store,
+    /// read-write, records one already, as a restoration does when the app has not started
+    /// its launch. The store's launch is looked at with the connection held, as a record
+    /// changes it: one that another thread's event started a moment before is this launch,
+    /// which a second start would judge as the previous one, dead on screen, invalidating
+    /// every archive.
     func startLaunchUnlessUnderway() throws(ArchiveStoreError) {
-        guard mode == .readWrite else { throw .readOnly }
-        // Once a launch is under way it stays so (an erase's is started anew by the next
-        // event): no need to hold the connection to see it.
-        guard currentLaunch.withLock({ $0 }) == nil else { return }
         let invalidated = try withConnection { connection -> [JournalEntry] in
             guard currentLaunch.withLock({ $0 }) == nil else { return [] }
             return try record(.willFinishLaunching, connection, byRestoration: true).invalidated
