@@ -98,8 +98,8 @@ struct StoreOptions: ParsableArguments {
 
     /// Why `archive` retains no generation, by its summary read after: discarded; gone since
     /// the store listed it (an app erased the store, or discarded the archive and the store
-    /// forgot it, while the command read); saved again since (erased, then saved); or never
-    /// saved.
+    /// forgot it, while the command read); saved again since (erased, then saved); never
+    /// saved; or, when the summary cannot be read, why (damage, a store that kept changing).
     static func retainingNothing(_ archive: ArchiveName, summary: Result<ArchiveSummary?, ArchiveStoreError>) -> String {
         switch summary {
         case .success(let summary?):
@@ -111,8 +111,8 @@ struct StoreOptions: ParsableArguments {
             }
         case .success(nil):
             return ArchiveStoreError.archiveNotFound(archive).description
-        case .failure:
-            break
+        case .failure(let error):
+            return error.description
         }
         return "Archive '\(archive)' has no saved generation."
     }

@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 @testable import restorectl
 
-/// What `restorectl tree`, `show`, `diff` and `export` say of an archive they listed that
-/// retains no generation when they read it.
+/// What `restorectl tree`, `show` and `export` say of an archive they listed that retains no
+/// generation when they read it.
 @Suite("restorectl: an archive that retains nothing")
 struct RetainingNothingTests {
     private func summary(_ archive: ArchiveName, in store: ArchiveStore) -> Result<ArchiveSummary?, ArchiveStoreError> {
@@ -52,9 +52,26 @@ struct RetainingNothingTests {
         }
     }
 
-    @Test func aSummaryThatCannotBeReadSaysOnlyThatNothingIsSaved() {
-        #expect(
-            StoreOptions.retainingNothing(.main, summary: .failure(.damagedStore("test")))
-                == "Archive 'main' has no saved generation.")
+    /// A summary that cannot be read says why, not that nothing was saved: the archive's row
+    /// may be damaged, or the store kept changing under the command's reads.
+    @Test func aSummaryThatCannotBeReadSaysWhy() {
+        let damage = ArchiveStoreError.damagedStore("the archive row of 'main' does not match its checksum")
+        #expect(StoreOptions.retainingNothing(.main, summary: .failure(damage)) == damage.description)
+    }
+
+    /// An archive the store has, not discarded, whose summary lists no generation.
+    @Test func anArchiveWithNoGenerationSaysNothingIsSaved() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            guard case .success(var summary?) = summary(.main, in: store) else {
+                Issue.record("no summary of 'main'")
+                return
+            }
+            summary.generations = []
+            #expect(
+                StoreOptions.retainingNothing(.main, summary: .success(summary)) == "Archive 'main' has no saved generation.")
+        }
     }
 }
