@@ -202,6 +202,11 @@ enum Threads {
         .discardAfterForegroundDeath, .discardAfterForegroundDeath, .discard, .fallBackToKnownGood, .retry(attempts: 2),
     ]
 
+    /// An engine of the example app on `store`.
+    private static func appEngine(on store: ArchiveStore) throws(RestorationError) -> RestorationEngine {
+        try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+    }
+
     /// A launch of the example app: its screens restored from ``appArchive`` through the
     /// engine (a crash marker is committed before the first node is decoded, and removed once
     /// its pages have loaded: with `screens`, half the time only at the thread's next
@@ -213,7 +218,7 @@ enum Threads {
         do {
             screens?.finishLoading()
             let app = OrderApp()
-            let engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            let engine = try appEngine(on: store)
             let restored = try engine.restore(app.roots, from: ArchiveName(appArchive))
             // Half the time the pages load later (after other calls of the thread): the
             // restoration, and its crash marker, last until then, and a save meanwhile carries
@@ -246,7 +251,7 @@ enum Threads {
         let scratch: ArchiveStore
 
         init(store: ArchiveStore, scratchPath: String) throws {
-            engine = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+            engine = try appEngine(on: store)
             scratch = try ArchiveStore(path: scratchPath)
         }
 
@@ -291,7 +296,7 @@ enum Threads {
                     return "\(save.kind), pruned before its read"
                 }
                 guard let saved else { return "\(save.kind), pruned before its read" }
-                let full = try RestorationEngine(store: screens.scratch, app: OrderApp.identity, registry: OrderApp.registry())
+                let full = try appEngine(on: screens.scratch)
                 try full.preserve(screens.app.roots, in: archive)
                 let expected = try screens.scratch.snapshot(of: archive)?.nodes ?? []
                 if Set(saved.nodes) != Set(expected) {
@@ -402,11 +407,11 @@ enum Threads {
                 _ = try store.previousLaunch()
                 _ = try store.launches()
             case 36..<38:
-                name = "restoration"
-                name = "restoration (\(try restoreAndPreserve(race, store: store, loadingLater: screens, random: &random)))"
+                name = "restoration"  // what a failure names; the count names what it did
+                name += " (\(try restoreAndPreserve(race, store: store, loadingLater: screens, random: &random)))"
             case 40..<42:
                 name = "preservation"
-                name = "preservation (\(try preserveAgain(race, screens, random: &random)))"
+                name += " (\(try preserveAgain(race, screens, random: &random)))"
             default:
                 name = "reports and footprint"
                 _ = try store.restoreReports(of: archive)
