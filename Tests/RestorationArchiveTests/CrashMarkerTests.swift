@@ -789,6 +789,46 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A restoration that invalidates a generation whose restoration died, while another
+    /// thread records the store's first event: the invalidation committed after that event
+    /// belongs to the launch it started, as ``ArchiveStore/launches()`` counts it, not to none.
+    @Test func anInvalidationCommittedAfterTheLaunchStartedOnAnotherThreadIsThatLaunchs() throws {
+        try withTemporaryStorePath { path in
+            let failures = Mutex<[String]>([])
+            for attempt in 0..<40 {
+                try makeEngine(try ArchiveStore(path: path)).preserve([Probe("Root", value: "\(attempt)")])
+                try restoreAndDie(path)
+                let store = try ArchiveStore(path: path)
+                let started = DispatchSemaphore(value: 0)
+                let recorded = DispatchSemaphore(value: 0)
+                let launchEntry = Mutex<JournalEntry?>(nil)
+                Thread {
+                    started.signal()
+                    do {
+                        let entry = try store.record(.willFinishLaunching)
+                        launchEntry.withLock { $0 = entry }
+                    } catch { failures.withLock { $0.append("\(error)") } }
+                    recorded.signal()
+                }.start()
+                started.wait()
+                let outcome = try makeEngine(store).restore([Probe("Root")]).report.outcome
+                recorded.wait()
+                guard case .refused = outcome, let launch = launchEntry.withLock({ $0 }) else {
+                    Issue.record("attempt \(attempt): \(outcome), the launch \(String(describing: launchEntry.withLock { $0 }))")
+                    continue
+                }
+                for entry in try store.journal() where entry.sequence > launch.sequence {
+                    guard case .invalidated = entry.kind, entry.launch != launch.launch else { continue }
+                    failures.withLock {
+                        $0.append("\(entry.kind) in launch \(String(describing: entry.launch)), not \(String(describing: launch.launch))")
+                    }
+                }
+                try store.record(.didEnterBackground)
+            }
+            #expect(failures.withLock { $0 }.isEmpty)
+        }
+    }
+
     /// Restores generation 1, saved at `path`, while, as its restore gate decides, another
     /// process's marker (`processID`'s) appears: the start must be refused with `reason`,
     /// writing nothing.

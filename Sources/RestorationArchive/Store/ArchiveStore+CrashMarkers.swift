@@ -135,7 +135,6 @@ extension ArchiveStore {
         // miss a restoration that began in between, on another thread, whose marker the
         // transaction then took for one a dead process left.
         let key = progressKey(archive)
-        let launch = currentLaunch.withLock { $0 }
         let seal = self.seal
         // A read-only store decides on a marker a dead restoration left without writing, and
         // judges the previous launch as the app's next read-write launch will.
@@ -158,8 +157,9 @@ extension ArchiveStore {
                 dealing == .decideWithoutWriting && policy == .discardAfterForegroundDeath
                 ? try Self.previousLaunchDiedInForeground(
                     connection, path: path, file: file, ownLaunch: nil, listChangesBefore: launchesBefore) : nil
+            // Writes nothing, and so names no launch.
             return try Self.prepare(
-                archive, policy: policy, progressHere: progressHere, launch: launch, dealing: dealing,
+                archive, policy: policy, progressHere: progressHere, launch: nil, dealing: dealing,
                 foregroundDeath: foregroundDeath, seal: seal, connection)
         }) {
             return prepared
@@ -170,6 +170,10 @@ extension ArchiveStore {
             if let row = try ArchiveRows.archive(named: archive, in: connection) {
                 try recordEndLeftUnrecorded(of: row, connection)
             }
+            // The launch its entries belong to, looked at with the connection held, as a record
+            // changes it: looked at before, it could miss the launch another thread's event
+            // started meanwhile, and file the invalidations it commits after under none.
+            let launch = currentLaunch.withLock { $0 }
             do {
                 guard
                     let prepared = try Self.prepare(
@@ -520,6 +524,7 @@ extension ArchiveStore {
     }
 
     /// `nil` when a marker must be dealt with and `dealing` defers that to a write transaction.
+    /// `launch` is the launch the journal entries it writes belong to (only `.apply` writes).
     ///
     /// `foregroundDeath` is why the previous launch died in the foreground, for a read-only
     /// store under ``CrashPolicy/discardAfterForegroundDeath``: the app's next read-write
