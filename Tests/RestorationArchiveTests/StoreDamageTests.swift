@@ -60,6 +60,39 @@ struct StoreDamageTests {
         }
     }
 
+    /// A node whose row damage took away, or moved to another path, is not "no node": a
+    /// lookup that finds no row at a path reads the generation whole, and a generation whose
+    /// nodes no longer match their header is damaged. A path the generation never had is
+    /// still `nil` when the generation is whole.
+    @Test(arguments: [
+        (
+            "DELETE FROM node WHERE path = 'Root/n1'",
+            "it holds no node at '%@' that can be read: its nodes do not match the header's count, size and digest"
+        ),
+        (
+            "UPDATE node SET path = 'Root/n9' WHERE path = 'Root/n1'",
+            "it holds no node at '%@' that can be read: its damaged node at 'Root/n9' may be that node"
+        ),
+        (
+            "UPDATE node SET path = 'Root/n9' || path WHERE path IN ('Root/n1', 'Root/n2')",
+            "it holds no node at '%@' that can be read: one of its 2 damaged nodes ('Root/n9Root/n1', 'Root/n9Root/n2') may be that node"
+        ),
+    ])
+    func aLookupThatFindsNoNodeInADamagedGenerationSaysItIsDamaged(sql: String, reason: String) throws {
+        try withSavedStore { path, nodes in
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try store.node(at: .text("Root/n7")) == nil)
+            try tamper(with: path, sql)
+            let damaged = try ArchiveStore(path: path, mode: .readOnly)
+            for asked in ["Root/n1", "Root/n7"] {
+                let expected = reason.replacingOccurrences(of: "%@", with: asked)
+                #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, expected)) { try damaged.node(at: .text(asked)) }
+            }
+            // A node found is checked on its own, as before.
+            #expect(try damaged.node(at: nodes[3].path) == nodes[3])
+        }
+    }
+
     /// Inspection (`restorectl tree` and `show`) reads the generation as a restoration does:
     /// a damaged node is kept, with what the store holds, and named; the others are as saved.
     /// Damage beyond one node still fails the read.

@@ -282,6 +282,21 @@ struct InspectionCommandTests {
         }
     }
 
+    /// `show` of a node whose row damage took away says the generation is damaged, not that
+    /// the archive has no node there; a node still whole is shown.
+    @Test func showOfANodeThatDamageTookAwaySaysTheGenerationIsDamaged() throws {
+        try withDemoStore { path in
+            try tamper(path, "DELETE FROM node WHERE path = 'Tabs/Profile' AND died IS NULL")
+            let gone = try run(["show", path, "Tabs/Profile"])
+            #expect(gone.status == 1 && gone.standardOutput.isEmpty)
+            #expect(
+                gone.standardError
+                    == "restorectl: error: Archive 'main' generation 4 is damaged: it holds no node at 'Tabs/Profile' that can be read: its nodes do not match the header's count, size and digest.\n")
+            let whole = try run(["show", path, "Tabs/OrderNavigation/Order"])
+            #expect(whole.status == 0 && whole.standardOutput.contains("checksum:  ok"), "\(whole.standardError)")
+        }
+    }
+
     /// One archive's damaged row hides nothing else: `info` shows the other archives and names
     /// the damaged one, `events` the journal and the other archives' saves, `markers` and
     /// `report` work, each that met the damage exits 1 naming it, and a discard replaces it.

@@ -70,9 +70,13 @@ extension ArchiveStore {
     ///   - path: the node's restoration path.
     ///   - archive: the archive to read.
     ///   - generation: a retained generation, or `nil` for the newest.
-    /// - Returns: the node, or `nil` when the generation has no node at `path`.
+    /// - Returns: the node, or `nil` when the generation has no node at `path`. Finding no row
+    ///   at `path`, it reads the generation whole (only then) to tell a node it never had from
+    ///   one that damage took away or moved to another path.
     /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/generationNotFound(_:_:)``,
-    ///   ``ArchiveStoreError/damagedNode(_:_:_:)``.
+    ///   ``ArchiveStoreError/damagedNode(_:_:_:)``; ``ArchiveStoreError/damagedArchive(_:_:_:)``
+    ///   when no row is at `path` and the generation is damaged: its nodes do not match its
+    ///   header, or one of them does not match its checksum (and may be the node asked for).
     public func node(at path: RestorationPath, in archive: ArchiveName = .main, generation: Generation? = nil)
         throws(ArchiveStoreError) -> ArchivedNode?
     {
@@ -95,7 +99,10 @@ extension ArchiveStore {
             try statement.bind(path.description, at: 2)
             try statement.bind(wanted.rawValue, at: 3)
             try statement.bind(header.epoch.rawValue, at: 4)
-            guard try statement.step() else { return nil }
+            guard try statement.step() else {
+                try Self.expectNoNode(at: path, of: row, generation: header, seal: seal, connection)
+                return nil
+            }
             var reader = NodeRowReader(archive: archive, seal: seal)
             let node = try reader.node(statement, generation: wanted).node
             guard try !statement.step() else {
@@ -103,6 +110,31 @@ extension ArchiveStore {
             }
             return node
         }
+    }
+
+    /// Throws when `generation`, in which no row is at `path`, is damaged, so that the node may
+    /// have been lost to the damage: its nodes do not match its header (one gone), or one of
+    /// them does not match its checksum (its path changed, perhaps from `path`).
+    private static func expectNoNode(
+        at path: RestorationPath, of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow,
+        seal: StateSeal?, _ connection: Connection
+    ) throws {
+        func noReadableNode(_ reason: String) -> ArchiveStoreError {
+            .damagedArchive(archive.name, generation.generation, "it holds no node at '\(path)' that can be read: \(reason)")
+        }
+        let damaged: [RestorationPath]
+        do {
+            damaged = try readNodes(of: archive, generation: generation, toleratingDamage: true, seal: seal, connection)
+                .damage.keys.sorted()
+        } catch ArchiveStoreError.damagedArchive(_, _, let reason) {
+            throw noReadableNode(reason)
+        }
+        guard let first = damaged.first else { return }
+        let named = damaged.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (damaged.count > 3 ? ", …" : "")
+        throw noReadableNode(
+            damaged.count == 1
+                ? "its damaged node at '\(first)' may be that node"
+                : "one of its \(damaged.count) damaged nodes (\(named)) may be that node")
     }
 
     /// The header of an archive's newest retained generation, or `nil` when it has none.
