@@ -659,6 +659,10 @@ struct StoreDamageTests {
             #expect(!ArchiveStoreError.readOnly.isDamage && !ArchiveStoreError.archiveNotFound(.main).isDamage)
             #expect(throws: damage) { () throws -> Void in _ = try store.snapshot() }
             #expect(throws: damage) { () throws -> Void in _ = try store.header() }
+            // The summaries, which `restorectl info` shows, too: they called it valid, with no
+            // generation retained.
+            #expect(throws: damage) { () throws -> Void in _ = try store.summary(of: .main) }
+            #expect(throws: damage) { () throws -> Void in _ = try store.archives() }
             #expect(try store.check().contains { $0.generation == 1 && $0.problem.contains("newest generation is missing") })
             let engine = try RestorationEngine(
                 store: store, app: AppIdentity(version: "1", build: "1"), registry: RestorationRegistry())

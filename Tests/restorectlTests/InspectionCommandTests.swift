@@ -297,6 +297,20 @@ struct InspectionCommandTests {
         }
     }
 
+    /// `info` of an archive whose newest generation's row damage took away names the damage,
+    /// as `tree` and `check` do; it said "state: valid", "generation: 4 (none retained)".
+    @Test func infoOfAnArchiveWhoseNewestHeaderIsGoneSaysItIsDamaged() throws {
+        try withDemoStore { path in
+            try tamper(path, "DELETE FROM generation WHERE generation = 4")
+            let named = "Archive 'main' generation 4 is damaged: the header of its newest generation is missing."
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError == "restorectl: error: \(named)\n")
+            #expect(info.standardOutput.contains("\nArchive main\n  state:         damaged: \(named)\n"))
+            let tree = try run(["tree", path])
+            #expect(tree.status == 1 && tree.standardError == "restorectl: error: \(named)\n")
+        }
+    }
+
     /// One archive's damaged row hides nothing else: `info` shows the other archives and names
     /// the damaged one, `events` the journal and the other archives' saves, `markers` and
     /// `report` work, each that met the damage exits 1 naming it, and a discard replaces it.

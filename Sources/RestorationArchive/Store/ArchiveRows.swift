@@ -485,12 +485,16 @@ enum ArchiveRows {
 
     /// The damage of the archive's newest generation among `damaged`, unless `readable` holds
     /// an intact row of its number: a damaged row that damage gave that number (a real, as
-    /// SQLite converts it) is no damage to the newest generation.
+    /// SQLite converts it) is no damage to the newest generation. A newest generation with no
+    /// row at all, in an archive not discarded, is damage too (``newestHeaderMissing``): a
+    /// save always leaves its generation's row.
     static func newestDamage(of archive: ArchiveRow, _ readable: [GenerationRow], _ damaged: [DamagedGeneration])
         -> DamagedGeneration?
     {
         guard !readable.contains(where: { $0.generation == archive.generation }) else { return nil }
-        return damaged.first { $0.generation == archive.generation }
+        if let damage = damaged.first(where: { $0.generation == archive.generation }) { return damage }
+        guard archive.discardedAt == nil, archive.generation.rawValue > 0 else { return nil }
+        return DamagedGeneration(archive: archive.name, generation: archive.generation, reason: newestHeaderMissing)
     }
 
     /// A retained generation whose header cannot be read, named by its number (a number of
