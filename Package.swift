@@ -48,6 +48,7 @@ let package = Package(
                 .embedInCode("v0009_node_rows_without_parent_path.sql"),
                 .embedInCode("v0010_process_start.sql"),
                 .embedInCode("v0011_checks_without_value_lists.sql"),
+                .embedInCode("v0012_journal_checksums.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

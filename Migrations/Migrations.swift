@@ -33,5 +33,6 @@ package enum StoreMigrations {
         StoreMigration("v0010_process_start", PackageResources.v0010_process_start_sql),
         StoreMigration(
             "v0011_checks_without_value_lists", PackageResources.v0011_checks_without_value_lists_sql),
+        StoreMigration("v0012_journal_checksums", PackageResources.v0012_journal_checksums_sql),
     ]
 }

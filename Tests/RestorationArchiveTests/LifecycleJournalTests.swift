@@ -297,8 +297,9 @@ struct ForegroundDeathPolicyTests {
                 summary.startedAt = Date(timeIntervalSince1970: seconds)
                 #expect(summary.processIsRunning, "\(seconds)")
             }
-            // Entries written before schema v0010 record no start: the date tells.
-            try tamper(with: path, "UPDATE journal SET process_boot = NULL, process_start = NULL")
+            // Entries written before schema v0010 (and so before v0012's checksums) record no
+            // start: the date tells.
+            try tamper(with: path, "UPDATE journal SET process_boot = NULL, process_start = NULL, checksum = NULL")
             summary = try #require(try ArchiveStore(path: path).previousLaunch())
             #expect(summary.processIsRunning, "this process recorded it")
             for seconds in farOut {
@@ -323,7 +324,8 @@ struct ForegroundDeathPolicyTests {
             // The process taken for the other instance runs from before its launch began.
             try withRunningProcess { sleeper in
                 try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
-                try tamper(with: path, "UPDATE journal SET \(try writer(sleeper))\(change)")
+                // (As entries written before schema v0012, whose values no checksum covers.)
+                try tamper(with: path, "UPDATE journal SET checksum = NULL, \(try writer(sleeper))\(change)")
                 #expect(try ArchiveStore(path: path).previousLaunch()?.processIsRunning == true)
 
                 let store = try launch(path, [.willFinishLaunching], configuration: policy)
@@ -419,7 +421,7 @@ struct ForegroundDeathPolicyTests {
                 with: path,
                 """
                 PRAGMA ignore_check_constraints = ON;
-                UPDATE journal SET id = id - 9223372036854775800, launch = NULL;
+                UPDATE journal SET id = id - 9223372036854775800, launch = NULL, checksum = NULL;
                 UPDATE sqlite_sequence SET seq = seq - 9223372036854775800 WHERE name = 'journal'
                 """)
             let store = try ArchiveStore(path: path)
@@ -450,10 +452,13 @@ struct ForegroundDeathPolicyTests {
             let store = try ArchiveStore(path: path, configuration: policy, logger: Logger(label: "test") { _ in sink })
             try store.record(.willFinishLaunching)
             try tamper(with: path, "PRAGMA ignore_check_constraints = ON; \(damage)")
+            // An entry given another id no longer has its launch's number, which it started:
+            // its checksum (schema v0012) says so.
+            let renumbered = damage.hasPrefix("UPDATE journal")
             #expect(
                 try store.check().map(\.description) == [
                     "the lifecycle journal: its numbering has reached the highest integer (the next entry written starts it afresh)"
-                ])
+                ] + (renumbered ? ["journal entry 9223372036854775807: The store's history is damaged: a journal entry does not match its checksum."] : []))
             let restart = "The lifecycle journal's numbering had reached the highest integer (damage): its entries are deleted and it starts afresh"
             #expect(!sink.messages.contains(restart))
             let root = Probe("Root")
@@ -517,6 +522,56 @@ struct ForegroundDeathPolicyTests {
             let fresh = Probe("Root")
             #expect(try makeEngine(next).restore([fresh]).report.outcome == .restored)
             #expect(fresh.value == "fresh")
+        }
+    }
+
+    /// A launch that died on screen, whose last entry damage turned into a move to the
+    /// background: every value readable and allowed, so that only the entry's checksum
+    /// (schema v0012) tells. Read as it is, the launch ended in the background, and the state
+    /// it died with was restored; it is a damaged record now, which may hide a death in the
+    /// foreground. The same for a change to its process.
+    @Test(arguments: [
+        "event = 'didEnterBackground', app_state = 'background'", "process_id = process_id + 1", "at = at - 1",
+    ])
+    func aRecordOfThePreviousLaunchChangedByDamageIsDamaged(_ change: String) throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+            try tamper(with: path, "UPDATE journal SET \(change) WHERE id = (SELECT max(id) FROM journal)")
+            let damage = ArchiveStoreError.damagedHistory("a journal entry does not match its checksum")
+            #expect(throws: damage) { try ArchiveStore(path: path).previousLaunch() }
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            #expect(root.decodeCount == 0)
+        }
+    }
+
+    /// A store event's entry whose columns damage shifted (a byte of its record's header
+    /// flipped: "mainthe user quit th", "e app explicitly…") still reads as text of its
+    /// columns' types: its checksum tells, and only that entry is damaged. Entries written
+    /// before schema v0012, without a checksum, are read as they are.
+    @Test func aStoreEventChangedByDamageIsDamagedAndAnEntryWithoutAChecksumIsRead() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.record(.willFinishLaunching)
+            try makeEngine(store).preserve([Probe("Root", value: "saved")])
+            _ = try store.discard(.main, reason: "the user quit the app explicitly")
+            let discard = try #require(try store.journal().last)
+            #expect(discard.kind == .discarded(.main, reason: "the user quit the app explicitly"))
+            try store.record(.willTerminate)
+            let shifted = "archive = 'mainthe user quit th', detail = 'e app explicitly'"
+            try tamper(with: path, "UPDATE journal SET \(shifted) WHERE id = \(discard.sequence)")
+            let damage = ArchiveStoreError.damagedHistory("a journal entry does not match its checksum")
+            #expect(throws: damage) { try store.journal() }
+            #expect(try store.journal(limit: 1).map(\.kind) == [.lifecycle(.willTerminate, .terminated)])
+            #expect(
+                try store.check().map(\.description)
+                    == ["journal entry \(discard.sequence): The store's history is damaged: a journal entry does not match its checksum."])
+            // Written before v0012: no checksum, read as it is.
+            try tamper(with: path, "UPDATE journal SET checksum = NULL WHERE id = \(discard.sequence)")
+            #expect(try store.journal().map(\.kind).contains(.discarded(try ArchiveName("mainthe user quit th"), reason: "e app explicitly")))
+            #expect(try store.check().isEmpty)
         }
     }
 

@@ -220,7 +220,11 @@ struct MigrationTests {
     @Test func v11KeepsTheJournalAndTheReportsAndLeavesOutOnlyRowsTheyCannotHold() throws {
         try withTemporaryStorePath { path in
             #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-            let journal = "SELECT * FROM journal ORDER BY id"
+            // The columns v0011 copies (v0012 adds one).
+            let journal = """
+                SELECT id, launch, at, process_id, event, app_state, archive, generation, detail, process_boot, \
+                process_start FROM journal ORDER BY id
+                """
             let reports = "SELECT * FROM restore_report ORDER BY archive_id, sequence"
             // Each row's values as text, as SQLite converts them ("NULL" for NULL).
             func rows(_ sql: String) throws -> [[String]] {
@@ -266,7 +270,7 @@ struct MigrationTests {
             #expect(try rows(journal).count == 5 && rows(reports).count == 3)
 
             let store = try ArchiveStore(path: path)
-            #expect(try rows("PRAGMA user_version") == [["11"]])
+            #expect(try rows("PRAGMA user_version") == [["\(StoreMigrations.all.count)"]])
             #expect(try rows(journal) == kept.journal)
             #expect(try rows(reports) == kept.reports)
             #expect(try rows("SELECT name FROM sqlite_schema WHERE name LIKE '%_v11' OR name = 'journal_by_launch'") == [["journal_by_launch"]])

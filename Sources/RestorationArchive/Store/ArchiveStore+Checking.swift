@@ -150,7 +150,7 @@ extension ArchiveStore {
                         problem: "the lifecycle journal: its numbering has reached the highest integer "
                             + "(the next entry written starts it afresh)"))
             }
-            let entries = try connection.statement("SELECT \(entryColumns) FROM journal ORDER BY id")
+            let entries = try connection.statement("SELECT \(entryColumns) FROM journal ORDER BY rowid")
             defer { entries.reset() }
             while try entries.step() {
                 do {

@@ -183,13 +183,13 @@ extension ArchiveStore {
     /// - Parameter limit: at most this many entries, the newest; all that are kept when `nil`.
     ///   Only the entries returned are read, so that damage to an older one does not hide the
     ///   newest.
-    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for an entry that cannot be read
-    ///   (``ArchiveStore/check()`` names it by its sequence). It is deleted once
-    ///   ``ArchiveStore/retainedJournalEntries`` newer entries are recorded.
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for an entry that cannot be read or
+    ///   does not match its checksum (``ArchiveStore/check()`` names it by its sequence). It
+    ///   is deleted once ``ArchiveStore/retainedJournalEntries`` newer entries are recorded.
     public func journal(limit: Int? = nil) throws(ArchiveStoreError) -> [JournalEntry] {
         try read { connection in
             let statement = try connection.statement(
-                "SELECT \(Self.entryColumns) FROM journal ORDER BY id DESC LIMIT ?")
+                "SELECT \(Self.entryColumns) FROM journal ORDER BY rowid DESC LIMIT ?")
             defer { statement.reset() }
             try statement.bind(Int64(clamping: max(0, limit ?? Int.max)), at: 1)
             var entries: [JournalEntry] = []
@@ -356,49 +356,53 @@ extension ArchiveStore {
         let statement = try connection.statement(
             """
             INSERT INTO journal (launch, at, process_id, event, app_state, archive, generation, detail, \
-            process_boot, process_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            process_boot, process_start, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
-        let now = Clock.nowMilliseconds()
-        let processID = Int64(getpid())
-        try launch.map { try statement.bind($0, at: 1) } ?? statement.bindNull(at: 1)
-        try statement.bind(now, at: 2)
-        try statement.bind(processID, at: 3)
+        let start = ProcessStart.current
+        var row = JournalEntryRow(
+            launch: launch, startsItsLaunch: false, at: Clock.nowMilliseconds(), processID: Int64(getpid()), event: "",
+            processBoot: start?.boot, processStart: start?.ticks)
         switch kind {
         case .lifecycle(let event, let state):
-            try statement.bind(event.rawValue, at: 4)
-            try statement.bind(state.rawValue, at: 5)
-            try statement.bindNull(at: 6)
-            try statement.bindNull(at: 7)
-            try statement.bindNull(at: 8)
+            row.event = event.rawValue
+            row.applicationState = state.rawValue
+            // Its launch number is its id, set below once SQLite has numbered it.
+            row.startsItsLaunch = launch == nil
         case .invalidated(let archive, let generation, let reason):
-            try statement.bind("invalidated", at: 4)
-            try statement.bindNull(at: 5)
-            try statement.bind(archive.rawValue, at: 6)
-            try statement.bind(generation.rawValue, at: 7)
-            try statement.bind(reason, at: 8)
+            row.event = "invalidated"
+            row.archive = archive.rawValue
+            row.generation = generation.rawValue
+            row.detail = reason
         case .discarded(let archive, let reason):
-            try statement.bind("discarded", at: 4)
-            try statement.bindNull(at: 5)
-            try statement.bind(archive.rawValue, at: 6)
-            try statement.bindNull(at: 7)
-            try statement.bind(reason, at: 8)
+            row.event = "discarded"
+            row.archive = archive.rawValue
+            row.detail = reason
         }
-        let start = ProcessStart.current
-        try statement.bind(start?.boot, at: 9)
-        try statement.bind(start?.ticks, at: 10)
+        try statement.bind(row.launch, at: 1)
+        try statement.bind(row.at, at: 2)
+        try statement.bind(row.processID, at: 3)
+        try statement.bind(row.event, at: 4)
+        try statement.bind(row.applicationState, at: 5)
+        try statement.bind(row.archive, at: 6)
+        try statement.bind(row.generation, at: 7)
+        try statement.bind(row.detail, at: 8)
+        try statement.bind(row.processBoot, at: 9)
+        try statement.bind(row.processStart, at: 10)
+        try statement.bind(row.checksum, at: 11)
         try statement.run()
         let id = connection.lastInsertedRowID
         statement.reset()
         var entryLaunch = launch
-        if launch == nil, case .lifecycle = kind {
-            let start = try connection.statement("UPDATE journal SET launch = id WHERE id = ?")
+        if row.startsItsLaunch {
+            // (`rowid`: see `JournalEntryRow.columns`.)
+            let start = try connection.statement("UPDATE journal SET launch = rowid WHERE rowid = ?")
             defer { start.reset() }
             try start.bind(id, at: 1)
             try start.run()
             entryLaunch = id
         }
-        let prune = try connection.statement("DELETE FROM journal WHERE id <= ?")
+        let prune = try connection.statement("DELETE FROM journal WHERE rowid <= ?")
         defer { prune.reset() }
         // Damage may have left ids down to the lowest integer (SQLite numbers an entry from the
         // highest id there): the subtraction saturates, and deletes nothing, rather than trap.
@@ -406,10 +410,10 @@ extension ArchiveStore {
         try prune.bind(overflow ? .min : oldestDeleted, at: 1)
         try prune.run()
         return JournalEntry(
-            sequence: id, launch: entryLaunch, date: Clock.date(milliseconds: now), processID: processID, kind: kind)
+            sequence: id, launch: entryLaunch, date: Clock.date(milliseconds: row.at), processID: row.processID, kind: kind)
     }
 
-    static let entryColumns = "id, launch, at, process_id, event, app_state, archive, generation, detail"
+    static let entryColumns = JournalEntryRow.columns
 
     /// The entry a row of ``entryColumns`` holds.
     /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when it cannot be read: damage to
@@ -438,11 +442,21 @@ extension ArchiveStore {
                     ? .invalidated(archive, Generation(try statement.int64(7)), reason: reason)
                     : .discarded(archive, reason: reason)
             }
+            try verifyChecksum(statement)
             return JournalEntry(
                 sequence: try statement.int64(0), launch: try statement.optionalInt64(1),
                 date: Clock.date(milliseconds: try statement.int64(2)), processID: try statement.int64(3), kind: kind)
         } catch let error as ColumnError {
             throw ArchiveStoreError.damagedHistory("a journal entry cannot be read (\(error))")
+        }
+    }
+
+    /// Throws when the entry a row of ``entryColumns`` holds does not match its checksum:
+    /// damage that left every column readable, a flipped byte moving the boundaries between
+    /// them, read back as another entry. (One written before v0012 has none.)
+    private static func verifyChecksum(_ statement: Statement) throws {
+        if let checksum = try JournalEntryRow.checksums(in: statement), checksum.stored != checksum.computed {
+            throw ArchiveStoreError.damagedHistory("a journal entry does not match its checksum")
         }
     }
 
@@ -478,10 +492,8 @@ extension ArchiveStore {
         // (`IS`: a launch number damage made NULL is read, and named.)
         let last = try connection.statement(
             """
-            SELECT launch, process_id, \
-            (SELECT min(at) FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL), \
-            at, event, app_state, process_boot, process_start FROM journal \
-            WHERE launch IS ?1 AND app_state IS NOT NULL ORDER BY id DESC LIMIT 1
+            SELECT \(entryColumns), (SELECT min(at) FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL) \
+            FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL ORDER BY rowid DESC LIMIT 1
             """)
         defer { last.reset() }
         var launches: [LaunchSummary] = []
@@ -499,13 +511,14 @@ extension ArchiveStore {
         return launches.reversed()
     }
 
-    /// A launch's summary from its row of ``launches(_:newest:)``: its number, process, first
-    /// time, then its last lifecycle event with its time, state and process start.
+    /// A launch's summary from its row of ``launches(_:newest:)``: its last lifecycle event
+    /// (``entryColumns``), then the launch's first time.
     private static func launch(_ statement: Statement) throws -> LaunchSummary {
         do {
             guard let event = LifecycleEvent(rawValue: try statement.string(4)),
                 let state = ApplicationState(rawValue: try statement.string(5))
             else { throw ArchiveStoreError.damagedHistory("a journal entry has an unknown event or state") }
+            try verifyChecksum(statement)
             let ending: LaunchSummary.Ending =
                 switch state {
                 case .terminated: .terminated
@@ -513,10 +526,10 @@ extension ArchiveStore {
                 case .inactive, .active: .inForeground
                 }
             return LaunchSummary(
-                launch: try statement.int64(0), processID: try statement.int64(1),
-                startedAt: Clock.date(milliseconds: try statement.int64(2)), lastEvent: event,
-                lastEventAt: Clock.date(milliseconds: try statement.int64(3)), ending: ending,
-                processStart: ProcessStart(statement, columns: 6))
+                launch: try statement.int64(1), processID: try statement.int64(3),
+                startedAt: Clock.date(milliseconds: try statement.int64(12)), lastEvent: event,
+                lastEventAt: Clock.date(milliseconds: try statement.int64(2)), ending: ending,
+                processStart: ProcessStart(statement, columns: 9))
         } catch let error as ColumnError {
             throw ArchiveStoreError.damagedHistory("a journal entry cannot be read (\(error))")
         }

@@ -128,7 +128,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     case damagedStore(String)
     /// The store's history of past launches is damaged: an entry of its lifecycle journal
     /// (``ArchiveStore/journal(limit:)``, ``ArchiveStore/previousLaunch()``) or a restore
-    /// report (``ArchiveStore/restoreReports(of:limit:)``) cannot be read. Archives and their
+    /// report (``ArchiveStore/restoreReports(of:limit:)``) cannot be read, or a journal entry
+    /// does not match its checksum (one written since schema version 12). Archives and their
     /// state are not affected, and the store stays usable: the journal's and the reports'
     /// pruning delete the damaged entry in time, and ``CrashPolicy/discardAfterForegroundDeath``
     /// takes a launch it cannot read for one that died in the foreground.

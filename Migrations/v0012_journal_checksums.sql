@@ -1,0 +1,17 @@
+-- v0012: a checksum over each journal entry, as v0005 gave the archive and generation rows.
+--
+-- The journal is read for two things: how the previous launch ended, which decides under
+-- the crash policy `discardAfterForegroundDeath` whether every archive is invalidated, and
+-- the history `restorectl events` shows. A byte flipped in an entry's record header moved
+-- the boundaries between its columns and still read as text: an entry of a discard read
+-- back as one of archive "mainthe user quit th" with the reason "e app explicitly…",
+-- without error.
+--
+-- journal.checksum covers every column of the entry but its id (SQLite's key for the row,
+-- whose damage SQLite's own integrity check names): its launch (as "its own" when the entry
+-- started the launch it belongs to, whose number is its id), time, process, event, state,
+-- archive, generation, reason and process start; see
+-- Sources/RestorationArchive/Store/ArchiveStore+Journal.swift.
+--
+-- Entries written before this migration keep NULL and are not verified.
+ALTER TABLE journal ADD COLUMN checksum INTEGER;
