@@ -49,6 +49,7 @@ let package = Package(
                 .embedInCode("v0010_process_start.sql"),
                 .embedInCode("v0011_checks_without_value_lists.sql"),
                 .embedInCode("v0012_journal_checksums.sql"),
+                .embedInCode("v0013_crash_marker_checksums.sql"),
             ]
         ),
         // CRC-32C with the CPU's instruction (our own code; the portable version is Swift).

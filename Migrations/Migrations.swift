@@ -34,5 +34,6 @@ package enum StoreMigrations {
         StoreMigration(
             "v0011_checks_without_value_lists", PackageResources.v0011_checks_without_value_lists_sql),
         StoreMigration("v0012_journal_checksums", PackageResources.v0012_journal_checksums_sql),
+        StoreMigration("v0013_crash_marker_checksums", PackageResources.v0013_crash_marker_checksums_sql),
     ]
 }

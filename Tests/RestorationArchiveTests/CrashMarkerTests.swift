@@ -35,7 +35,8 @@ func restoreAndDie(_ path: String, configuration: ArchiveStore.Configuration = .
     let result = try makeEngine(store).restore([screen])
     #expect(result.report.outcome == .restored && !result.isComplete)
     #expect(try store.hasCrashMarker())
-    try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+    let dead = Int64(try deadProcessID())
+    try rewriteMarker(at: path) { $0.processID = dead }
 }
 
 /// The launch after generation 1's restoration died (R11): it finds the marker, invalidates
@@ -340,7 +341,7 @@ struct CrashMarkerTests {
                 try makeEngine(store).preserve([Probe("Root")])
                 let slow = SlowScreen("Root")
                 let result = try makeEngine(store).restore([slow])
-                try tamper(with: path, "UPDATE crash_marker SET \(try writer(other))")
+                try tamper(with: path, "UPDATE crash_marker SET \(try writer(other)), checksum = NULL")
                 try body(path, store, slow, result, other)
             }
         }
@@ -361,7 +362,7 @@ struct CrashMarkerTests {
     /// invalidated the generation being restored.
     @Test func markerOfAProcessStillRestoringIsLeftAloneAfterTheClockWasSteppedForward() throws {
         try withRestorationMarkedAsAnotherProcess { path, store, _, _, sleeper in
-            try tamper(with: path, "UPDATE crash_marker SET started_at = started_at - 3600000")
+            try tamper(with: path, "UPDATE crash_marker SET started_at = started_at - 3600000, checksum = NULL")
             #expect(try store.crashMarkers().map(\.processIsRunning) == [true])
             let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
             let reason = "another process (\(sleeper.processIdentifier)) is restoring it"
@@ -370,11 +371,13 @@ struct CrashMarkerTests {
         }
     }
 
-    /// A marker whose recorded start cannot be read (text that is not UTF-8) is judged by its
-    /// time, as a marker written before schema v0010 is, rather than taken for damage.
+    /// A marker without a checksum (written before schema v0013) whose recorded start cannot
+    /// be read (text that is not UTF-8) is judged by its time, as a marker written before
+    /// v0010 is, rather than taken for damage. (With a checksum, that does not match: see
+    /// `aMarkerChangedByDamageIsARestorationThatDied`.)
     @Test func markerWhoseRecordedStartIsDamagedIsJudgedByItsTime() throws {
         try withRestorationMarkedAsAnotherProcess { path, store, _, _, sleeper in
-            try tamper(with: path, "UPDATE crash_marker SET process_boot = CAST(x'ff' AS TEXT)")
+            try tamper(with: path, "UPDATE crash_marker SET process_boot = CAST(x'ff' AS TEXT), checksum = NULL")
             #expect(try store.crashMarkers().map(\.processIsRunning) == [true])
             #expect(try store.check().isEmpty)
             let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
@@ -413,6 +416,33 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A marker whose values damage changed (every one still readable: a bit flipped in its
+    /// row read back as generation -125, another process, another time) does not match its
+    /// checksum (schema v0013), and is a restoration that died, of the newest generation, as
+    /// a marker whose values cannot be read is. Read as it was, generation -125 was
+    /// invalidated, which no generation is, and the generation whose restoration died was
+    /// restored again; a process that runs kept every restoration refused.
+    @Test(arguments: ["generation = -125", "process_id = %running%", "started_at = started_at - 1"])
+    func aMarkerChangedByDamageIsARestorationThatDied(_ change: String) throws {
+        try withTemporaryStorePath { path in
+            try withRunningProcess { running in
+                let store = try ArchiveStore(path: path)
+                try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+                try restoreAndDie(path)
+                let written = try #require(try store.crashMarkers().first)
+                #expect(!written.isDamaged && !written.processIsRunning)
+                #expect(try store.check().isEmpty)
+                let damaged = change.replacingOccurrences(of: "%running%", with: "\(running.processIdentifier)")
+                try tamper(with: path, "UPDATE crash_marker SET \(damaged)")
+                #expect(try store.crashMarkers().map(\.isDamaged) == [true])
+                #expect(
+                    try store.check().map(\.description)
+                        == ["archive 'main': its crash marker: The store is damaged: the crash marker does not match its checksum."])
+                try expectNextLaunchInvalidatesGeneration1(path)
+            }
+        }
+    }
+
     /// The id of a process that died restoring may be given to another process, started
     /// later, that runs for hours: that one is no restoration in progress, or no launch would
     /// restore (nor apply the crash policy) until it exits. Told by the start the marker
@@ -430,7 +460,7 @@ struct CrashMarkerTests {
             try restoreAndDie(path)
             try withRunningProcess { sleeper in
                 try tamper(
-                    with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), \(assignments)")
+                    with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), checksum = NULL, \(assignments)")
                 #expect(try store.crashMarkers().map(\.processIsRunning) == [false])
                 try expectNextLaunchInvalidatesGeneration1(path)
             }
@@ -554,7 +584,7 @@ struct CrashMarkerTests {
             }
             #expect(try ArchiveStore(path: path).crashMarkers().map(\.generation) == [2])
             // The app dies before the restoration completes.
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
             let next = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
             #expect(next.report.outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
         }
@@ -646,6 +676,9 @@ struct CrashMarkerTests {
         #expect(result.report.outcome == .restored && !result.isComplete)
         slow.value = "saved while the page loads"
         #expect(try engine.preserve([slow]).save?.generation == 2)
+        // The marker moved to the new generation, written whole again (its checksum too).
+        let carried = try store.crashMarkers()
+        #expect(carried.map(\.generation) == [2] && carried.map(\.isDamaged) == [false])
         return (slow, result)
     }
 
@@ -664,7 +697,7 @@ struct CrashMarkerTests {
             let configuration = ArchiveStore.Configuration(retainedGenerations: retained, crashPolicy: policy)
             let store = try ArchiveStore(path: path, configuration: configuration)
             let (slow, result) = try restoreAndSaveDuringIt(store, value: "loads a page that crashes the app")
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
 
             let root = Probe("Root")
             let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
@@ -692,7 +725,7 @@ struct CrashMarkerTests {
             }  // the screen, and its extension, released
             try engine.preserve([Probe("Root", value: "saved after")])
             #expect(try store.crashMarkers().map(\.generation) == [1])
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID())")
+            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
 
             let root = Probe("Root")
             let next = try makeEngine(try ArchiveStore(path: path)).restore([root])

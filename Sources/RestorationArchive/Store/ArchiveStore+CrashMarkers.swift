@@ -104,7 +104,7 @@ extension ArchiveStore {
     }
 
     /// What a crash marker says.
-    private struct Marker {
+    struct Marker {
         var generation: Generation
         var processID: Int64
         /// When its restoration began, in milliseconds since 1970.
@@ -118,6 +118,19 @@ extension ArchiveStore {
         /// Whether the process that wrote it runs.
         var processIsRunning: Bool {
             !isUnreadable && ProcessIdentity.isRunning(processID, recordedAt: startedAt, start: processStart)
+        }
+
+        /// The checksum of the marker of `archive` (schema v0013): its every column but the
+        /// archive's id, by which it finds its archive, whose name it covers instead.
+        func checksum(of archive: ArchiveName) -> Int64 {
+            var checksum = Checksum(domain: 0x4D52_4B52)  // "MRKR"
+            checksum.combine(archive.rawValue)
+            checksum.combine(generation.rawValue)
+            checksum.combine(startedAt)
+            checksum.combine(processID)
+            checksum.combine(processStart?.boot)
+            checksum.combine(processStart?.ticks)
+            return checksum.finalize()
         }
     }
 
@@ -278,23 +291,32 @@ extension ArchiveStore {
             return true
         }
         if anotherGeneration { return nil }
+        try Self.write(
+            Marker(
+                generation: generation, processID: Int64(getpid()), startedAt: Clock.nowMilliseconds(),
+                processStart: ProcessStart.current),
+            of: row, connection)
+        return nil
+    }
+
+    /// Writes the archive's one crash marker, replacing the one it has, if any.
+    static func write(_ marker: Marker, of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
         // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
         // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
-        let marker = try connection.statement(
+        let statement = try connection.statement(
             """
             INSERT OR REPLACE INTO crash_marker (archive_id, generation, started_at, process_id, process_boot, \
-            process_start) VALUES (?, ?, ?, ?, ?, ?)
+            process_start, checksum) VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
-        defer { marker.reset() }
-        try marker.bind(row.id, at: 1)
-        try marker.bind(generation.rawValue, at: 2)
-        try marker.bind(Clock.nowMilliseconds(), at: 3)
-        try marker.bind(Int64(getpid()), at: 4)
-        let start = ProcessStart.current
-        try marker.bind(start?.boot, at: 5)
-        try marker.bind(start?.ticks, at: 6)
-        try marker.run()
-        return nil
+        defer { statement.reset() }
+        try statement.bind(archive.id, at: 1)
+        try statement.bind(marker.generation.rawValue, at: 2)
+        try statement.bind(marker.startedAt, at: 3)
+        try statement.bind(marker.processID, at: 4)
+        try statement.bind(marker.processStart?.boot, at: 5)
+        try statement.bind(marker.processStart?.ticks, at: 6)
+        try statement.bind(marker.checksum(of: archive.name), at: 7)
+        try statement.run()
     }
 
     /// How a restoration's start went (``beginRestoration(of:generation:nodeDigest:)``).
@@ -414,7 +436,8 @@ extension ArchiveStore {
     /// The crash markers of the store's archives: restorations in progress, or ones that
     /// died and that the next launch will deal with, sorted by archive name.
     ///
-    /// Each is read as the launch reads it: a marker whose values cannot be read is listed
+    /// Each is read as the launch reads it: a marker whose values cannot be read (or do not
+    /// match its checksum) is listed
     /// as ``CrashMarker/isDamaged``, not thrown (that said the whole store was damaged, which
     /// tells an app to erase it, while its launches deal with such a marker).
     public func crashMarkers() throws(ArchiveStoreError) -> [CrashMarker] {
@@ -488,13 +511,10 @@ extension ArchiveStore {
     static func carryOnRestoration(of archive: ArchiveRows.ArchiveRow, to generation: Generation, _ connection: Connection)
         throws
     {
-        let statement = try connection.statement(
-            "UPDATE crash_marker SET generation = ? WHERE archive_id = ? AND process_id = ?")
-        defer { statement.reset() }
-        try statement.bind(generation.rawValue, at: 1)
-        try statement.bind(archive.id, at: 2)
-        try statement.bind(Int64(getpid()), at: 3)
-        try statement.run()
+        guard var marker = try marker(of: archive, connection), !marker.isUnreadable, marker.processID == Int64(getpid())
+        else { return }
+        marker.generation = generation
+        try write(marker, of: archive, connection)
     }
 
     // MARK: Internals
@@ -688,22 +708,34 @@ extension ArchiveStore {
     /// is a restoration that died, of the archive's newest generation: that it began is
     /// certain, and nothing else is. Thrown, it stopped every restoration of the archive, at
     /// every launch (a save does not replace a marker): the crash policy deals with it instead.
-    private static func marker(
+    static func marker(
         of archive: ArchiveRows.ArchiveRow, _ connection: Connection,
         throwingWhenUnreadable: Bool = false
     ) throws -> Marker? {
         let statement = try connection.statement(
             """
-            SELECT generation, started_at, process_id, process_boot, process_start FROM crash_marker \
+            SELECT generation, started_at, process_id, process_boot, process_start, checksum FROM crash_marker \
             WHERE archive_id = ?
             """)
         defer { statement.reset() }
         try statement.bind(archive.id, at: 1)
         guard try statement.step() else { return nil }
         do {
-            return Marker(
+            let marker = Marker(
                 generation: Generation(try statement.int64(0)), processID: try statement.int64(2),
                 startedAt: try statement.int64(1), processStart: ProcessStart(statement, columns: 3))
+            // Values damage changed read as others: a marker whose checksum (one written since
+            // v0013) does not match is one whose values cannot be read. Its recorded start is
+            // read as stored for the checksum: text that is not UTF-8 does not match.
+            if let stored = try statement.optionalInt64(5) {
+                let start = ProcessStart(boot: try statement.optionalString(3), ticks: try statement.optionalInt64(4))
+                var written = marker
+                written.processStart = start
+                guard written.checksum(of: archive.name) == stored else {
+                    throw ArchiveStoreError.damagedStore("the crash marker does not match its checksum")
+                }
+            }
+            return marker
         } catch where !throwingWhenUnreadable {
             return Marker(generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
         }

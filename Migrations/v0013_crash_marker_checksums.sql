@@ -1,0 +1,16 @@
+-- v0013: a checksum over each crash marker, as v0012 gave the journal's entries.
+--
+-- A marker decides which generation the crash policy invalidates after a restoration died,
+-- and whether the restoration still runs in another process. A bit flipped in a marker's
+-- row read back as generation -125 (the policy then invalidated no generation, and the
+-- state that had crashed the app was restored again), as another process, or as another
+-- time, without error.
+--
+-- crash_marker.checksum covers the archive's name (the row finds its archive by id), the
+-- generation, when the restoration began, and the process with its start; see
+-- Sources/RestorationArchive/Store/ArchiveStore+CrashMarkers.swift. A marker that does not
+-- match is read as one whose values cannot be read: a restoration of the archive's newest
+-- generation that died.
+--
+-- Markers written before this migration keep NULL and are not verified.
+ALTER TABLE crash_marker ADD COLUMN checksum INTEGER;
