@@ -371,6 +371,26 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A marker, or a restore report, whose archive id damage changed belongs to no archive:
+    /// its archive's restorations no longer find it (a restoration that died goes unjudged),
+    /// and `check()` names it, where it called the store healthy.
+    @Test func aMarkerOrAReportOfNoArchiveIsAProblem() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
+            try restoreAndDie(path)
+            #expect(try store.check().isEmpty)
+            try tamper(with: path, "UPDATE crash_marker SET archive_id = 9; UPDATE restore_report SET archive_id = 12")
+            #expect(try store.crashMarkers().isEmpty)
+            #expect(
+                try store.check().map(\.description) == [
+                    "a crash marker of no archive of the store (archive id 9)",
+                    "restore reports of no archive of the store (archive id 12)",
+                ])
+        }
+    }
+
     /// A marker without a checksum (written before schema v0013) whose recorded start cannot
     /// be read (text that is not UTF-8) is judged by its time, as a marker written before
     /// v0010 is, rather than taken for damage. (With a checksum, that does not match: see

@@ -28,8 +28,8 @@ extension ArchiveStore {
     /// that each node's state can be decoded, that each node's parent is in the generation
     /// (no orphans), that no path is there twice, and that the nodes match the header's count
     /// and digest — then node rows that belong to no retained generation, and finally that
-    /// each archive's crash marker and restore reports, and each entry of the lifecycle
-    /// journal, can be read.
+    /// each archive's crash marker and restore reports can be read, and belong to an archive
+    /// of the store, and that each entry of the lifecycle journal can be read.
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
     /// without it checks them by their checksums only. A store file with other names (hard
@@ -96,6 +96,7 @@ extension ArchiveStore {
                     archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
                 problems += try Self.checkRecords(of: archive.row, path: path, connection)
             }
+            problems += try Self.checkRecordsOfNoArchive(path: path, connection)
             problems += try Self.checkJournal(path: path, connection)
             return Self.onceEach(problems)
         }
@@ -135,6 +136,28 @@ extension ArchiveStore {
         } catch {
             let found = try damage(error, path: path)
             problems.append(StoreProblem(archive: archive.name, problem: "its restore reports: \(found)"))
+        }
+        return problems
+    }
+
+    /// Crash markers and restore reports whose archive is no archive of the store: damage to
+    /// their key, which moved them off their archive (a discard, or an archive forgotten,
+    /// deletes them with it). Such a marker is not found by its archive's restorations: a
+    /// restoration that died would go unjudged.
+    private static func checkRecordsOfNoArchive(path: String, _ connection: Connection) throws -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        for (table, what) in [("crash_marker", "a crash marker"), ("restore_report", "restore reports")] {
+            do {
+                let statement = try connection.statement(
+                    "SELECT DISTINCT archive_id FROM \(table) WHERE archive_id NOT IN (SELECT id FROM archive) ORDER BY 1")
+                defer { statement.reset() }
+                while try statement.step() {
+                    let id = (try? statement.int64(0)).map(String.init) ?? "unreadable"
+                    problems.append(StoreProblem(problem: "\(what) of no archive of the store (archive id \(id))"))
+                }
+            } catch {
+                problems.append(StoreProblem(problem: "\(what): \(try damage(error, path: path))"))
+            }
         }
         return problems
     }
