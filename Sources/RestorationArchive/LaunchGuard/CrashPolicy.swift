@@ -64,9 +64,9 @@ public struct CrashMarker: Hashable, Sendable {
     public var processIsRunning: Bool
     /// Whether the marker's values cannot be read: damage to the store (a value of another
     /// type, which SQLite's `STRICT` tables refuse to write, or, in a marker written since
-    /// schema version 13, values that do not match its checksum). The next launch takes it for a
-    /// restoration that died, of the archive's newest generation, which ``generation`` then
-    /// is; ``startedAt`` (1970) and ``processID`` (0) are not known, and ``processIsRunning``
-    /// is `false`. `ArchiveStore.check()` names it.
+    /// schema version 13, values that do not match its checksum). The next launch takes it
+    /// for a restoration that died, of the archive's newest generation, which ``generation``
+    /// then is; ``startedAt`` (1970) and ``processID`` (0) are not known, and
+    /// ``processIsRunning`` is `false`. `ArchiveStore.check()` names it.
     public var isDamaged = false
 }

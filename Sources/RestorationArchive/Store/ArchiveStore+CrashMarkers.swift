@@ -437,9 +437,9 @@ extension ArchiveStore {
     /// died and that the next launch will deal with, sorted by archive name.
     ///
     /// Each is read as the launch reads it: a marker whose values cannot be read (or do not
-    /// match its checksum) is listed
-    /// as ``CrashMarker/isDamaged``, not thrown (that said the whole store was damaged, which
-    /// tells an app to erase it, while its launches deal with such a marker).
+    /// match its checksum) is listed as ``CrashMarker/isDamaged``, not thrown (that said the
+    /// whole store was damaged, which tells an app to erase it, while its launches deal with
+    /// such a marker).
     public func crashMarkers() throws(ArchiveStoreError) -> [CrashMarker] {
         try read { connection in
             try ArchiveRows.allStoredArchives(in: connection).compactMap { stored in
