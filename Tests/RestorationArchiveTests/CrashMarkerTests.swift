@@ -373,7 +373,8 @@ struct CrashMarkerTests {
 
     /// A marker, or a restore report, whose archive id damage changed belongs to no archive:
     /// its archive's restorations no longer find it (a restoration that died goes unjudged),
-    /// and `check()` names it, where it called the store healthy.
+    /// and `check()` names it, where it called the store healthy; so are an archive's
+    /// generations and nodes once its row is gone.
     @Test func aMarkerOrAReportOfNoArchiveIsAProblem() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -385,6 +386,19 @@ struct CrashMarkerTests {
             #expect(try store.crashMarkers().isEmpty)
             #expect(
                 try store.check().map(\.description) == [
+                    "a crash marker of no archive of the store (archive id 9)",
+                    "restore reports of no archive of the store (archive id 12)",
+                ])
+            // The archive's row taken away: a lookup of the archive says so (its generations
+            // are left), and `check()` names everything it held, where it named nothing.
+            try tamper(with: path, "DELETE FROM archive")
+            #expect(throws: ArchiveStoreError.damagedStore("the archive table or its name index lost or mixed up archives")) {
+                try store.summary(of: .main)
+            }
+            #expect(
+                try store.check().map(\.description) == [
+                    "generations of no archive of the store (archive id 1)",
+                    "node rows of no archive of the store (archive id 1)",
                     "a crash marker of no archive of the store (archive id 9)",
                     "restore reports of no archive of the store (archive id 12)",
                 ])

@@ -28,8 +28,9 @@ extension ArchiveStore {
     /// that each node's state can be decoded, that each node's parent is in the generation
     /// (no orphans), that no path is there twice, and that the nodes match the header's count
     /// and digest — then node rows that belong to no retained generation, and finally that
-    /// each archive's crash marker and restore reports can be read, and belong to an archive
-    /// of the store, and that each entry of the lifecycle journal can be read.
+    /// each archive's crash marker and restore reports can be read, that no generation, node,
+    /// marker or report belongs to no archive of the store, and that each entry of the
+    /// lifecycle journal can be read.
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
     /// without it checks them by their checksums only. A store file with other names (hard
@@ -140,13 +141,19 @@ extension ArchiveStore {
         return problems
     }
 
-    /// Crash markers and restore reports whose archive is no archive of the store: damage to
-    /// their key, which moved them off their archive (a discard, or an archive forgotten,
-    /// deletes them with it). Such a marker is not found by its archive's restorations: a
-    /// restoration that died would go unjudged.
+    /// Rows whose archive is no archive of the store: damage to their archive id, which moved
+    /// them off their archive, or to the archive's row, which took it away (a discard, or an
+    /// archive forgotten, deletes them with it). A lookup of an archive by name finds
+    /// generations of no archive (damage to the store), but a list of the archives does not
+    /// (`restorectl info`: "no archives"). A crash marker moved off its archive is not found
+    /// by its archive's restorations: a restoration that died would go unjudged.
     private static func checkRecordsOfNoArchive(path: String, _ connection: Connection) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
-        for (table, what) in [("crash_marker", "a crash marker"), ("restore_report", "restore reports")] {
+        let tables = [
+            ("generation", "generations"), ("node", "node rows"), ("crash_marker", "a crash marker"),
+            ("restore_report", "restore reports"),
+        ]
+        for (table, what) in tables {
             do {
                 let statement = try connection.statement(
                     "SELECT DISTINCT archive_id FROM \(table) WHERE archive_id NOT IN (SELECT id FROM archive) ORDER BY 1")
