@@ -35,8 +35,7 @@ func restoreAndDie(_ path: String, configuration: ArchiveStore.Configuration = .
     let result = try makeEngine(store).restore([screen])
     #expect(result.report.outcome == .restored && !result.isComplete)
     #expect(try store.hasCrashMarker())
-    let dead = Int64(try deadProcessID())
-    try rewriteMarker(at: path) { $0.processID = dead }
+    try markRestorationDead(at: path)
 }
 
 /// The launch after generation 1's restoration died (R11): it finds the marker, invalidates
@@ -618,7 +617,7 @@ struct CrashMarkerTests {
             }
             #expect(try ArchiveStore(path: path).crashMarkers().map(\.generation) == [2])
             // The app dies before the restoration completes.
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
+            try markRestorationDead(at: path)
             let next = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
             #expect(next.report.outcome == .refused(reason: "generation 2 was invalidated: the app died while restoring it"))
         }
@@ -731,7 +730,7 @@ struct CrashMarkerTests {
             let configuration = ArchiveStore.Configuration(retainedGenerations: retained, crashPolicy: policy)
             let store = try ArchiveStore(path: path, configuration: configuration)
             let (slow, result) = try restoreAndSaveDuringIt(store, value: "loads a page that crashes the app")
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
+            try markRestorationDead(at: path)
 
             let root = Probe("Root")
             let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
@@ -759,7 +758,7 @@ struct CrashMarkerTests {
             }  // the screen, and its extension, released
             try engine.preserve([Probe("Root", value: "saved after")])
             #expect(try store.crashMarkers().map(\.generation) == [1])
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
+            try markRestorationDead(at: path)
 
             let root = Probe("Root")
             let next = try makeEngine(try ArchiveStore(path: path)).restore([root])

@@ -745,7 +745,7 @@ struct ForegroundDeathPolicyTests {
             // The launch records willFinishLaunching, commits the marker, and dies.
             let dying = try launch(path, [.willFinishLaunching], configuration: policy)
             #expect(try !makeEngine(dying).restore([SlowScreen("Root")]).isComplete)
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
+            try markRestorationDead(at: path)
 
             let next = try launch(path, [.willFinishLaunching], configuration: policy)
             guard case .refused = try makeEngine(next).restore([Probe("Root")]).report.outcome else {
@@ -774,7 +774,7 @@ struct SceneArchiveTests {
             let store = try ArchiveStore(path: path)
             try saveBoth(store)
             #expect(try !makeEngine(store).restore([SlowScreen("Root")], from: left).isComplete)
-            try tamper(with: path, "UPDATE crash_marker SET process_id = \(try deadProcessID()), checksum = NULL")
+            try markRestorationDead(at: path, of: left)
 
             let next = try makeEngine(try ArchiveStore(path: path))
             guard case .refused = try next.restore([Probe("Root")], from: left).report.outcome else {

@@ -74,3 +74,11 @@ func rewriteMarker(at path: String, of archive: ArchiveName = .main, _ change: (
     change(&marker)
     try ArchiveStore.write(marker, of: row, connection)
 }
+
+/// Makes the crash marker of `archive` at `path` one that a process which has exited wrote,
+/// as a restoration killed in another process leaves it (its checksum made again).
+func markRestorationDead(at path: String, of archive: ArchiveName = .main) throws {
+    let dead = Int64(try deadProcessID())
+    try rewriteMarker(at: path, of: archive) { $0.processID = dead }
+}
+
