@@ -456,7 +456,7 @@ extension ArchiveStore {
 
     /// Whether this process is restoring `archive` from this store's file, with work that may
     /// still run: a save of it now carries the restoration's crash marker on
-    /// (``restorationAttempts(carriedOnFrom:_:)``).
+    /// (``restoration(carriedOnFrom:_:)``).
     private func isRestoringHere(_ archive: ArchiveName) -> Bool {
         restorationsInProgress.withLock { restorations in
             if case .running = restorations[progressKey(archive)]?.state { true } else { false }
@@ -476,43 +476,53 @@ extension ArchiveStore {
         }
     }
 
+    /// This process's restoration of an archive, in progress while a save of it runs: its
+    /// crash marker, which the generation the save writes takes on, with the attempts counted
+    /// so far (R11).
+    struct CarriedRestoration {
+        let marker: Marker
+        /// At least the attempt in progress, whatever is left of the generation's row.
+        let attempts: Int64
+    }
+
     /// What a save of `archive` does about this process's restoration of it, in the save's
-    /// transaction, before it prunes anything: while the restoration runs, the attempts of the
-    /// generation it restores, to carry its marker on (`nil` otherwise); once it completed
-    /// without its end recorded, it records that end.
+    /// transaction, before it prunes anything: while the restoration runs, its marker and the
+    /// attempts of the generation it restores, to carry them on (`nil` otherwise); once it
+    /// completed without its end recorded, it records that end.
     ///
     /// Looked up under the write lock: a restoration that began on another thread until then
     /// has its marker here, and is listed.
-    func restorationAttemptsCarriedOn(by archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Int64? {
+    func restorationCarriedOn(by archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> CarriedRestoration? {
         try recordEndLeftUnrecorded(of: archive, connection)
-        return isRestoringHere(archive.name) ? try Self.restorationAttempts(carriedOnFrom: archive, connection) : nil
+        return isRestoringHere(archive.name) ? try Self.restoration(carriedOnFrom: archive, connection) : nil
     }
 
-    /// The attempts of the generation this process's restoration of `archive` is restoring,
-    /// for a save during it; `nil` when the archive has no marker of this process (the store
-    /// was erased since, or the archive discarded).
+    /// This process's restoration of `archive`, for a save during it; `nil` when the archive
+    /// has no readable marker of this process (the store was erased since, or the archive
+    /// discarded).
     ///
     /// A generation saved while a restoration is in progress holds the state whose
     /// restoration has not completed (a page still loading): if the app dies before it does,
     /// restoring that generation would die the same way. So the save moves the marker to it
-    /// (``carryOnRestoration(of:to:_:)``), with the attempts counted so far (R11), as UIKit
-    /// deletes whatever state it has after a crash during restoration.
-    static func restorationAttempts(carriedOnFrom archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws
-        -> Int64?
+    /// (``carryOn(_:to:of:_:)``), with the attempts counted so far (R11), as UIKit deletes
+    /// whatever state it has after a crash during restoration.
+    static func restoration(carriedOnFrom archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws
+        -> CarriedRestoration?
     {
-        guard let marker = try marker(of: archive, connection), marker.processID == Int64(getpid()) else { return nil }
-        // At least the attempt in progress, whatever is left of the generation's row.
+        guard let marker = try marker(of: archive, connection), !marker.isUnreadable, marker.processID == Int64(getpid())
+        else { return nil }
         let restored = try? ArchiveRows.generation(marker.generation, of: archive, in: connection)
-        return max(1, restored?.restoreAttempts ?? 1)
+        return CarriedRestoration(marker: marker, attempts: max(1, restored?.restoreAttempts ?? 1))
     }
 
-    /// Moves this process's crash marker of `archive` to `generation`, just written by a save
-    /// during the restoration.
-    static func carryOnRestoration(of archive: ArchiveRows.ArchiveRow, to generation: Generation, _ connection: Connection)
-        throws
-    {
-        guard var marker = try marker(of: archive, connection), !marker.isUnreadable, marker.processID == Int64(getpid())
-        else { return }
+    /// Moves this process's crash marker of `archive` (as ``restoration(carriedOnFrom:_:)``
+    /// read it, in the same transaction) to `generation`, just written by a save during the
+    /// restoration: the marker written whole again, its checksum too.
+    static func carryOn(
+        _ restoration: CarriedRestoration, to generation: Generation, of archive: ArchiveRows.ArchiveRow,
+        _ connection: Connection
+    ) throws {
+        var marker = restoration.marker
         marker.generation = generation
         try write(marker, of: archive, connection)
     }

@@ -47,7 +47,7 @@ extension ArchiveStore {
             }
             let row = try found?.row ?? ArchiveRows.createArchive(named: archive, in: connection)
             let generation = row.generation.next
-            let carriedAttempts = try restorationAttemptsCarriedOn(by: row, connection)
+            let carried = try restorationCarriedOn(by: row, connection)
             // The previous generation's rows stay as they are, in its epoch (the prune deletes
             // them once no retained generation reads them); this save starts an epoch of its own.
             let removed = try Self.nodeCount(of: row, connection)
@@ -67,7 +67,7 @@ extension ArchiveStore {
             }
             try Self.finishSave(
                 generation: generation, epoch: generation, kind: .full, header: header, appValues: appValues,
-                nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, carriedAttempts: carriedAttempts,
+                nodeCount: nodes.count, totalBytes: totalBytes, digest: digest, carried: carried,
                 archive: row, connection: connection)
             logger?.debug("Saved archive '\(archive)' generation \(generation) in full: \(nodes.count) nodes, \(totalBytes) bytes")
             let result = SaveResult(
@@ -133,7 +133,7 @@ extension ArchiveStore {
                 throw ArchiveStoreError.generationConflict(archive, expected: base, found: row.generation)
             }
             let generation = base.next
-            let carriedAttempts = try restorationAttemptsCarriedOn(by: row, connection)
+            let carried = try restorationCarriedOn(by: row, connection)
             // The changes are rows of the base's epoch: unchanged rows carry on from it.
             let epoch = previous.epoch
             let pruned = try Self.prune(
@@ -254,7 +254,7 @@ extension ArchiveStore {
             try Self.finishSave(
                 generation: generation, epoch: epoch, kind: .incremental, header: header, appValues: appValues,
                 nodeCount: Int(nodeCount), totalBytes: Int(totalBytes), digest: digest,
-                carriedAttempts: carriedAttempts, archive: row, connection: connection)
+                carried: carried, archive: row, connection: connection)
             // Retaining one generation, the prune above took the base: the rows this save
             // retired were the base's alone.
             if retained == 1 {
@@ -415,12 +415,12 @@ extension ArchiveStore {
 
     // MARK: Steps shared by both saves
 
-    /// Writes the new generation's header and makes it the archive's newest. With
-    /// `carriedAttempts`, a restoration of this process is in progress: the generation takes
-    /// its crash marker and attempts on.
+    /// Writes the new generation's header and makes it the archive's newest. With `carried`,
+    /// a restoration of this process is in progress: the generation takes its crash marker
+    /// and attempts on.
     private static func finishSave(
         generation: Generation, epoch: Generation, kind: SaveKind, header: SaveHeader, appValues: [UInt8],
-        nodeCount: Int, totalBytes: Int, digest: Int64, carriedAttempts: Int64?, archive: ArchiveRows.ArchiveRow,
+        nodeCount: Int, totalBytes: Int, digest: Int64, carried: CarriedRestoration?, archive: ArchiveRows.ArchiveRow,
         connection: Connection
     ) throws {
         var row = ArchiveRows.GenerationRow(
@@ -428,9 +428,9 @@ extension ArchiveStore {
             appBuild: header.appBuild, platform: header.platform, idiom: header.idiom,
             savedAt: Clock.nowMilliseconds(), saveKind: kind, appValues: appValues, nodeCount: Int64(nodeCount),
             totalBytes: Int64(totalBytes), nodeDigest: digest, epoch: epoch)
-        row.restoreAttempts = carriedAttempts ?? 0
+        row.restoreAttempts = carried?.attempts ?? 0
         try ArchiveRows.insert(row, archive: archive, in: connection)
-        if carriedAttempts != nil { try carryOnRestoration(of: archive, to: generation, connection) }
+        if let carried { try carryOn(carried, to: generation, of: archive, connection) }
         var advanced = archive
         advanced.generation = generation
         advanced.discardedAt = nil
