@@ -493,8 +493,16 @@ enum ArchiveRows {
     {
         guard !readable.contains(where: { $0.generation == archive.generation }) else { return nil }
         if let damage = damaged.first(where: { $0.generation == archive.generation }) { return damage }
-        guard archive.discardedAt == nil, archive.generation.rawValue > 0 else { return nil }
+        guard newestIsMissing(of: archive, readable, damaged) else { return nil }
         return DamagedGeneration(archive: archive.name, generation: archive.generation, reason: newestHeaderMissing)
+    }
+
+    /// Whether the archive, not discarded and saved, has no row of its newest generation at
+    /// all, readable or damaged: a save always leaves its generation's row.
+    static func newestIsMissing(of archive: ArchiveRow, _ readable: [GenerationRow], _ damaged: [DamagedGeneration]) -> Bool {
+        archive.discardedAt == nil && archive.generation.rawValue > 0
+            && !readable.contains { $0.generation == archive.generation }
+            && !damaged.contains { $0.generation == archive.generation }
     }
 
     /// A retained generation whose header cannot be read, named by its number (a number of

@@ -214,10 +214,7 @@ extension ArchiveStore {
         var problems = damaged.map { damage in
             StoreProblem(archive: archive.name, generation: damage.generation, problem: damage.reason)
         }
-        if !rowIsDamaged, archive.discardedAt == nil, archive.generation.rawValue > 0,
-            !generations.contains(where: { $0.generation == archive.generation }),
-            !damaged.contains(where: { $0.generation == archive.generation })
-        {
+        if !rowIsDamaged, ArchiveRows.newestIsMissing(of: archive, generations, damaged) {
             problems.append(
                 StoreProblem(archive: archive.name, generation: archive.generation, problem: ArchiveRows.newestHeaderMissing))
         }
