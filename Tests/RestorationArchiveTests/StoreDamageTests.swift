@@ -77,6 +77,10 @@ struct StoreDamageTests {
             "UPDATE node SET path = 'Root/n9' || path WHERE path IN ('Root/n1', 'Root/n2')",
             "it holds no node at '%@' that can be read: one of its 2 damaged nodes ('Root/n9Root/n1', 'Root/n9Root/n2') may be that node"
         ),
+        (
+            "UPDATE node SET path = 'Root/n9' || path WHERE path IN ('Root/n1', 'Root/n2', 'Root/n3', 'Root/n4')",
+            "it holds no node at '%@' that can be read: one of its 4 damaged nodes ('Root/n9Root/n1', 'Root/n9Root/n2', 'Root/n9Root/n3', …) may be that node"
+        ),
     ])
     func aLookupThatFindsNoNodeInADamagedGenerationSaysItIsDamaged(sql: String, reason: String) throws {
         try withSavedStore { path, nodes in
@@ -89,7 +93,7 @@ struct StoreDamageTests {
                 #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, expected)) { try damaged.node(at: .text(asked)) }
             }
             // A node found is checked on its own, as before.
-            #expect(try damaged.node(at: nodes[3].path) == nodes[3])
+            #expect(try damaged.node(at: nodes[5].path) == nodes[5])
         }
     }
 
