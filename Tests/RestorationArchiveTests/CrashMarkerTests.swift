@@ -404,6 +404,22 @@ struct CrashMarkerTests {
         }
     }
 
+    /// A table of markers that cannot be read is named once: by the check of each archive,
+    /// which reads it, and not again by the look for markers of no archive; with no archive
+    /// to check, by that look.
+    @Test func aMarkerTableThatCannotBeReadIsNamedOnce() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try tamper(with: path, "DROP TABLE crash_marker")
+            let dropped = "The store is damaged: its schema does not hold what its migrations made (no such table: crash_marker)."
+            #expect(try store.check().map(\.description) == ["a crash marker: \(dropped)"])
+            try tamper(with: path, "CREATE TABLE crash_marker (archive_id INTEGER PRIMARY KEY)")
+            try makeEngine(store).preserve([Probe("Root")])
+            try tamper(with: path, "DROP TABLE crash_marker")
+            #expect(try store.check().map(\.description) == ["archive 'main': its crash marker: \(dropped)"])
+        }
+    }
+
     /// A marker without a checksum (written before schema v0013) whose recorded start cannot
     /// be read (text that is not UTF-8) is judged by its time, as a marker written before
     /// v0010 is, rather than taken for damage. (With a checksum, that does not match: see

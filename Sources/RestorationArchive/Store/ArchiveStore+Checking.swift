@@ -97,7 +97,7 @@ extension ArchiveStore {
                     archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
                 problems += try Self.checkRecords(of: archive.row, path: path, connection)
             }
-            problems += try Self.checkRecordsOfNoArchive(path: path, connection)
+            problems += try Self.checkRecordsOfNoArchive(path: path, namingTableDamage: archives.isEmpty, connection)
             problems += try Self.checkJournal(path: path, connection)
             return Self.onceEach(problems)
         }
@@ -147,7 +147,12 @@ extension ArchiveStore {
     /// generations of no archive (damage to the store), but a list of the archives does not
     /// (`restorectl info`: "no archives"). A crash marker moved off its archive is not found
     /// by its archive's restorations: a restoration that died would go unjudged.
-    private static func checkRecordsOfNoArchive(path: String, _ connection: Connection) throws -> [StoreProblem] {
+    ///
+    /// A table that cannot be read (dropped, damaged) is named only with `namingTableDamage`:
+    /// the check of each archive, which reads the same tables, names it otherwise.
+    private static func checkRecordsOfNoArchive(path: String, namingTableDamage: Bool, _ connection: Connection) throws
+        -> [StoreProblem]
+    {
         var problems: [StoreProblem] = []
         let tables = [
             ("generation", "generations"), ("node", "node rows"), ("crash_marker", "a crash marker"),
@@ -163,7 +168,8 @@ extension ArchiveStore {
                     problems.append(StoreProblem(problem: "\(what) of no archive of the store (archive id \(id))"))
                 }
             } catch {
-                problems.append(StoreProblem(problem: "\(what): \(try damage(error, path: path))"))
+                let found = try damage(error, path: path)
+                if namingTableDamage { problems.append(StoreProblem(problem: "\(what): \(found)")) }
             }
         }
         return problems
