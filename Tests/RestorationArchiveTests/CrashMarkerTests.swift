@@ -371,9 +371,10 @@ struct CrashMarkerTests {
     }
 
     /// A marker, or a restore report, whose archive id damage changed belongs to no archive:
-    /// its archive's restorations no longer find it (a restoration that died goes unjudged),
-    /// and `check()` names it, where it called the store healthy; so are an archive's
-    /// generations and nodes once its row is gone.
+    /// `check()` names it, where it called the store healthy; so are an archive's generations
+    /// and nodes once its row is gone. (A marker with a checksum, written since schema v0013,
+    /// is still its archive's: `aMarkerMovedOffItsArchiveByDamageIsStillJudged`. This one
+    /// has none, as one written before.)
     @Test func aMarkerOrAReportOfNoArchiveIsAProblem() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -381,7 +382,8 @@ struct CrashMarkerTests {
             #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
             try restoreAndDie(path)
             #expect(try store.check().isEmpty)
-            try tamper(with: path, "UPDATE crash_marker SET archive_id = 9; UPDATE restore_report SET archive_id = 12")
+            try tamper(
+                with: path, "UPDATE crash_marker SET archive_id = 9, checksum = NULL; UPDATE restore_report SET archive_id = 12")
             #expect(try store.crashMarkers().isEmpty)
             #expect(
                 try store.check().map(\.description) == [
@@ -401,6 +403,92 @@ struct CrashMarkerTests {
                     "a crash marker of no archive of the store (archive id 9)",
                     "restore reports of no archive of the store (archive id 12)",
                 ])
+        }
+    }
+
+    /// Runs `body` on a store whose main archive (id 1) has the marker of a restoration that
+    /// died (generation 1), and whose archive `other` (id 2) holds a saved generation.
+    private func withDeadRestorationBesideAnotherArchive(
+        _ body: (_ path: String, _ store: ArchiveStore, _ other: ArchiveName) throws -> Void
+    ) throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            try restoreAndDie(path)
+            let other = try ArchiveName("other")
+            try makeEngine(store).preserve([Probe("Root", value: "other state")], in: other)
+            try body(path, store, other)
+        }
+    }
+
+    /// A marker whose key damage changed (a flipped bit: archive id 1 read as 9, an id of no
+    /// archive, or as 2, another archive's) is still its archive's: its checksum names the
+    /// archive. Looked up by the archive's id alone, it was not found, and the generation
+    /// whose restoration died was restored again; under another archive's id it was read as
+    /// that archive's marker, damaged, a restoration of that archive that died. `check()`
+    /// names it as its archive's.
+    @Test(arguments: [9, 2])
+    func aMarkerMovedOffItsArchiveByDamageIsStillJudged(_ key: Int64) throws {
+        try withDeadRestorationBesideAnotherArchive { path, store, other in
+            try tamper(with: path, "UPDATE crash_marker SET archive_id = \(key)")
+            let listed = try store.crashMarkers()
+            #expect(listed.map(\.archive) == [.main] && listed.map(\.generation) == [Generation(1)])
+            #expect(listed.map(\.isDamaged) == [false])
+            #expect(try !store.hasCrashMarker(other))
+            #expect(
+                try store.check().map(\.description) == [
+                    "archive 'main': its crash marker is stored under archive id \(key), not its own (1): damage changed "
+                        + "its key (the archive's next launch still finds it)"
+                ])
+            // The other archive restores its state, whichever launches first.
+            let root = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path)).restore([root], from: other).isComplete)
+            #expect(root.value == "other state")
+            try expectNextLaunchInvalidatesGeneration1(path)
+            #expect(try store.check().isEmpty)
+        }
+    }
+
+    /// A restoration's marker replaces its archive's marker wherever damage moved it: one of
+    /// this process that no restoration here names, which the launch's look did not see
+    /// (written after it), was left beside the new one, and judged once that one was gone.
+    @Test func aRestorationsMarkerReplacesItsArchivesMarkerWhereverDamageMovedIt() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            // An archive no other test restores: this process lists its restorations by store
+            // file and archive name, and another test's restoration still listed for a file
+            // whose inode this one was given would refuse this one ("in progress here").
+            let archive = try ArchiveName("moved-marker")
+            try makeEngine(store).preserve([Probe("Root")], in: archive)
+            let snapshot = try #require(try store.prepareRestoration(of: archive).snapshot)
+            try writeMarker(
+                ArchiveStore.Marker(generation: Generation(1), processID: Int64(getpid()), startedAt: 0, processStart: nil),
+                at: path, of: archive)
+            try tamper(with: path, "UPDATE crash_marker SET archive_id = 9")
+            #expect(try store.crashMarkers().map(\.startedAt) == [Date(timeIntervalSince1970: 0)])
+            let start = try store.beginRestoration(of: archive, generation: Generation(1), nodeDigest: snapshot.nodeDigest)
+            guard case .began = start else {
+                Issue.record("the restoration did not begin: \(start)")
+                return
+            }
+            #expect(try store.crashMarkers().map(\.startedAt) != [Date(timeIntervalSince1970: 0)])
+            #expect(try store.check().isEmpty)
+        }
+    }
+
+    /// A discard deletes its archive's marker wherever damage moved it, and not another
+    /// archive's marker that damage moved under its id: that one is moved back, still judged
+    /// by its archive's next launch.
+    @Test func aDiscardDeletesItsArchivesMovedMarkerAndMovesBackAnothers() throws {
+        try withDeadRestorationBesideAnotherArchive { path, store, other in
+            try tamper(with: path, "UPDATE crash_marker SET archive_id = 2")
+            try store.discard(other, reason: "the scene was closed")
+            #expect(try store.crashMarkers().map(\.archive) == [.main])
+            #expect(try store.check().isEmpty)
+            try tamper(with: path, "UPDATE crash_marker SET archive_id = 9")
+            try store.discard(.main, reason: "the user quit the app")
+            #expect(try store.crashMarkers().isEmpty)
+            #expect(try store.check().isEmpty)
         }
     }
 

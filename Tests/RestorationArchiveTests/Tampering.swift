@@ -75,6 +75,14 @@ func rewriteMarker(at path: String, of archive: ArchiveName = .main, _ change: (
     try ArchiveStore.write(marker, of: row, connection)
 }
 
+/// Writes `marker` as the crash marker of `archive` at `path`, as the library writes one
+/// (with its checksum), replacing the one it has.
+func writeMarker(_ marker: ArchiveStore.Marker, at path: String, of archive: ArchiveName = .main) throws {
+    let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+    let row = try #require(try ArchiveRows.archive(named: archive, in: connection))
+    try ArchiveStore.write(marker, of: row, connection)
+}
+
 /// Makes the crash marker of `archive` at `path` one that a process which has exited wrote,
 /// as a restoration killed in another process leaves it (its checksum made again).
 func markRestorationDead(at path: String, of archive: ArchiveName = .main) throws {

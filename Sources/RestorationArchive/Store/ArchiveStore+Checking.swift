@@ -89,15 +89,17 @@ extension ArchiveStore {
             }
             // A damaged archive row is a problem of its archive; its generations and nodes,
             // which have checksums of their own, are checked all the same.
+            var movedMarkers: [Int64] = []
             for archive in archives {
                 if let damage = archive.damage {
                     problems.append(StoreProblem(archive: archive.row.name, problem: damage))
                 }
                 problems += try Self.check(
                     archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
-                problems += try Self.checkRecords(of: archive.row, path: path, connection)
+                problems += try Self.checkRecords(of: archive.row, path: path, movedMarkers: &movedMarkers, connection)
             }
-            problems += try Self.checkRecordsOfNoArchive(path: path, namingTableDamage: archives.isEmpty, connection)
+            problems += try Self.checkRecordsOfNoArchive(
+                path: path, namingTableDamage: archives.isEmpty, exceptMarkers: movedMarkers, connection)
             problems += try Self.checkJournal(path: path, connection)
             return Self.onceEach(problems)
         }
@@ -111,13 +113,22 @@ extension ArchiveStore {
     }
 
     /// The problems of an archive's crash marker and restore reports: what
-    /// ``crashMarkers()`` and ``restoreReports(of:limit:)`` would fail to read.
-    private static func checkRecords(of archive: ArchiveRows.ArchiveRow, path: String, _ connection: Connection) throws
-        -> [StoreProblem]
-    {
+    /// ``crashMarkers()`` and ``restoreReports(of:limit:)`` would fail to read, and a marker
+    /// that damage moved to another key, whose key is added to `movedMarkers` (it is named
+    /// here, as its archive's, not again as a marker of no archive).
+    private static func checkRecords(
+        of archive: ArchiveRows.ArchiveRow, path: String, movedMarkers: inout [Int64], _ connection: Connection
+    ) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         do {
-            try readMarker(of: archive, connection)
+            if let key = try readMarker(of: archive, connection)?.storedUnder {
+                movedMarkers.append(key)
+                problems.append(
+                    StoreProblem(
+                        archive: archive.name,
+                        problem: "its crash marker is stored under archive id \(key), not its own (\(archive.id)): damage "
+                            + "changed its key (the archive's next launch still finds it)"))
+            }
         } catch {
             let found = try damage(error, path: path)
             problems.append(StoreProblem(archive: archive.name, problem: "its crash marker: \(found)"))
@@ -145,14 +156,16 @@ extension ArchiveStore {
     /// them off their archive, or to the archive's row, which took it away (a discard, or an
     /// archive forgotten, deletes them with it). A lookup of an archive by name finds
     /// generations of no archive (damage to the store), but a list of the archives does not
-    /// (`restorectl info`: "no archives"). A crash marker moved off its archive is not found
-    /// by its archive's restorations: a restoration that died would go unjudged.
+    /// (`restorectl info`: "no archives"). A crash marker moved off its archive that its
+    /// checksum names an archive's is named as that archive's (its key is in
+    /// `exceptMarkers`); one without a checksum, or whose values damage changed too, is not
+    /// found by any archive's restorations.
     ///
     /// A table that cannot be read (dropped, damaged) is named only with `namingTableDamage`:
     /// the check of each archive, which reads the same tables, names it otherwise.
-    private static func checkRecordsOfNoArchive(path: String, namingTableDamage: Bool, _ connection: Connection) throws
-        -> [StoreProblem]
-    {
+    private static func checkRecordsOfNoArchive(
+        path: String, namingTableDamage: Bool, exceptMarkers: [Int64], _ connection: Connection
+    ) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         let tables = [
             ("generation", "generations"), ("node", "node rows"), ("crash_marker", "a crash marker"),
@@ -164,7 +177,9 @@ extension ArchiveStore {
                     "SELECT DISTINCT archive_id FROM \(table) WHERE archive_id NOT IN (SELECT id FROM archive) ORDER BY 1")
                 defer { statement.reset() }
                 while try statement.step() {
-                    let id = (try? statement.int64(0)).map(String.init) ?? "unreadable"
+                    let key = try? statement.int64(0)
+                    if table == "crash_marker", let key, exceptMarkers.contains(key) { continue }
+                    let id = key.map(String.init) ?? "unreadable"
                     problems.append(StoreProblem(problem: "\(what) of no archive of the store (archive id \(id))"))
                 }
             } catch {

@@ -114,6 +114,10 @@ extension ArchiveStore {
         /// A marker whose columns cannot be read: a restoration that died, of the archive's
         /// newest generation; its other values are 0.
         var isUnreadable = false
+        /// The archive id its row is stored under when that is not its archive's (damage
+        /// changed the row's key; its checksum names its archive); `nil` when it is, or when
+        /// the marker is not written yet. What removes the marker removes that row.
+        var storedUnder: Int64? = nil
 
         /// Whether the process that wrote it runs.
         var processIsRunning: Bool {
@@ -259,7 +263,8 @@ extension ArchiveStore {
             // One that completed without its end recorded is not in progress any more.
             try recordEndLeftUnrecorded(of: row, connection)
         }
-        let found = try row.flatMap { try Self.marker(of: $0, connection) }
+        let lookup = try row.map { try Self.markers(of: $0, connection) }
+        let found = lookup?.marker
         if let found, found.processID != Int64(getpid()) {
             // The next restoration deals with one whose process died since.
             if found.isUnreadable { return "a restoration whose crash marker cannot be read died as this one began" }
@@ -291,16 +296,22 @@ extension ArchiveStore {
             return true
         }
         if anotherGeneration { return nil }
+        if let lookup { try Self.moveBack(lookup, connection) }
+        // Replacing this process's earlier marker wherever damage moved it.
         try Self.write(
             Marker(
                 generation: generation, processID: Int64(getpid()), startedAt: Clock.nowMilliseconds(),
-                processStart: ProcessStart.current),
+                processStart: ProcessStart.current, storedUnder: found?.storedUnder),
             of: row, connection)
         return nil
     }
 
-    /// Writes the archive's one crash marker, replacing the one it has, if any.
+    /// Writes the archive's one crash marker, replacing the one it has, if any: one read
+    /// where damage moved it is written back under the archive's id.
     static func write(_ marker: Marker, of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
+        if let stray = marker.storedUnder, stray != archive.id {
+            try removeMarker(storedUnder: stray, connection)
+        }
         // The archive's one marker replaced whole: `REPLACE` costs 26,000 instructions to
         // prepare at each launch, the `ON CONFLICT … DO UPDATE` it replaced 63,000.
         let statement = try connection.statement(
@@ -393,21 +404,20 @@ extension ArchiveStore {
         _ end: RestorationEnd, of row: ArchiveRows.ArchiveRow, markerIsAnother: Bool, _ connection: Connection
     ) throws {
         if !markerIsAnother {
+            let marker = try Self.marker(of: row, connection)
             // A save during the restoration carried the marker, and the attempt, on to the
             // generation it wrote: that one's count starts again too.
-            if let marker = try Self.marker(of: row, connection), marker.processID == Int64(getpid()),
-                marker.generation != end.generation
-            {
+            if let marker, marker.processID == Int64(getpid()), marker.generation != end.generation {
                 try ArchiveRows.changeState(of: marker.generation, archive: row, in: connection) { state in
                     state.restoreAttempts = 0
                     return true
                 }
             }
-            let marker = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
-            try marker.bind(row.id, at: 1)
-            try marker.bind(Int64(getpid()), at: 2)
-            try marker.run()
-            marker.reset()
+            let removal = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ? AND process_id = ?")
+            defer { removal.reset() }
+            try removal.bind(marker?.storedUnder ?? row.id, at: 1)
+            try removal.bind(Int64(getpid()), at: 2)
+            try removal.run()
         }
         // Not there any more when a save during the restoration pruned it: its report is
         // kept all the same.
@@ -621,10 +631,7 @@ extension ArchiveStore {
                     invalidated.append(marker.generation)
                 }
             }
-            let clear = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
-            defer { clear.reset() }
-            try clear.bind(row.id, at: 1)
-            try clear.run()
+            try removeMarker(storedUnder: marker.storedUnder ?? row.id, connection)
             do {
                 return try choose(row, policy: policy, invalidated: invalidated, seal: seal, connection)
             } catch where ArchiveRows.isDamage(error) {
@@ -705,14 +712,30 @@ extension ArchiveStore {
             }
     }
 
-    /// Reads the archive's crash marker for ``check()``, which names a marker whose columns
-    /// cannot be read (a launch takes it for a restoration that died).
-    static func readMarker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws {
-        _ = try marker(of: archive, connection, throwingWhenUnreadable: true)
+    /// Deletes the crash marker stored under the archive id `key`.
+    static func removeMarker(storedUnder key: Int64, _ connection: Connection) throws {
+        let removal = try connection.statement("DELETE FROM crash_marker WHERE archive_id = ?")
+        defer { removal.reset() }
+        try removal.bind(key, at: 1)
+        try removal.run()
     }
 
-    /// The archive's crash marker, by the archive's id: the join on its name that this replaced
-    /// cost 63,000 instructions to prepare at every launch, this about 27,000.
+    /// Reads the archive's crash marker for ``check()``, which names a marker whose columns
+    /// cannot be read (a launch takes it for a restoration that died), and one stored under
+    /// another key.
+    static func readMarker(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Marker? {
+        try marker(of: archive, connection, throwingWhenUnreadable: true)
+    }
+
+    /// The archive's crash marker: the row stored under the archive's id, or else one that
+    /// damage moved to another key, which its checksum names the archive's.
+    ///
+    /// Every marker of the store is read, one statement with no condition (a store has one
+    /// marker an archive being restored, most launches none): looked up by the archive's id
+    /// alone, a marker whose key a flipped bit changed was not found, and the restoration that
+    /// died under it went unjudged, its state restored again, as often as it crashed the app.
+    /// A marker moved so that has no checksum (written before schema v0013) cannot be told
+    /// another archive's, and is left to ``check()``, which names it.
     ///
     /// A marker whose columns cannot be read (a value of another type: only damage does that)
     /// is a restoration that died, of the archive's newest generation: that it began is
@@ -722,32 +745,111 @@ extension ArchiveStore {
         of archive: ArchiveRows.ArchiveRow, _ connection: Connection,
         throwingWhenUnreadable: Bool = false
     ) throws -> Marker? {
+        try markers(of: archive, connection, throwingWhenUnreadable: throwingWhenUnreadable).marker
+    }
+
+    /// What a lookup of an archive's crash marker found.
+    struct MarkerLookup {
+        /// The archive's marker (``marker(of:_:throwingWhenUnreadable:)``).
+        var marker: Marker?
+        /// Another archive's marker that damage moved under this archive's id, when that
+        /// archive has none under its own: what writes this archive's marker, or deletes it,
+        /// moves that one back first (``moveBack(_:_:)``), rather than replace or delete it.
+        var displaced: (archive: ArchiveRows.ArchiveRow, marker: Marker)?
+    }
+
+    /// ``marker(of:_:throwingWhenUnreadable:)``, and another archive's marker stored under this
+    /// archive's id.
+    static func markers(
+        of archive: ArchiveRows.ArchiveRow, _ connection: Connection, throwingWhenUnreadable: Bool = false
+    ) throws -> MarkerLookup {
         let statement = try connection.statement(
             """
-            SELECT generation, started_at, process_id, process_boot, process_start, checksum FROM crash_marker \
-            WHERE archive_id = ?
+            SELECT archive_id, generation, started_at, process_id, process_boot, process_start, checksum \
+            FROM crash_marker
             """)
         defer { statement.reset() }
-        try statement.bind(archive.id, at: 1)
-        guard try statement.step() else { return nil }
-        do {
-            let marker = Marker(
-                generation: Generation(try statement.int64(0)), processID: try statement.int64(2),
-                startedAt: try statement.int64(1), processStart: ProcessStart(statement, columns: 3))
-            // Values damage changed read as others: a marker whose checksum (one written since
-            // v0013) does not match is one whose values cannot be read. Its recorded start is
-            // read as stored for the checksum: text that is not UTF-8 does not match.
-            if let stored = try statement.optionalInt64(5) {
-                let start = ProcessStart(boot: try statement.optionalString(3), ticks: try statement.optionalInt64(4))
-                var written = marker
-                written.processStart = start
-                guard written.checksum(of: archive.name) == stored else {
-                    throw ArchiveStoreError.damagedStore("the crash marker does not match its checksum")
+        var found = MarkerLookup()
+        var otherKeys: [Int64] = []
+        while try statement.step() {
+            // The table's key; one that cannot be read (a table rebuilt without it) is no
+            // archive's.
+            guard let key = try? statement.int64(0) else { continue }
+            if key == archive.id {
+                do {
+                    found.marker = try marker(in: statement, of: archive, requiringChecksum: false)
+                    return found
+                } catch {
+                    if var displaced = anotherArchivesMarker(statement, than: archive, connection) {
+                        displaced.marker.storedUnder = key
+                        found.displaced = displaced
+                        continue
+                    }
+                    if throwingWhenUnreadable { throw error }
+                    found.marker = Marker(
+                        generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
+                    return found
                 }
             }
-            return marker
-        } catch where !throwingWhenUnreadable {
-            return Marker(generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
+            otherKeys.append(key)
+            if found.marker == nil, var marker = try? marker(in: statement, of: archive, requiringChecksum: true) {
+                marker.storedUnder = key
+                found.marker = marker
+            }
         }
+        // One whose archive has a marker of its own stays where it is, for the archive whose
+        // key it holds to replace.
+        if let displaced = found.displaced, otherKeys.contains(displaced.archive.id) { found.displaced = nil }
+        return found
+    }
+
+    /// Moves another archive's marker that damage moved under an archive's id back to its
+    /// archive's id, before the archive's own marker is written or deleted there.
+    static func moveBack(_ lookup: MarkerLookup, _ connection: Connection) throws {
+        guard let displaced = lookup.displaced else { return }
+        try write(displaced.marker, of: displaced.archive, connection)
+    }
+
+    /// The archive whose marker is in the row `statement` is on, stored under the id of
+    /// `archive` but not matching it, and that marker, when it is another archive's that
+    /// damage moved there (its checksum matches that archive). Looked at only for a marker
+    /// that does not match its key's archive.
+    ///
+    /// Archives that cannot be listed (damage) claim none: the marker is then the damaged one
+    /// of `archive`, as it was before markers were looked for elsewhere.
+    private static func anotherArchivesMarker(
+        _ statement: Statement, than archive: ArchiveRows.ArchiveRow, _ connection: Connection
+    ) -> (archive: ArchiveRows.ArchiveRow, marker: Marker)? {
+        let archives = (try? ArchiveRows.allStoredArchives(in: connection)) ?? []
+        for other in archives where other.row.id != archive.id {
+            if let marker = try? marker(in: statement, of: other.row, requiringChecksum: true) { return (other.row, marker) }
+        }
+        return nil
+    }
+
+    /// The marker in the row `statement` is on, if it is one of `archive`: with a checksum
+    /// (written since schema v0013) that matches the archive; without one, only when not
+    /// `requiringChecksum`.
+    ///
+    /// - Throws: when a column cannot be read, or the checksum does not match.
+    private static func marker(in statement: Statement, of archive: ArchiveRows.ArchiveRow, requiringChecksum: Bool)
+        throws -> Marker
+    {
+        let marker = Marker(
+            generation: Generation(try statement.int64(1)), processID: try statement.int64(3),
+            startedAt: try statement.int64(2), processStart: ProcessStart(statement, columns: 4))
+        // Values damage changed read as others: a marker whose checksum (one written since
+        // v0013) does not match is one whose values cannot be read. Its recorded start is
+        // read as stored for the checksum: text that is not UTF-8 does not match.
+        guard let stored = try statement.optionalInt64(6) else {
+            if requiringChecksum { throw ArchiveStoreError.damagedStore("the crash marker has no checksum") }
+            return marker
+        }
+        var written = marker
+        written.processStart = ProcessStart(boot: try statement.optionalString(4), ticks: try statement.optionalInt64(5))
+        guard written.checksum(of: archive.name) == stored else {
+            throw ArchiveStoreError.damagedStore("the crash marker does not match its checksum")
+        }
+        return marker
     }
 }

@@ -140,7 +140,7 @@ extension ArchiveStore {
         if let damage = found.damage {
             logger?.warning("Archive '\(row.name)' was damaged (\(damage)); the discard replaces its row")
         }
-        let count = try deleteContents(ofArchive: row.id, connection)
+        let count = try deleteContents(of: row, connection)
         let kept = UTF8Text.prose(reason, upTo: Self.maximumReasonLength)
         var discarded = row
         discarded.discardedAt = Clock.nowMilliseconds()
@@ -169,7 +169,7 @@ extension ArchiveStore {
             .dropFirst(Self.retainedDiscardedArchives)
         guard !forgotten.isEmpty else { return }
         for archive in forgotten {
-            _ = try deleteContents(ofArchive: archive.row.id, connection)
+            _ = try deleteContents(of: archive.row, connection)
             try Self.deleteRows(ofArchive: archive.row.id, "DELETE FROM restore_report WHERE archive_id = ?", connection)
             try Self.deleteRows(ofArchive: archive.row.id, "DELETE FROM archive WHERE id = ?", connection)
         }
@@ -178,13 +178,15 @@ extension ArchiveStore {
     }
 
     /// Deletes what an archive holds: its nodes, its generations and its crash marker (a
-    /// restoration of discarded state that died no longer matters). Returns the number of
-    /// node rows deleted.
-    private func deleteContents(ofArchive id: Int64, _ connection: Connection) throws -> Int {
-        try Self.deleteRows(ofArchive: id, "DELETE FROM node WHERE archive_id = ?", connection)
+    /// restoration of discarded state that died no longer matters), wherever damage moved it.
+    /// Returns the number of node rows deleted.
+    private func deleteContents(of archive: ArchiveRows.ArchiveRow, _ connection: Connection) throws -> Int {
+        try Self.deleteRows(ofArchive: archive.id, "DELETE FROM node WHERE archive_id = ?", connection)
         let nodesDeleted = connection.changes
-        try Self.deleteRows(ofArchive: id, "DELETE FROM generation WHERE archive_id = ?", connection)
-        try Self.deleteRows(ofArchive: id, "DELETE FROM crash_marker WHERE archive_id = ?", connection)
+        try Self.deleteRows(ofArchive: archive.id, "DELETE FROM generation WHERE archive_id = ?", connection)
+        let markers = try Self.markers(of: archive, connection)
+        try Self.moveBack(markers, connection)
+        if let marker = markers.marker { try Self.removeMarker(storedUnder: marker.storedUnder ?? archive.id, connection) }
         return nodesDeleted
     }
 
