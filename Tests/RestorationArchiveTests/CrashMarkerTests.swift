@@ -538,7 +538,8 @@ struct CrashMarkerTests {
             let problems = try store.check().map(\.description)
             #expect(
                 problems.contains(
-                    "archive 'main': its crash marker: The store is damaged: column '\(column)' holds a value that is not integer."),
+                    "archive 'main': its crash marker is damaged (column '\(column)' holds a value that is not integer): the "
+                        + "archive's next launch takes it for a restoration that died"),
                 "\(problems)")
             #expect(try store.hasCrashMarker())
             let listed = try store.crashMarkers()
@@ -574,7 +575,10 @@ struct CrashMarkerTests {
                 #expect(try store.crashMarkers().map(\.isDamaged) == [true])
                 #expect(
                     try store.check().map(\.description)
-                        == ["archive 'main': its crash marker: The store is damaged: the crash marker does not match its checksum."])
+                        == [
+                            "archive 'main': its crash marker is damaged (it does not match its checksum): the archive's "
+                                + "next launch takes it for a restoration that died"
+                        ])
                 try expectNextLaunchInvalidatesGeneration1(path)
             }
         }

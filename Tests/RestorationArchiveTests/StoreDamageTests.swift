@@ -290,7 +290,8 @@ struct StoreDamageTests {
             let problems = try store.check().map(\.description)
             #expect(
                 problems.contains(
-                    "archive 'main': its crash marker: The store is damaged: column 'started_at' holds a value that is not integer."),
+                    "archive 'main': its crash marker is damaged (column 'started_at' holds a value that is not integer): the "
+                        + "archive's next launch takes it for a restoration that died"),
                 "\(problems)")
             // A report whose sequence is damaged too is named without one.
             try tamperBypassingStrict(

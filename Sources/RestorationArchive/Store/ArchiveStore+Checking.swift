@@ -129,6 +129,12 @@ extension ArchiveStore {
                         problem: "its crash marker is stored under archive id \(key), not its own (\(archive.id)): damage "
                             + "changed its key (the archive's next launch still finds it)"))
             }
+        } catch let damaged as DamagedMarker {
+            problems.append(
+                StoreProblem(
+                    archive: archive.name,
+                    problem: "its crash marker is damaged (\(damaged.reason)): the archive's next launch takes it for a "
+                        + "restoration that died"))
         } catch {
             let found = try damage(error, path: path)
             problems.append(StoreProblem(archive: archive.name, problem: "its crash marker: \(found)"))

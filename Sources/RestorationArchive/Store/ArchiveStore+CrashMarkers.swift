@@ -785,7 +785,7 @@ extension ArchiveStore {
                         found.displaced = displaced
                         continue
                     }
-                    if throwingWhenUnreadable { throw error }
+                    if throwingWhenUnreadable { throw (error as? DamagedMarker) ?? DamagedMarker(reason: "\(error)") }
                     found.marker = Marker(
                         generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
                     return found
@@ -842,14 +842,19 @@ extension ArchiveStore {
         // v0013) does not match is one whose values cannot be read. Its recorded start is
         // read as stored for the checksum: text that is not UTF-8 does not match.
         guard let stored = try statement.optionalInt64(6) else {
-            if requiringChecksum { throw ArchiveStoreError.damagedStore("the crash marker has no checksum") }
+            if requiringChecksum { throw DamagedMarker(reason: "it has no checksum") }
             return marker
         }
         var written = marker
         written.processStart = ProcessStart(boot: try statement.optionalString(4), ticks: try statement.optionalInt64(5))
-        guard written.checksum(of: archive.name) == stored else {
-            throw ArchiveStoreError.damagedStore("the crash marker does not match its checksum")
-        }
+        guard written.checksum(of: archive.name) == stored else { throw DamagedMarker(reason: "it does not match its checksum") }
         return marker
+    }
+
+    /// Why a crash marker cannot be read: a value of another type, or values that do not
+    /// match its checksum (what ``check()`` names; a launch takes such a marker for a
+    /// restoration that died).
+    struct DamagedMarker: Error {
+        let reason: String
     }
 }
