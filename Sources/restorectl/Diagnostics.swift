@@ -96,7 +96,12 @@ enum Diagnostics {
     /// (a damaged archive, the journal), then exit status 1; nothing when there was none.
     static func failIfAny(_ unreadable: [ArchiveStoreError]) {
         guard !unreadable.isEmpty else { return }
-        for error in unreadable { printError(error.description) }
+        // Once each: a store that lost archives says so to the list and to a lookup by name.
+        var named: [String] = []
+        for error in unreadable where !named.contains(error.description) {
+            named.append(error.description)
+            printError(error.description)
+        }
         RestoreCtl.exit(withError: ExitCode(1))
     }
 

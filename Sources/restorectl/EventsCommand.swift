@@ -46,7 +46,7 @@ struct EventsCommand: ParsableCommand {
         var events: [Event] = []
         var unreadable: [ArchiveStoreError] = []
         do {
-            let archives = try options.selectedArchiveNames(in: store)
+            let archives = try options.selectedArchiveNames(in: store, unreadable: &unreadable)
             // Without --archive, the journal's invalidations and discards of every archive,
             // those of archives the store has since forgotten included.
             let concerns = { (archive: ArchiveName) in options.archiveName.map { $0 == archive } ?? true }

@@ -29,7 +29,8 @@ struct InfoCommand: ParsableCommand {
         do {
             // Each archive read on its own: a damaged one is named, and the others shown.
             var archives: [CrashStatus.Archive] = []
-            let selected = try options.selectedArchiveNames(in: store)
+            var listDamage: [ArchiveStoreError] = []
+            let selected = try options.selectedArchiveNames(in: store, unreadable: &listDamage)
             for name in selected {
                 var damage: [ArchiveStoreError] = []
                 let summary = try Diagnostics.unlessDamaged(&damage) { () throws(ArchiveStoreError) in
@@ -50,8 +51,8 @@ struct InfoCommand: ParsableCommand {
                 try store.previousLaunch()
             }
             status = CrashStatus(
-                archives: archives, markers: markers, lastLaunch: lastLaunch ?? nil, journalDamage: journalDamage.first,
-                footprint: try store.footprint())
+                archives: archives, listDamage: listDamage.first, markers: markers, lastLaunch: lastLaunch ?? nil,
+                journalDamage: journalDamage.first, footprint: try store.footprint())
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
@@ -60,7 +61,7 @@ struct InfoCommand: ParsableCommand {
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
         Diagnostics.failIfAny(
-            [status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage)
+            [status.listDamage, status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage)
                 + status.markers.values.sorted { $0.archive < $1.archive }.compactMap(MarkersCommand.damage))
     }
 
@@ -147,6 +148,9 @@ struct InfoCommand: ParsableCommand {
         }
 
         let archives: [Archive]
+        /// Why the store's archives could not be listed (it lost archives), when they could
+        /// not: `archives` then holds the one selected, or none.
+        let listDamage: ArchiveStoreError?
         /// The crash marker of each archive that has one.
         let markers: [ArchiveName: CrashMarker]
         /// The newest launch in the journal (this command records none).
@@ -167,7 +171,12 @@ struct InfoCommand: ParsableCommand {
         } else {
             out += "  last launch:   \(describe(status.lastLaunch))\n"
         }
-        if status.archives.isEmpty { out += "  (no archives)\n" }
+        if let damage = status.listDamage {
+            out += "  archives:      cannot be listed: \(TerminalText.escaped(damage.description)) "
+                + "(restorectl check lists what the store holds)\n"
+        } else if status.archives.isEmpty {
+            out += "  (no archives)\n"
+        }
         for archive in status.archives {
             let summary: ArchiveSummary
             let damage: [Generation: CrashStatus.GenerationDamage]
@@ -278,6 +287,8 @@ struct InfoJSON: Encodable {
     let damaged_archives: [DamagedArchiveJSON]?
     /// Why the journal could not be read (`last_launch` is then left out); left out when it could.
     let journal_error: String?
+    /// Why the archives could not be listed (the store lost archives); left out when they could.
+    let archives_error: String?
 
     init(store: String, _ status: InfoCommand.CrashStatus) {
         self.store = store
@@ -299,6 +310,7 @@ struct InfoJSON: Encodable {
         self.archives = archives
         damaged_archives = damaged.isEmpty ? nil : damaged
         journal_error = status.journalDamage?.description
+        archives_error = status.listDamage?.description
     }
 }
 

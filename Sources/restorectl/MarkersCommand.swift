@@ -21,9 +21,13 @@ struct MarkersCommand: ParsableCommand {
     func run() throws {
         let store = try options.openReadOnly()
         let markers: [CrashMarker]
+        var unreadable: [ArchiveStoreError] = []
         do {
-            let selected = try Set(options.selectedArchiveNames(in: store))
-            markers = try store.crashMarkers().filter { selected.contains($0.archive) }
+            let selected = try Set(options.selectedArchiveNames(in: store, unreadable: &unreadable))
+            // Without the list of archives (damage), the markers of every archive the store
+            // still has a row of.
+            let listed = unreadable.isEmpty || options.archiveName != nil
+            markers = try store.crashMarkers().filter { !listed || selected.contains($0.archive) }
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
@@ -42,7 +46,7 @@ struct MarkersCommand: ParsableCommand {
         case .json:
             print(try JSONOutput.render(MarkersJSON(store: store.path, markers: markers.map(MarkerJSON.init))))
         }
-        Diagnostics.failIfAny(markers.compactMap(Self.damage))
+        Diagnostics.failIfAny(unreadable + markers.compactMap(Self.damage))
     }
 
     static func meaning(of marker: CrashMarker) -> String {

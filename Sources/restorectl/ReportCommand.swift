@@ -27,7 +27,7 @@ struct ReportCommand: ParsableCommand {
         do {
             // Reports have checksums of their own: damage to their archive does not hide them,
             // and a damaged report hides only its archive's older reports.
-            for name in try options.selectedArchiveNames(in: store) {
+            for name in try options.selectedArchiveNames(in: store, unreadable: &unreadable) {
                 reports += try Diagnostics.readableNewest(&unreadable) { (limit) throws(ArchiveStoreError) in
                     try store.restoreReports(of: name, limit: all ? limit : 1)
                 }

@@ -50,8 +50,15 @@ struct StoreOptions: ParsableArguments {
     /// The name of the selected archive (exiting with status 1 when the store has no archive
     /// of that name), or of every archive: read without checking the archives, so that one
     /// damaged archive does not hide the others.
-    func selectedArchiveNames(in store: ArchiveStore) throws -> [ArchiveName] {
-        let names = try store.archiveNames()
+    ///
+    /// When the list cannot be made (the store lost archives: damage to its table of
+    /// archives), its damage is added to `unreadable` and the command goes on with what it
+    /// reads without the list: the selected archive, or none.
+    func selectedArchiveNames(in store: ArchiveStore, unreadable: inout [ArchiveStoreError]) throws(ArchiveStoreError)
+        -> [ArchiveName]
+    {
+        guard let names = try Diagnostics.unlessDamaged(&unreadable, { () throws(ArchiveStoreError) in try store.archiveNames() })
+        else { return archiveName.map { [$0] } ?? [] }
         guard let name = archiveName else { return names }
         guard names.contains(name) else { Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1) }
         return [name]

@@ -1110,13 +1110,35 @@ struct StoreDamageTests {
         }
     }
 
+    /// An archive whose row the table lost is damage to the store: to a lookup by name, and to
+    /// a list of the archives, which left it out without a word (`restorectl info` said "(no
+    /// archives)").
     @Test func generationsOfALostArchiveAreDamageNotANewArchive() throws {
         try withSavedStore { path, nodes in
             try tamper(with: path, "PRAGMA foreign_keys = OFF; DELETE FROM archive")
             let store = try ArchiveStore(path: path)
             let lost = ArchiveStoreError.damagedStore("the archive table or its name index lost or mixed up archives")
             #expect(throws: lost) { () throws -> Void in _ = try store.snapshot() }
+            #expect(throws: lost) { () throws -> Void in _ = try store.archiveNames() }
+            #expect(throws: lost) { () throws -> Void in _ = try store.archives() }
             #expect(throws: lost) { () throws -> Void in try store.save(nodes, header: SampleArchives.header) }
+        }
+    }
+
+    /// A list of the archives reads them in name order, through the name index: an archive
+    /// whose entry the index lost was left out of it without a word, though its row and its
+    /// generations are there (and a lookup of it by name throws).
+    @Test func anArchiveTheNameIndexLostIsDamageNotLeftOutOfTheList() throws {
+        try withSavedStore { path, nodes in
+            let scene = try ArchiveName("scene-2")
+            try ArchiveStore(path: path).save(nodes, header: SampleArchives.header, in: scene)
+            try dropLastEntry(ofIndex: "sqlite_autoindex_archive_1", at: path)
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            let lost = ArchiveStoreError.damagedStore("the archive table or its name index lost or mixed up archives")
+            #expect(throws: lost) { () throws -> Void in _ = try store.summary(of: scene) }
+            #expect(throws: lost) { () throws -> Void in _ = try store.archiveNames() }
+            #expect(throws: lost) { () throws -> Void in _ = try store.archives() }
+            #expect(try store.summary(of: .main)?.generations.map(\.nodeCount) == [nodes.count])
         }
     }
 

@@ -27,6 +27,27 @@ func tamperWithSchema(of path: String, table: String, replacing from: String, wi
     }
 }
 
+/// Takes the last entry (by key) out of `index` of a store file, as damage to its page does:
+/// the index, a single leaf page here, counts one cell fewer; its table keeps the row. The
+/// write-ahead log is checkpointed first, so that the file holds the page; open the store
+/// anew afterwards (an open one may have the page cached).
+func dropLastEntry(ofIndex index: String, at path: String) throws {
+    let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+    try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    let root = try #require(try connection.pragmaInteger("SELECT rootpage FROM sqlite_schema WHERE name = '\(index)'"))
+    let pageSize = try #require(try connection.pragmaInteger("PRAGMA page_size"))
+    let handle = try #require(FileHandle(forUpdatingAtPath: path))
+    defer { try? handle.close() }
+    let header = UInt64((root - 1) * pageSize + (root == 1 ? 100 : 0))
+    try handle.seek(toOffset: header)
+    let bytes = [UInt8](try #require(try handle.read(upToCount: 5)))
+    try #require(bytes[0] == 0x0A, "page \(root) of '\(index)' is a leaf page of an index")
+    let cells = Int(bytes[3]) << 8 | Int(bytes[4])
+    try #require(cells > 0)
+    try handle.seek(toOffset: header + 3)
+    try handle.write(contentsOf: [UInt8((cells - 1) >> 8), UInt8((cells - 1) & 0xFF)])
+}
+
 /// Raw SQL against a store file's `table` with its `STRICT` taken away while `sql` runs, so
 /// that a column can be given a value of another storage class, as only a damaged file (a
 /// bad disk, another program writing the pages) otherwise holds. The schema text is put back

@@ -311,6 +311,35 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A store whose table of archives lost rows (here all: the demo's one archive) says so,
+    /// where `info` said "(no archives)" and exit 0, and `tree` that the store had no archive
+    /// 'main'; the commands show what they read without the list (the journal, the last
+    /// launch), and exit 1 naming the damage once.
+    @Test func aStoreThatLostItsArchivesSaysSoAndShowsTheRest() throws {
+        try withDemoStore { path in
+            try tamper(path, "DELETE FROM archive")
+            let lost = "The store is damaged: the archive table or its name index lost or mixed up archives."
+            let info = try run(["info", path])
+            #expect(info.status == 1 && info.standardError == "restorectl: error: \(lost)\n")
+            #expect(info.standardOutput.contains("\n  archives:      cannot be listed: \(lost) (restorectl check lists"))
+            #expect(info.standardOutput.contains("\n  last launch:   launch "))
+            #expect(!info.standardOutput.contains("(no archives)"))
+            let selected = try run(["info", path, "--archive", "main"])
+            #expect(selected.status == 1 && selected.standardError == "restorectl: error: \(lost)\n")
+            let json = try run(["info", path, "--format", "json"])
+            #expect(json.status == 1 && json.standardOutput.contains("\"archives_error\" : \"\(lost)\""))
+            let events = try run(["events", path])
+            #expect(events.status == 1 && events.standardError == "restorectl: error: \(lost)\n")
+            #expect(events.standardOutput.contains("willFinishLaunching"))
+            for command in ["markers", "report"] {
+                let result = try run([command, path])
+                #expect(result.status == 1 && result.standardError == "restorectl: error: \(lost)\n", "\(command)")
+            }
+            let tree = try run(["tree", path])
+            #expect(tree.status == 1 && tree.standardError == "restorectl: error: \(lost)\n")
+        }
+    }
+
     /// One archive's damaged row hides nothing else: `info` shows the other archives and names
     /// the damaged one, `events` the journal and the other archives' saves, `markers` and
     /// `report` work, each that met the damage exits 1 naming it, and a discard replaces it.

@@ -219,8 +219,32 @@ enum ArchiveRows {
 
     private static let lostArchives = "the archive table or its name index lost or mixed up archives"
 
+    /// Throws ``ArchiveStoreError/damagedStore(_:)`` when a list of the store's archives, of
+    /// `listed` rows, leaves some out: the table holds rows its name index (which the list
+    /// reads in order) does not, or generations belong to no archive (the table lost the
+    /// archive's row). A lookup of such an archive by name throws the same.
+    private static func expectNoArchiveLost(listed: Int, in connection: Connection) throws {
+        let statement = try connection.statement(
+            """
+            SELECT (SELECT count(*) FROM archive NOT INDEXED) != ? \
+            OR EXISTS (SELECT 1 FROM generation WHERE archive_id NOT IN (SELECT id FROM archive NOT INDEXED))
+            """)
+        defer { statement.reset() }
+        try statement.bind(Int64(listed), at: 1)
+        guard try statement.step(), try statement.int64(0) == 0 else { throw ArchiveStoreError.damagedStore(lostArchives) }
+    }
+
     static func allArchives(in connection: Connection) throws -> [ArchiveRow] {
-        try allStoredArchives(in: connection).map(checked)
+        try listedArchives(in: connection).map(checked)
+    }
+
+    /// ``allStoredArchives(in:)``, for a list of the archives that an app or a tool reads:
+    /// throws when the store lost archives, which the list would leave out without a word
+    /// (`restorectl info` said "(no archives)" of a store whose archive table lost its row).
+    static func listedArchives(in connection: Connection) throws -> [StoredArchive] {
+        let (named, unnamed) = try storedArchives(in: connection)
+        try expectNoArchiveLost(listed: named.count + unnamed.count, in: connection)
+        return named
     }
 
     /// Every archive row as stored, in name order, each with what is wrong with it.

@@ -166,14 +166,18 @@ extension ArchiveStore {
     /// damaged archive, which ``archives()`` throws for, does not hide the others. Ask
     /// ``summary(of:)`` for each. They are the archives that hold state, and those discarded
     /// that the store still remembers (``retainedDiscardedArchives``).
+    ///
+    /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when the store lost archives (damage
+    ///   to its table of archives, which a lookup of such an archive by name meets too): the
+    ///   list would leave them out.
     public func archiveNames() throws(ArchiveStoreError) -> [ArchiveName] {
         try read { connection in
-            try ArchiveRows.allStoredArchives(in: connection).map(\.row.name)
+            try ArchiveRows.listedArchives(in: connection).map(\.row.name)
         }
     }
 
     /// Every archive of the store at a glance, sorted by name.
-    /// - Throws: the damage of any archive (see ``archiveNames()``).
+    /// - Throws: the damage of any archive, or of the list (see ``archiveNames()``).
     public func archives() throws(ArchiveStoreError) -> [ArchiveSummary] {
         try read { connection in
             try ArchiveRows.allArchives(in: connection).map { try Self.summary(of: $0, connection) }
