@@ -374,13 +374,14 @@ struct CrashMarkerTests {
     /// `check()` names it, where it called the store healthy; so are an archive's generations
     /// and nodes once its row is gone. (A marker with a checksum, written since schema v0013,
     /// is still its archive's: `aMarkerMovedOffItsArchiveByDamageIsStillJudged`. This one
-    /// has none, as one written before.)
+    /// has none, as one written before, in a store of two archives: either may be its own.)
     @Test func aMarkerOrAReportOfNoArchiveIsAProblem() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
             #expect(try makeEngine(store).restore([Probe("Root")]).isComplete)
             try restoreAndDie(path)
+            try makeEngine(store).preserve([Probe("Root")], in: try ArchiveName("other"))
             #expect(try store.check().isEmpty)
             try tamper(
                 with: path, "UPDATE crash_marker SET archive_id = 9, checksum = NULL; UPDATE restore_report SET archive_id = 12")
@@ -391,8 +392,11 @@ struct CrashMarkerTests {
                     "restore reports of no archive of the store (archive id 12)",
                 ])
             // The archive's row taken away: a lookup of the archive says so (its generations
-            // are left), and `check()` names everything it held, where it named nothing.
-            try tamper(with: path, "DELETE FROM archive")
+            // are left), and `check()` names everything it held, where it named nothing. The
+            // other archive, now the only one, does not take the marker for its own: the store
+            // lost the archive it may be of.
+            try tamper(with: path, "DELETE FROM archive WHERE name = 'main'")
+            #expect(try store.crashMarkers().isEmpty)
             #expect(throws: ArchiveStoreError.damagedStore("the archive table or its name index lost or mixed up archives")) {
                 try store.summary(of: .main)
             }
@@ -488,6 +492,30 @@ struct CrashMarkerTests {
             try tamper(with: path, "UPDATE crash_marker SET archive_id = 9")
             try store.discard(.main, reason: "the user quit the app")
             #expect(try store.crashMarkers().isEmpty)
+            #expect(try store.check().isEmpty)
+        }
+    }
+
+    /// A marker moved off its archive whose values damage changed too (or written before
+    /// schema v0013, without a checksum) names no archive: in a store whose only archive is
+    /// one, it is that archive's, a restoration that died whose values cannot be read. The
+    /// next launch invalidated nothing and restored the state that had just crashed the app,
+    /// and the row stayed for good, named by every `check()`.
+    @Test(arguments: ["archive_id = 9, generation = 7", "archive_id = 9, checksum = NULL"])
+    func aMarkerOfNoArchiveThatNoChecksumNamesIsTheOnlyArchives(_ damage: String) throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
+            try restoreAndDie(path)
+            try tamper(with: path, "UPDATE crash_marker SET \(damage)")
+            let listed = try store.crashMarkers()
+            #expect(listed.map(\.archive) == [.main] && listed.map(\.isDamaged) == [true])
+            #expect(
+                try store.check().map(\.description) == [
+                    "archive 'main': a crash marker of no archive (archive id 9) whose values do not match any archive's: "
+                        + "the store's only archive takes it for its own, a restoration that died (its next launch)"
+                ])
+            try expectNextLaunchInvalidatesGeneration1(path)
             #expect(try store.check().isEmpty)
         }
     }

@@ -223,7 +223,7 @@ enum ArchiveRows {
     /// `listed` rows, leaves some out: the table holds rows its name index (which the list
     /// reads in order) does not, or generations belong to no archive (the table lost the
     /// archive's row). A lookup of such an archive by name throws the same.
-    private static func expectNoArchiveLost(listed: Int, in connection: Connection) throws {
+    static func expectNoArchiveLost(listed: Int, in connection: Connection) throws {
         let statement = try connection.statement(
             """
             SELECT (SELECT count(*) FROM archive NOT INDEXED) != ? \

@@ -121,13 +121,15 @@ extension ArchiveStore {
     ) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         do {
-            if let key = try readMarker(of: archive, connection)?.storedUnder {
+            if let marker = try readMarker(of: archive, connection), let key = marker.storedUnder {
                 movedMarkers.append(key)
-                problems.append(
-                    StoreProblem(
-                        archive: archive.name,
-                        problem: "its crash marker is stored under archive id \(key), not its own (\(archive.id)): damage "
-                            + "changed its key (the archive's next launch still finds it)"))
+                let problem =
+                    marker.isUnreadable
+                    ? "a crash marker of no archive (archive id \(key)) whose values do not match any archive's: the "
+                        + "store's only archive takes it for its own, a restoration that died (its next launch)"
+                    : "its crash marker is stored under archive id \(key), not its own (\(archive.id)): damage changed "
+                        + "its key (the archive's next launch still finds it)"
+                problems.append(StoreProblem(archive: archive.name, problem: problem))
             }
         } catch let damaged as DamagedMarker {
             problems.append(

@@ -771,6 +771,7 @@ extension ArchiveStore {
         defer { statement.reset() }
         var found = MarkerLookup()
         var otherKeys: [Int64] = []
+        var unattributed: Int64? = nil
         while try statement.step() {
             // The table's key; one that cannot be read (a table rebuilt without it) is no
             // archive's.
@@ -792,15 +793,38 @@ extension ArchiveStore {
                 }
             }
             otherKeys.append(key)
-            if found.marker == nil, var marker = try? marker(in: statement, of: archive, requiringChecksum: true) {
+            guard found.marker == nil else { continue }
+            if var marker = try? marker(in: statement, of: archive, requiringChecksum: true) {
                 marker.storedUnder = key
                 found.marker = marker
+            } else if unattributed == nil {
+                unattributed = key
             }
         }
         // One whose archive has a marker of its own stays where it is, for the archive whose
         // key it holds to replace.
         if let displaced = found.displaced, otherKeys.contains(displaced.archive.id) { found.displaced = nil }
+        // A marker under another key that no checksum names (its values damaged too, or none
+        // written before v0013) is some archive's restoration that died: in a store whose only
+        // archive is this one, this one's, whose values cannot be read. Left alone, the app
+        // restored the state that had just crashed it, and the row stayed for good.
+        if found.marker == nil, let unattributed, isOnlyArchive(archive, connection) {
+            found.marker = Marker(
+                generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true,
+                storedUnder: unattributed)
+        }
         return found
+    }
+
+    /// Whether `archive` is the store's only archive, and the store lost none (whose marker
+    /// that would be): its only archive row (a row whose name cannot be read is one too), and
+    /// no generation of no archive. Looked at only for a marker stored under another key that
+    /// no checksum names; a list that cannot be read says no.
+    private static func isOnlyArchive(_ archive: ArchiveRows.ArchiveRow, _ connection: Connection) -> Bool {
+        guard let (named, unnamed) = try? ArchiveRows.storedArchives(in: connection),
+            unnamed.isEmpty, named.map(\.row.id) == [archive.id]
+        else { return false }
+        return (try? ArchiveRows.expectNoArchiveLost(listed: 1, in: connection)) != nil
     }
 
     /// Moves another archive's marker that damage moved under an archive's id back to its
