@@ -43,6 +43,66 @@ enum Damage {
         return (round % 3, index % headerBytes, headerMasks[round / 3 % headerMasks.count])
     }
 
+    /// 7c. Crash-marker damage: the trials of `damage` on a store whose one archive's
+    /// restoration died (`restorectl demo`: a saving launch, then one killed with SIGKILL while
+    /// restoring), with damage chosen rather than drawn: each byte of the crash marker table's
+    /// page header and cell pointer, and of the last ``markerTailBytes`` bytes of its page,
+    /// where its one row lies, xored with each of ``headerMasks`` in turn (the first three in a
+    /// quick run). Random damage lands in that row about once in a few hundred trials of a
+    /// store this small, and `damage`'s stores have no marker.
+    ///
+    /// Besides what `damage` asks, the launch after the damage must not restore the generation
+    /// whose restoration died (R11), in a file SQLite finds sound: a marker damage changed,
+    /// moved to another key, or left unreadable is a restoration that died. (In a file SQLite
+    /// finds malformed, the marker's row may be gone whole, which nothing can tell.)
+    static func runMarker(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        let masks = scale == .quick ? 3 : headerMasks.count
+        return try runBatches(
+            Scenario("marker-damage"), trials: markerBytes * masks, child: ["damage-batch"], arguments: ["marker"],
+            makeStores: makeMarkerStore(in:random:), random: &random)
+    }
+
+    /// The bytes at the start of the marker table's page that `marker-damage` damages: a leaf
+    /// table page's header (8) and its first cell pointer (2).
+    static let markerHeaderBytes = 10
+    /// The bytes at the end of the marker table's page that `marker-damage` damages: its one
+    /// row (about 70 bytes) and free space before it.
+    static let markerTailBytes = 96
+    static let markerBytes = markerHeaderBytes + markerTailBytes
+
+    /// Trial `index` of `marker-damage`: which byte of the marker table's page, and the mask.
+    static func markerDamage(index: Int, pageSize: Int) -> (offset: Int, mask: UInt8) {
+        let byte = index % markerBytes
+        let offset = byte < markerHeaderBytes ? byte : pageSize - markerTailBytes + (byte - markerHeaderBytes)
+        return (offset, headerMasks[index / markerBytes % headerMasks.count])
+    }
+
+    /// The store of `marker-damage`: the demo app's store after a saving launch and a launch
+    /// killed while restoring, its crash marker in the file itself (not only in the log).
+    static func makeMarkerStore(in directory: String, random: inout SeededGenerator) throws {
+        let path = directory + "/store-0.sqlite"
+        for step in ["save", "restore-crash"] {
+            _ = try Child.run(Child.restorectl, ["demo", "--step", step, "--db", path], timeout: 30)
+        }
+        // Opened and released: the log is copied into the file.
+        _ = try ArchiveStore(path: path).footprint()
+        let copy = directory + "/marker-check.sqlite"
+        try Files.write(fileBytes(path) ?? [], to: copy)
+        defer { for file in Files.storeFiles(copy) { Files.remove(file) } }
+        let markers = try ArchiveStore(path: copy, mode: .readOnly).crashMarkers()
+        guard markers.count == 1, markers.allSatisfy({ !$0.processIsRunning && !$0.isDamaged }) else {
+            throw SetUpError.noDeadRestoration("\(markers)")
+        }
+    }
+
+    /// Why `marker-damage`'s store could not be made or read.
+    enum SetUpError: Error {
+        /// The demo's store holds no marker of a restoration that died, but these.
+        case noDeadRestoration(String)
+        /// The marker table's page is not named in the store's schema.
+        case noMarkerPage
+    }
+
     /// Runs `total` trials in batches of ``batch``, each batch in a child process (`torture
     /// child MODE DIRECTORY SEED FIRST COUNT ARGUMENTS...`, `child` naming the mode) that
     /// announces `INDEX ok KIND` or `INDEX PROBLEM` for each trial, on the stores
@@ -141,10 +201,13 @@ enum Damage {
         var newest: [ArchiveName: ArchiveSnapshot?] = [:]
         var generations: [ArchiveName: [Generation: ArchiveSnapshot]] = [:]
         var journal: [Int64: JournalEntry] = [:]
+        /// The archive whose restoration died, if any (a crash marker whose process is gone).
+        var died: ArchiveName?
 
         init(path: String) throws {
             let store = try ArchiveStore(path: path, mode: .readOnly)
             for entry in try store.journal() { journal[entry.sequence] = entry }
+            died = try store.crashMarkers().first { !$0.processIsRunning }?.archive
             for archive in try store.archives() {
                 newest[archive.name] = try store.snapshot(of: archive.name)
                 for summary in archive.generations {
@@ -157,20 +220,29 @@ enum Damage {
 
     /// The child: runs trials `first..<first + count`, announcing `INDEX ok KIND` or
     /// `INDEX PROBLEM` for each; with a fifth argument `header`, the trials of `header-damage`,
-    /// with `schema`, those of `schema-tampering`.
+    /// with `schema`, those of `schema-tampering`, with `marker`, those of `marker-damage`.
     static func batch(_ arguments: [String]) throws {
         guard (4...5).contains(arguments.count), let seed = UInt64(arguments[1]), let first = Int(arguments[2]),
             let count = Int(arguments[3])
         else { throw ChildError.usage }
         let variant = arguments.count == 5 ? arguments[4] : nil
-        guard variant == nil || variant == "header" || variant == "schema" else { throw ChildError.usage }
+        guard variant == nil || ["header", "schema", "marker"].contains(variant) else { throw ChildError.usage }
         let header = variant == "header"
         let schema = variant == "schema"
+        let marker = variant == "marker"
         let directory = arguments[0]
-        let originals = try (0..<3).map { index in
+        let originals = try (0..<(marker ? 1 : 3)).map { index in
             let path = "\(directory)/store-\(index).sqlite"
             return (bytes: fileBytes(path) ?? [], expected: try Expected(path: path))
         }
+        // Where the marker table's page starts in the file, and how long a page is.
+        let markerPage: (start: Int, size: Int)? =
+            if marker, let root = Files.firstValue(of: markerRoot, in: "\(directory)/store-0.sqlite").flatMap(Int.init),
+                let size = Files.firstValue(of: "PRAGMA page_size", in: "\(directory)/store-0.sqlite").flatMap(Int.init)
+            {
+                ((root - 1) * size, size)
+            } else { nil }
+        if marker, markerPage == nil { throw SetUpError.noMarkerPage }
         let path = "\(directory)/damaged-\(getpid()).sqlite"
         defer { for file in Files.storeFiles(path) { Files.remove(file) } }
         for index in first..<(first + count) {
@@ -187,6 +259,12 @@ enum Damage {
                 bytes = original.bytes
                 bytes[offset] ^= mask
                 kind = "header byte \(offset) ^ \(mask)"
+            } else if let markerPage {
+                let (offset, mask) = markerDamage(index: index, pageSize: markerPage.size)
+                original = originals[0]
+                bytes = original.bytes
+                bytes[markerPage.start + offset] ^= mask
+                kind = "marker page byte \(offset) ^ \(mask)"
             } else {
                 original = originals[index % originals.count]
                 (bytes, kind) = damage(original.bytes, using: &random)
@@ -200,6 +278,9 @@ enum Damage {
             let passesQuickCheck = check(path, "quick_check")
             let mode: ArchiveStore.AccessMode = Bool.random(using: &random) ? .readOnly : .readWrite
             var problem = read(path, mode: mode, expecting: original.expected)
+            if problem == nil, let died = original.expected.died {
+                problem = judge(path, mode: mode, died: died, fileIsSound: passesQuickCheck && check(path, "integrity_check"))
+            }
             var note = ""
             if problem == nil {
                 (problem, note) = goOn(path, expecting: original.expected, saving: mode == .readWrite, passesQuickCheck: passesQuickCheck)
@@ -208,8 +289,8 @@ enum Damage {
                 switch (problem, passesQuickCheck) {
                 case (.some(let problem), _): "\(problem) [\(kind), \(mode), quick_check \(passesQuickCheck ? "passed" : "failed")]"
                 // The tally of header damage counts outcomes, not bytes.
-                case (nil, true): "ok \(header ? "header" : kind)\(note),quick_check-passed"
-                case (nil, false): "ok \(header ? "header" : kind)\(note)"
+                case (nil, true): "ok \(header ? "header" : marker ? "marker" : kind)\(note),quick_check-passed"
+                case (nil, false): "ok \(header ? "header" : marker ? "marker" : kind)\(note)"
                 }
             announce("\(index) \(outcome)")
         }
@@ -280,6 +361,20 @@ enum Damage {
         _ = try? store.check()
         _ = try? store.crashMarkers()
         return nil
+    }
+
+    /// The marker table's root page, as `sqlite_schema` names it.
+    private static let markerRoot = "SELECT rootpage FROM sqlite_schema WHERE name = 'crash_marker'"
+
+    /// R11 under damage: the launch after it does not restore `died`'s newest generation,
+    /// whose restoration died (the store's policy is `discard`: nothing else to restore), in a
+    /// file SQLite finds sound. A typed error is fine.
+    private static func judge(_ path: String, mode: ArchiveStore.AccessMode, died: ArchiveName, fileIsSound: Bool)
+        -> String?
+    {
+        guard fileIsSound, let store = try? ArchiveStore(path: path, mode: mode) else { return nil }
+        guard case .success(.restored) = launch(store, [died]).outcomes.first else { return nil }
+        return "restored: the launch restored '\(died)', whose restoration died"
     }
 
     /// What the app does once it has read a damaged store: saves each archive again (when it

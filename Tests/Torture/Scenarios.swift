@@ -24,6 +24,7 @@ enum Scenarios {
         Entry(name: "not-a-store", run: NotAStore.run),
         Entry(name: "damage", run: Damage.run),
         Entry(name: "header-damage", run: Damage.runHeader),
+        Entry(name: "marker-damage", run: Damage.runMarker),
         Entry(name: "schema-tampering", run: SchemaTampering.run),
         Entry(name: "log-damage", run: LogDamage.run),
         Entry(name: "hostile-values", run: HostileValues.run),
