@@ -575,6 +575,27 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A journal entry whose number damage changed (a flipped bit in its row's key: entry 2
+    /// read as a second entry 4, with entry 2's event) read back as another entry: its
+    /// checksum does not cover its number. Read in the table's order, it is out of order:
+    /// damage, and the entries after it are read.
+    @Test func aJournalEntryWhoseNumberDamageChangedIsDamage() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            for event in [LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive] {
+                try store.record(event)
+            }
+            #expect(try store.journal().map(\.sequence) == [1, 2, 3, 4])
+            try changeKey(ofRow: 2, inTable: "journal", to: 4, at: path)
+            let damaged = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(
+                throws: ArchiveStoreError.damagedHistory(
+                    "journal entry 4 is out of order, before entry 3: damage changed an entry's number")
+            ) { try damaged.journal() }
+            #expect(try damaged.journal(limit: 2).map(\.sequence) == [3, 4])
+        }
+    }
+
     /// Damage to the launch number of an older entry: text, a real or an integer past the
     /// entry's own id (which no launch has, a launch being numbered by its first entry's id)
     /// sorted above every launch, and was taken for the previous launch at every launch after

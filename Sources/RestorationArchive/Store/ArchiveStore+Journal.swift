@@ -184,8 +184,9 @@ extension ArchiveStore {
     ///   Only the entries returned are read, so that damage to an older one does not hide the
     ///   newest.
     /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for an entry that cannot be read or
-    ///   does not match its checksum (``ArchiveStore/check()`` names it by its sequence). It
-    ///   is deleted once ``ArchiveStore/retainedJournalEntries`` newer entries are recorded.
+    ///   does not match its checksum (``ArchiveStore/check()`` names it by its sequence), or
+    ///   whose sequence is out of order (damage changed it). It is deleted once
+    ///   ``ArchiveStore/retainedJournalEntries`` newer entries are recorded.
     public func journal(limit: Int? = nil) throws(ArchiveStoreError) -> [JournalEntry] {
         try read { connection in
             let statement = try connection.statement(
@@ -193,7 +194,18 @@ extension ArchiveStore {
             defer { statement.reset() }
             try statement.bind(Int64(clamping: max(0, limit ?? Int.max)), at: 1)
             var entries: [JournalEntry] = []
-            while try statement.step() { entries.append(try Self.entry(statement)) }
+            while try statement.step() {
+                let entry = try Self.entry(statement)
+                // Read in the table's own order, which is its keys' unless damage changed one
+                // (a flipped bit read entry 8 as a second entry 12, with entry 8's event): its
+                // checksum does not cover its number, which SQLite gives it.
+                if let newer = entries.last, entry.sequence >= newer.sequence {
+                    throw ArchiveStoreError.damagedHistory(
+                        "journal entry \(entry.sequence) is out of order, before entry \(newer.sequence): damage changed "
+                            + "an entry's number")
+                }
+                entries.append(entry)
+            }
             return entries.reversed()
         }
     }
