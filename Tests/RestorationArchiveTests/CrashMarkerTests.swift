@@ -512,8 +512,8 @@ struct CrashMarkerTests {
             #expect(listed.map(\.archive) == [.main] && listed.map(\.isDamaged) == [true])
             #expect(
                 try store.check().map(\.description) == [
-                    "archive 'main': a crash marker of no archive (archive id 9) whose values do not match any archive's: "
-                        + "the store's only archive takes it for its own, a restoration that died (its next launch)"
+                    "archive 'main': a crash marker stored under archive id 9, of no archive, whose values match no "
+                        + "archive's: as the store's only archive, its next launch takes it for a restoration of it that died"
                 ])
             try expectNextLaunchInvalidatesGeneration1(path)
             #expect(try store.check().isEmpty)

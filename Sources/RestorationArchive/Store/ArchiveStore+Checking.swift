@@ -125,8 +125,8 @@ extension ArchiveStore {
                 movedMarkers.append(key)
                 let problem =
                     marker.isUnreadable
-                    ? "a crash marker of no archive (archive id \(key)) whose values do not match any archive's: the "
-                        + "store's only archive takes it for its own, a restoration that died (its next launch)"
+                    ? "a crash marker stored under archive id \(key), of no archive, whose values match no archive's: "
+                        + "as the store's only archive, its next launch takes it for a restoration of it that died"
                     : "its crash marker is stored under archive id \(key), not its own (\(archive.id)): damage changed "
                         + "its key (the archive's next launch still finds it)"
                 problems.append(StoreProblem(archive: archive.name, problem: problem))
@@ -164,10 +164,10 @@ extension ArchiveStore {
     /// them off their archive, or to the archive's row, which took it away (a discard, or an
     /// archive forgotten, deletes them with it). A lookup of an archive by name finds
     /// generations of no archive (damage to the store), but a list of the archives does not
-    /// (`restorectl info`: "no archives"). A crash marker moved off its archive that its
-    /// checksum names an archive's is named as that archive's (its key is in
-    /// `exceptMarkers`); one without a checksum, or whose values damage changed too, is not
-    /// found by any archive's restorations.
+    /// (`restorectl info`: "no archives"). A crash marker moved off its archive is named as
+    /// its archive's when its checksum names one, or when the store's only archive takes it
+    /// (its key is then in `exceptMarkers`); one that no archive takes (its values damaged
+    /// too, or without a checksum, in a store of more archives) is judged by no launch.
     ///
     /// A table that cannot be read (dropped, damaged) is named only with `namingTableDamage`:
     /// the check of each archive, which reads the same tables, names it otherwise.
