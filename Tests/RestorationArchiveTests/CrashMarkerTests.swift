@@ -341,6 +341,7 @@ struct CrashMarkerTests {
                 let slow = SlowScreen("Root")
                 let result = try makeEngine(store).restore([slow])
                 try tamper(with: path, "UPDATE crash_marker SET \(try writer(other)), checksum = NULL")
+                try rewriteMarker(at: path) { _ in }  // with its checksum, as that process writes it
                 try body(path, store, slow, result, other)
             }
         }
@@ -361,7 +362,7 @@ struct CrashMarkerTests {
     /// invalidated the generation being restored.
     @Test func markerOfAProcessStillRestoringIsLeftAloneAfterTheClockWasSteppedForward() throws {
         try withRestorationMarkedAsAnotherProcess { path, store, _, _, sleeper in
-            try tamper(with: path, "UPDATE crash_marker SET started_at = started_at - 3600000, checksum = NULL")
+            try rewriteMarker(at: path) { $0.startedAt -= 3_600_000 }
             #expect(try store.crashMarkers().map(\.processIsRunning) == [true])
             let other = try makeEngine(try ArchiveStore(path: path)).restore([Probe("Root")])
             let reason = "another process (\(sleeper.processIdentifier)) is restoring it"
@@ -619,10 +620,10 @@ struct CrashMarkerTests {
     /// started, as after a clock stepped back); a marker written before schema v0010 records
     /// none, and is told by its time (a minute before the process started).
     @Test(arguments: [
-        "started_at = started_at + 3600000",
-        "started_at = started_at - 60000, process_boot = NULL, process_start = NULL",
+        ("started_at = started_at + 3600000", true),
+        ("started_at = started_at - 60000, process_boot = NULL, process_start = NULL", false),
     ])
-    func markerWhoseProcessIDWasGivenToALaterProcessIsARestorationThatDied(_ assignments: String) throws {
+    func markerWhoseProcessIDWasGivenToALaterProcessIsARestorationThatDied(_ assignments: String, sealed: Bool) throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try makeEngine(store).preserve([Probe("Root", value: "crashes the app")])
@@ -630,6 +631,8 @@ struct CrashMarkerTests {
             try withRunningProcess { sleeper in
                 try tamper(
                     with: path, "UPDATE crash_marker SET process_id = \(sleeper.processIdentifier), checksum = NULL, \(assignments)")
+                // With its checksum, as a marker of now; without, as one written before v0010.
+                if sealed { try rewriteMarker(at: path) { _ in } }
                 #expect(try store.crashMarkers().map(\.processIsRunning) == [false])
                 try expectNextLaunchInvalidatesGeneration1(path)
             }

@@ -316,16 +316,18 @@ struct ForegroundDeathPolicyTests {
     /// stepped forward an hour since its launch began (its entries' times then lie before its
     /// process seems to have started): the journal records the process's start as the system
     /// counts it (schema v0010). A recorded start that cannot be read (text that is not
-    /// UTF-8) is judged by the entries' times, as an entry written before v0010 is: taken for
-    /// damage, it would make the launch count as a death.
-    @Test(arguments: ["", ", at = at - 3600000", ", process_boot = CAST(x'ff' AS TEXT)"])
-    func aLaunchOfAnotherProcessStillOnScreenIsNotADeath(_ change: String) throws {
+    /// UTF-8, in an entry written before schema v0012, without a checksum) is judged by the
+    /// entries' times, as an entry written before v0010 is: taken for damage, it would make
+    /// the launch count as a death.
+    @Test(arguments: [("", true), (", at = at - 3600000", true), (", process_boot = CAST(x'ff' AS TEXT)", false)])
+    func aLaunchOfAnotherProcessStillOnScreenIsNotADeath(_ change: String, sealed: Bool) throws {
         try withTemporaryStorePath { path in
             // The process taken for the other instance runs from before its launch began.
             try withRunningProcess { sleeper in
                 try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
-                // (As entries written before schema v0012, whose values no checksum covers.)
                 try tamper(with: path, "UPDATE journal SET checksum = NULL, \(try writer(sleeper))\(change)")
+                // Its entries as that process wrote them, or as entries written before v0012.
+                if sealed { try resealJournal(at: path) }
                 #expect(try ArchiveStore(path: path).previousLaunch()?.processIsRunning == true)
 
                 let store = try launch(path, [.willFinishLaunching], configuration: policy)

@@ -136,6 +136,33 @@ func writeMarker(_ marker: ArchiveStore.Marker, at path: String, of archive: Arc
     try ArchiveStore.write(marker, of: row, connection)
 }
 
+/// Makes every lifecycle journal entry at `path` match its checksum again (schema v0012), as
+/// the library writes one: after SQL that plays another process's entries, rather than
+/// leaving them without a checksum, as entries written before v0012 are.
+func resealJournal(at path: String) throws {
+    let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+    let rows = try connection.statement("SELECT \(JournalEntryRow.columns) FROM journal")
+    var checksums: [(rowid: Int64, checksum: Int64)] = []
+    while try rows.step() {
+        let rowid = try rows.int64(0)
+        let launch = try rows.optionalInt64(1)
+        let row = JournalEntryRow(
+            launch: launch, startsItsLaunch: launch == rowid, at: try rows.int64(2), processID: try rows.int64(3),
+            event: try rows.string(4), applicationState: try rows.optionalString(5), archive: try rows.optionalString(6),
+            generation: try rows.optionalInt64(7), detail: try rows.optionalString(8),
+            processBoot: try rows.optionalString(9), processStart: try rows.optionalInt64(10))
+        checksums.append((rowid, row.checksum))
+    }
+    rows.reset()
+    let update = try connection.statement("UPDATE journal SET checksum = ? WHERE rowid = ?")
+    for (rowid, checksum) in checksums {
+        try update.bind(checksum, at: 1)
+        try update.bind(rowid, at: 2)
+        try update.run()
+        update.reset()
+    }
+}
+
 /// Makes the crash marker of `archive` at `path` one that a process which has exited wrote,
 /// as a restoration killed in another process leaves it (its checksum made again).
 func markRestorationDead(at path: String, of archive: ArchiveName = .main) throws {
