@@ -43,57 +43,113 @@ enum Damage {
         return (round % 3, index % headerBytes, headerMasks[round / 3 % headerMasks.count])
     }
 
-    /// 7c. Crash-marker damage: the trials of `damage` on a store whose one archive's
-    /// restoration died (`restorectl demo`: a saving launch, then one killed with SIGKILL while
-    /// restoring), with damage chosen rather than drawn: each byte of the crash marker table's
-    /// page header and cell pointer, and of the last ``markerTailBytes`` bytes of its page,
-    /// where its one row lies, xored with each of ``headerMasks`` in turn (the first three in a
-    /// quick run). Random damage lands in that row about once in a few hundred trials of a
-    /// store this small, and `damage`'s stores have no marker.
+    /// 7c. Crash-marker damage: the trials of `damage` on two stores whose restorations died,
+    /// with damage chosen rather than drawn: each byte of the crash marker table's page header
+    /// and first two cell pointers, and of the last ``markerTailBytes`` bytes of its page,
+    /// where the markers' rows lie, xored with each of ``headerMasks`` in turn (the first
+    /// three in a quick run). The stores: the demo app's after a saving launch and one killed
+    /// with SIGKILL while restoring (one archive); and one of three archives, two of whose
+    /// restorations a process killed itself in (`torture child die-restoring`), so that a
+    /// marker's key may turn into another archive's id. Random damage lands in a marker's row
+    /// about once in a few hundred trials of a store this small, and `damage`'s stores have no
+    /// marker.
     ///
-    /// Besides what `damage` asks, the launch after the damage must not restore the generation
+    /// Besides what `damage` asks, the launch after the damage must not restore an archive
     /// whose restoration died (R11), in a file SQLite finds sound: a marker damage changed,
     /// moved to another key, or left unreadable is a restoration that died. (In a file SQLite
-    /// finds malformed, the marker's row may be gone whole, which nothing can tell.)
+    /// finds malformed, a marker's row may be gone whole, which nothing can tell.)
     static func runMarker(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let masks = scale == .quick ? 3 : headerMasks.count
         return try runBatches(
-            Scenario("marker-damage"), trials: markerBytes * masks, child: ["damage-batch"], arguments: ["marker"],
-            makeStores: makeMarkerStore(in:random:), random: &random)
+            Scenario("marker-damage"), trials: 2 * markerBytes * masks, child: ["damage-batch"], arguments: ["marker"],
+            makeStores: makeMarkerStores(in:random:), random: &random)
     }
 
     /// The bytes at the start of the marker table's page that `marker-damage` damages: a leaf
-    /// table page's header (8) and its first cell pointer (2).
-    static let markerHeaderBytes = 10
-    /// The bytes at the end of the marker table's page that `marker-damage` damages: its one
-    /// row (about 70 bytes) and free space before it.
-    static let markerTailBytes = 96
+    /// table page's header (8) and its first two cell pointers (4).
+    static let markerHeaderBytes = 12
+    /// The bytes at the end of the marker table's page that `marker-damage` damages: its rows
+    /// (about 70 bytes each) and free space before them.
+    static let markerTailBytes = 160
     static let markerBytes = markerHeaderBytes + markerTailBytes
 
-    /// Trial `index` of `marker-damage`: which byte of the marker table's page, and the mask.
-    static func markerDamage(index: Int, pageSize: Int) -> (offset: Int, mask: UInt8) {
-        let byte = index % markerBytes
+    /// Trial `index` of `marker-damage`: which store, which byte of its marker table's page,
+    /// and the mask.
+    static func markerDamage(index: Int, pageSize: Int) -> (store: Int, offset: Int, mask: UInt8) {
+        let byte = index / 2 % markerBytes
         let offset = byte < markerHeaderBytes ? byte : pageSize - markerTailBytes + (byte - markerHeaderBytes)
-        return (offset, headerMasks[index / markerBytes % headerMasks.count])
+        return (index % 2, offset, headerMasks[index / (2 * markerBytes) % headerMasks.count])
     }
 
-    /// The store of `marker-damage`: the demo app's store after a saving launch and a launch
-    /// killed while restoring, its crash marker in the file itself (not only in the log).
-    static func makeMarkerStore(in directory: String, random: inout SeededGenerator) throws {
-        let path = directory + "/store-0.sqlite"
+    /// The stores of `marker-damage`, their crash markers in the files themselves (not only in
+    /// the logs): the demo app's after a saving launch and a launch killed while restoring;
+    /// and one of three archives (`main`, `scene-2`, `scene-3`), the first two's restorations
+    /// died.
+    static func makeMarkerStores(in directory: String, random: inout SeededGenerator) throws {
+        let demo = directory + "/store-0.sqlite"
         for step in ["save", "restore-crash"] {
-            _ = try Child.run(Child.restorectl, ["demo", "--step", step, "--db", path], timeout: 30)
+            _ = try Child.run(Child.restorectl, ["demo", "--step", step, "--db", demo], timeout: 30)
         }
-        // Opened and released: the log is copied into the file.
-        _ = try ArchiveStore(path: path).footprint()
-        let copy = directory + "/marker-check.sqlite"
-        try Files.write(fileBytes(path) ?? [], to: copy)
-        defer { for file in Files.storeFiles(copy) { Files.remove(file) } }
-        let markers = try ArchiveStore(path: copy, mode: .readOnly).crashMarkers()
-        guard markers.count == 1, markers.allSatisfy({ !$0.processIsRunning && !$0.isDamaged }) else {
-            throw SetUpError.noDeadRestoration("\(markers)")
+        let scenes = directory + "/store-1.sqlite"
+        do {
+            let store = try ArchiveStore(path: scenes)
+            let engine = try RestorationEngine(store: store, app: app, registry: RestorationRegistry())
+            for name in ["main", "scene-2", "scene-3"] {
+                try engine.preserve([DiesRestoring("Root", name)], in: try ArchiveName(name))
+            }
+        }
+        for name in ["main", "scene-2"] {
+            let died = try Child.run(Child.torture, ["child", "die-restoring", scenes, name], timeout: 30)
+            guard died.signalled, died.status == SIGKILL else { throw SetUpError.noDeadRestoration("\(died)") }
+        }
+        for (path, count) in [(demo, 1), (scenes, 2)] {
+            // Opened and released: the log is copied into the file.
+            _ = try ArchiveStore(path: path).footprint()
+            let copy = directory + "/marker-check.sqlite"
+            try Files.write(fileBytes(path) ?? [], to: copy)
+            defer { for file in Files.storeFiles(copy) { Files.remove(file) } }
+            let markers = try ArchiveStore(path: copy, mode: .readOnly).crashMarkers()
+            guard markers.count == count, markers.allSatisfy({ !$0.processIsRunning && !$0.isDamaged }) else {
+                throw SetUpError.noDeadRestoration("\(markers)")
+            }
         }
     }
+
+    /// The child that dies restoring: `torture child die-restoring PATH ARCHIVE` restores the
+    /// archive of the store at PATH, and kills itself with SIGKILL as its root decodes.
+    static func dieRestoring(_ arguments: [String]) throws {
+        guard arguments.count == 2 else { throw ChildError.usage }
+        let store = try ArchiveStore(path: arguments[0])
+        let engine = try RestorationEngine(store: store, app: app, registry: RestorationRegistry())
+        let root = DiesRestoring("Root", arguments[1])
+        root.killsOnDecode = true
+        _ = try engine.restore([root], from: try ArchiveName(arguments[1]))
+        throw SetUpError.noDeadRestoration("the restoration of '\(arguments[1])' did not decode its root")
+    }
+
+    /// A screen whose decoding kills its process, when told to.
+    final class DiesRestoring: Restorable {
+        static var restorationClassName: String { "DiesRestoring" }
+        let restorationIdentifier: String?
+        let archive: String
+        var killsOnDecode = false
+
+        init(_ identifier: String, _ archive: String) {
+            restorationIdentifier = identifier
+            self.archive = archive
+        }
+
+        func encodeRestorableState(with coder: StateEncoder) throws {
+            try coder.encode(archive, forKey: "archive")
+        }
+
+        func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+            if killsOnDecode { kill(getpid(), SIGKILL) }
+        }
+    }
+
+    /// The app the damage scenarios' launches are: the version the demo app's headers name.
+    static let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
 
     /// Why `marker-damage`'s store could not be made or read.
     enum SetUpError: Error {
@@ -201,13 +257,13 @@ enum Damage {
         var newest: [ArchiveName: ArchiveSnapshot?] = [:]
         var generations: [ArchiveName: [Generation: ArchiveSnapshot]] = [:]
         var journal: [Int64: JournalEntry] = [:]
-        /// The archive whose restoration died, if any (a crash marker whose process is gone).
-        var died: ArchiveName?
+        /// The archives whose restoration died (a crash marker whose process is gone).
+        var died: [ArchiveName] = []
 
         init(path: String) throws {
             let store = try ArchiveStore(path: path, mode: .readOnly)
             for entry in try store.journal() { journal[entry.sequence] = entry }
-            died = try store.crashMarkers().first { !$0.processIsRunning }?.archive
+            died = try store.crashMarkers().filter { !$0.processIsRunning }.map(\.archive)
             for archive in try store.archives() {
                 newest[archive.name] = try store.snapshot(of: archive.name)
                 for summary in archive.generations {
@@ -231,18 +287,18 @@ enum Damage {
         let schema = variant == "schema"
         let marker = variant == "marker"
         let directory = arguments[0]
-        let originals = try (0..<(marker ? 1 : 3)).map { index in
+        let originals = try (0..<(marker ? 2 : 3)).map { index in
             let path = "\(directory)/store-\(index).sqlite"
             return (bytes: fileBytes(path) ?? [], expected: try Expected(path: path))
         }
-        // Where the marker table's page starts in the file, and how long a page is.
-        let markerPage: (start: Int, size: Int)? =
-            if marker, let root = Files.firstValue(of: markerRoot, in: "\(directory)/store-0.sqlite").flatMap(Int.init),
-                let size = Files.firstValue(of: "PRAGMA page_size", in: "\(directory)/store-0.sqlite").flatMap(Int.init)
-            {
-                ((root - 1) * size, size)
-            } else { nil }
-        if marker, markerPage == nil { throw SetUpError.noMarkerPage }
+        // Where each store's marker table's page starts in its file, and how long a page is.
+        let markerPages: [(start: Int, size: Int)] = try (marker ? 0..<2 : 0..<0).map { index in
+            let path = "\(directory)/store-\(index).sqlite"
+            guard let root = Files.firstValue(of: markerRoot, in: path).flatMap(Int.init),
+                let size = Files.firstValue(of: "PRAGMA page_size", in: path).flatMap(Int.init)
+            else { throw SetUpError.noMarkerPage }
+            return ((root - 1) * size, size)
+        }
         let path = "\(directory)/damaged-\(getpid()).sqlite"
         defer { for file in Files.storeFiles(path) { Files.remove(file) } }
         for index in first..<(first + count) {
@@ -259,12 +315,12 @@ enum Damage {
                 bytes = original.bytes
                 bytes[offset] ^= mask
                 kind = "header byte \(offset) ^ \(mask)"
-            } else if let markerPage {
-                let (offset, mask) = markerDamage(index: index, pageSize: markerPage.size)
-                original = originals[0]
+            } else if marker {
+                let (store, offset, mask) = markerDamage(index: index, pageSize: markerPages[0].size)
+                original = originals[store]
                 bytes = original.bytes
-                bytes[markerPage.start + offset] ^= mask
-                kind = "marker page byte \(offset) ^ \(mask)"
+                bytes[markerPages[store].start + offset] ^= mask
+                kind = "store \(store) marker page byte \(offset) ^ \(mask)"
             } else {
                 original = originals[index % originals.count]
                 (bytes, kind) = damage(original.bytes, using: &random)
@@ -278,8 +334,12 @@ enum Damage {
             let passesQuickCheck = check(path, "quick_check")
             let mode: ArchiveStore.AccessMode = Bool.random(using: &random) ? .readOnly : .readWrite
             var problem = read(path, mode: mode, expecting: original.expected)
-            if problem == nil, let died = original.expected.died {
-                problem = judge(path, mode: mode, died: died, fileIsSound: passesQuickCheck && check(path, "integrity_check"))
+            if problem == nil, !original.expected.died.isEmpty {
+                let expected = original.expected
+                problem = judge(
+                    path, mode: mode, died: expected.died,
+                    alive: expected.newest.keys.filter { !expected.died.contains($0) }.sorted { $0.rawValue < $1.rawValue },
+                    fileIsSound: passesQuickCheck && check(path, "integrity_check"))
             }
             var note = ""
             if problem == nil {
@@ -366,15 +426,23 @@ enum Damage {
     /// The marker table's root page, as `sqlite_schema` names it.
     private static let markerRoot = "SELECT rootpage FROM sqlite_schema WHERE name = 'crash_marker'"
 
-    /// R11 under damage: the launch after it does not restore `died`'s newest generation,
-    /// whose restoration died (the store's policy is `discard`: nothing else to restore), in a
-    /// file SQLite finds sound. A typed error is fine.
-    private static func judge(_ path: String, mode: ArchiveStore.AccessMode, died: ArchiveName, fileIsSound: Bool)
-        -> String?
-    {
+    /// R11 under damage: the launch after it restores none of the archives in `died`, whose
+    /// restorations died (the store's policy is `discard`: an archive has nothing else to
+    /// restore), and each of the others (`alive`), whose marker damage cannot have made: a
+    /// marker moved under an archive's id is still its own archive's. In a file SQLite finds
+    /// sound; a typed error is fine.
+    private static func judge(
+        _ path: String, mode: ArchiveStore.AccessMode, died: [ArchiveName], alive: [ArchiveName], fileIsSound: Bool
+    ) -> String? {
         guard fileIsSound, let store = try? ArchiveStore(path: path, mode: mode) else { return nil }
-        guard case .success(.restored) = launch(store, [died]).outcomes.first else { return nil }
-        return "restored: the launch restored '\(died)', whose restoration died"
+        for (archive, outcome) in zip(died + alive, launch(store, died + alive).outcomes) {
+            let restored = if case .success(.restored) = outcome { true } else { false }
+            if died.contains(archive), restored { return "restored: the launch restored '\(archive)', whose restoration died" }
+            if alive.contains(archive), !restored {
+                return "withheld: the launch did not restore '\(archive)', whose restoration never began: \(outcome)"
+            }
+        }
+        return nil
     }
 
     /// What the app does once it has read a damaged store: saves each archive again (when it
@@ -492,7 +560,6 @@ enum Damage {
         -> (outcomes: [Result<RestoreReport.Outcome, RestorationError>], fileDamage: Bool)
     {
         let fileDamage = isFileDamage { () throws(ArchiveStoreError) in _ = try store.record(.willFinishLaunching) }
-        let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
         let engine: RestorationEngine
         do {
             engine = try RestorationEngine(store: store, app: app, registry: RestorationRegistry())

@@ -46,6 +46,7 @@ enum ChildMode {
         case "hold-lock": try Busy.holdLock(rest)
         case "save-and-wait": try ReadOnly.saveAndWait(rest)
         case "damage-batch": try Damage.batch(rest)
+        case "die-restoring": try Damage.dieRestoring(rest)
         case "log-damage-batch": try LogDamage.batch(rest)
         case "hostile": try HostileValues.child(rest)
         case "erase-loop": try EraseKill.child(rest)
