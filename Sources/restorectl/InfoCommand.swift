@@ -188,7 +188,12 @@ struct InfoCommand: ParsableCommand {
                 out += "\nArchive \(TerminalText.escaped(name.rawValue))\n"
                 out += "  state:         damaged: \(TerminalText.escaped(error.description))\n"
                 out += "  crash marker:  \(describe(status.markers[name]))\n"
-                out += "  (restorectl check lists its problems; the app's next full save writes it afresh, a discard deletes it)\n"
+                out +=
+                    error.isUnusableStore
+                    // Damage to the store itself (a lost archive row): no save of the archive
+                    // goes through; an app erases such a store and starts afresh.
+                    ? "  (restorectl check lists the store's problems; an app erases such a store and starts afresh)\n"
+                    : "  (restorectl check lists its problems; the app's next full save writes it afresh, a discard deletes it)\n"
                 continue
             }
             out += "\nArchive \(TerminalText.escaped(summary.name.rawValue))\n"

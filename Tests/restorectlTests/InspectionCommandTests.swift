@@ -326,6 +326,11 @@ struct InspectionCommandTests {
             #expect(!info.standardOutput.contains("(no archives)"))
             let selected = try run(["info", path, "--archive", "main"])
             #expect(selected.status == 1 && selected.standardError == "restorectl: error: \(lost)\n")
+            #expect(
+                selected.standardOutput.contains(
+                    "\n  state:         damaged: \(lost)\n  crash marker:  none (no restoration in progress or died)\n"
+                        + "  (restorectl check lists the store's problems; an app erases such a store and starts afresh)\n"),
+                "\(selected.standardOutput)")
             let json = try run(["info", path, "--format", "json"])
             #expect(json.status == 1 && json.standardOutput.contains("\"archives_error\" : \"\(lost)\""))
             let events = try run(["events", path])
