@@ -734,8 +734,10 @@ extension ArchiveStore {
     /// marker an archive being restored, most launches none): looked up by the archive's id
     /// alone, a marker whose key a flipped bit changed was not found, and the restoration that
     /// died under it went unjudged, its state restored again, as often as it crashed the app.
-    /// A marker moved so that has no checksum (written before schema v0013) cannot be told
-    /// another archive's, and is left to ``check()``, which names it.
+    /// A marker moved so that no checksum names (written before schema v0013, or its values
+    /// damaged too) cannot be told another archive's: in a store whose only archive this is,
+    /// it is this archive's, whose values cannot be read; otherwise it is left to ``check()``,
+    /// which names it.
     ///
     /// A marker whose columns cannot be read (a value of another type: only damage does that)
     /// is a restoration that died, of the archive's newest generation: that it began is
