@@ -27,57 +27,57 @@ func tamperWithSchema(of path: String, table: String, replacing from: String, wi
     }
 }
 
-/// Takes the last entry (by key) out of `index` of a store file, as damage to its page does:
-/// the index, a single leaf page here, counts one cell fewer; its table keeps the row. The
-/// write-ahead log is checkpointed first, so that the file holds the page; open the store
-/// anew afterwards (an open one may have the page cached).
-func dropLastEntry(ofIndex index: String, at path: String) throws {
+/// Changes, in place, the root page of the table or index `name` of a store file, as damage
+/// to its bytes does: `edit` gets the page and the offset of its b-tree header in it (100 on
+/// the first page). The write-ahead log is checkpointed first, so that the file holds the
+/// page; open the store anew afterwards (an open one may have the page cached).
+private func editRootPage(of name: String, at path: String, _ edit: (inout [UInt8], _ header: Int) throws -> Void) throws {
     let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
     try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    let root = try #require(try connection.pragmaInteger("SELECT rootpage FROM sqlite_schema WHERE name = '\(index)'"))
-    let pageSize = try #require(try connection.pragmaInteger("PRAGMA page_size"))
-    let handle = try #require(FileHandle(forUpdatingAtPath: path))
-    defer { try? handle.close() }
-    let header = UInt64((root - 1) * pageSize + (root == 1 ? 100 : 0))
-    try handle.seek(toOffset: header)
-    let bytes = [UInt8](try #require(try handle.read(upToCount: 5)))
-    try #require(bytes[0] == 0x0A, "page \(root) of '\(index)' is a leaf page of an index")
-    let cells = Int(bytes[3]) << 8 | Int(bytes[4])
-    try #require(cells > 0)
-    try handle.seek(toOffset: header + 3)
-    try handle.write(contentsOf: [UInt8((cells - 1) >> 8), UInt8((cells - 1) & 0xFF)])
-}
-
-/// Changes the key of row `rowid` of `table` in a store file to `key`, in place, as a flipped
-/// bit in the row's cell does: the table's b-tree keeps the row where it was, out of order.
-/// (SQL that changes a key moves the row.) The table is a single leaf page here, and both
-/// keys are below 128 (a varint of one byte). The write-ahead log is checkpointed first;
-/// open the store anew afterwards.
-func changeKey(ofRow rowid: Int64, inTable table: String, to key: Int64, at path: String) throws {
-    try #require((1..<128).contains(rowid) && (1..<128).contains(key))
-    let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
-    try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    let root = try #require(try connection.pragmaInteger("SELECT rootpage FROM sqlite_schema WHERE name = '\(table)'"))
+    let root = try #require(try connection.pragmaInteger("SELECT rootpage FROM sqlite_schema WHERE name = '\(name)'"))
     let pageSize = try #require(try connection.pragmaInteger("PRAGMA page_size"))
     let handle = try #require(FileHandle(forUpdatingAtPath: path))
     defer { try? handle.close() }
     let start = UInt64((root - 1) * pageSize)
     try handle.seek(toOffset: start)
-    let page = [UInt8](try #require(try handle.read(upToCount: Int(pageSize))))
-    let header = root == 1 ? 100 : 0
-    try #require(page[header] == 0x0D, "page \(root) of '\(table)' is a leaf page of a table")
-    let cells = Int(page[header + 3]) << 8 | Int(page[header + 4])
-    for cell in 0..<cells {
-        let pointer = header + 8 + 2 * cell
-        var offset = Int(page[pointer]) << 8 | Int(page[pointer + 1])
-        while page[offset] & 0x80 != 0 { offset += 1 }  // the payload's length, a varint
-        offset += 1
-        guard page[offset] == UInt8(rowid) else { continue }
-        try handle.seek(toOffset: start + UInt64(offset))
-        try handle.write(contentsOf: [UInt8(key)])
-        return
+    var page = [UInt8](try #require(try handle.read(upToCount: Int(pageSize))))
+    try edit(&page, root == 1 ? 100 : 0)
+    try handle.seek(toOffset: start)
+    try handle.write(contentsOf: page)
+}
+
+/// Takes the last entry (by key) out of `index` of a store file, as damage to its page does:
+/// the index, a single leaf page here, counts one cell fewer; its table keeps the row.
+func dropLastEntry(ofIndex index: String, at path: String) throws {
+    try editRootPage(of: index, at: path) { page, header in
+        try #require(page[header] == 0x0A, "the root page of '\(index)' is a leaf page of an index")
+        let cells = Int(page[header + 3]) << 8 | Int(page[header + 4])
+        try #require(cells > 0)
+        page[header + 3] = UInt8((cells - 1) >> 8)
+        page[header + 4] = UInt8((cells - 1) & 0xFF)
     }
-    Issue.record("'\(table)' has no row \(rowid) on its page")
+}
+
+/// Changes the key of row `rowid` of `table` in a store file to `key`, in place, as a flipped
+/// bit in the row's cell does: the table's b-tree keeps the row where it was, out of order.
+/// (SQL that changes a key moves the row.) The table is a single leaf page here, and both
+/// keys are below 128 (a varint of one byte).
+func changeKey(ofRow rowid: Int64, inTable table: String, to key: Int64, at path: String) throws {
+    try #require((1..<128).contains(rowid) && (1..<128).contains(key))
+    try editRootPage(of: table, at: path) { page, header in
+        try #require(page[header] == 0x0D, "the root page of '\(table)' is a leaf page of a table")
+        let cells = Int(page[header + 3]) << 8 | Int(page[header + 4])
+        for cell in 0..<cells {
+            let pointer = header + 8 + 2 * cell
+            var offset = Int(page[pointer]) << 8 | Int(page[pointer + 1])
+            while page[offset] & 0x80 != 0 { offset += 1 }  // the payload's length, a varint
+            offset += 1
+            guard page[offset] == UInt8(rowid) else { continue }
+            page[offset] = UInt8(key)
+            return
+        }
+        Issue.record("'\(table)' has no row \(rowid) on its page")
+    }
 }
 
 /// Raw SQL against a store file's `table` with its `STRICT` taken away while `sql` runs, so
