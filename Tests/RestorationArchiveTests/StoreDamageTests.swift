@@ -121,6 +121,10 @@ struct StoreDamageTests {
                 Issue.record("expected damagedArchive, got \(error)")
                 return
             }
+            // Named once under the archive and generation, not again in the error's words.
+            #expect(
+                try store.check().map(\.description).contains(
+                    "archive 'main', generation 1: its nodes do not match the header's count, size and digest"))
         }
     }
 

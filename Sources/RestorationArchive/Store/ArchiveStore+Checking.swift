@@ -257,7 +257,13 @@ extension ArchiveStore {
                 snapshot = try restorationSnapshot(
                     of: archive, generation: generation, seal: seal, leavingSealed: true, connection)
             } catch {
-                problem(nil, try damage(error, path: path))
+                // Named under its archive and generation already: not again in the error's words
+                // ("archive 'main', generation 9: Archive 'main' generation 9 is damaged: …").
+                if case .damagedArchive(archive.name, generation.generation, let reason) = translated(error, path: path) {
+                    problem(nil, reason)
+                } else {
+                    problem(nil, try damage(error, path: path))
+                }
                 continue
             }
             let paths = Set(snapshot.nodes.map(\.path))
