@@ -151,9 +151,10 @@ enum Damage {
     /// The app the damage scenarios' launches are: the version the demo app's headers name.
     static let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
 
-    /// Why `marker-damage`'s store could not be made or read.
+    /// Why `marker-damage`'s stores could not be made or read.
     enum SetUpError: Error {
-        /// The demo's store holds no marker of a restoration that died, but these.
+        /// A store holds no marker of a restoration that died but these, or the child meant to
+        /// die restoring did not (how it ended).
         case noDeadRestoration(String)
         /// The marker table's page is not named in the store's schema.
         case noMarkerPage
@@ -428,9 +429,9 @@ enum Damage {
 
     /// R11 under damage: the launch after it restores none of the archives in `died`, whose
     /// restorations died (the store's policy is `discard`: an archive has nothing else to
-    /// restore), and each of the others (`alive`), whose marker damage cannot have made: a
-    /// marker moved under an archive's id is still its own archive's. In a file SQLite finds
-    /// sound; a typed error is fine.
+    /// restore), and restores each of the others (`alive`): damage to a marker does not make
+    /// another archive's restoration a death (a marker moved under an archive's id is still
+    /// its own archive's). In a file SQLite finds sound; a typed error is fine.
     private static func judge(
         _ path: String, mode: ArchiveStore.AccessMode, died: [ArchiveName], alive: [ArchiveName], fileIsSound: Bool
     ) -> String? {
