@@ -206,11 +206,7 @@ enum ArchiveRows {
             guard stored.row.name == name else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
             return stored
         }
-        let lost = try connection.statement(
-            """
-            SELECT EXISTS (SELECT 1 FROM archive NOT INDEXED WHERE name = ?) \
-            OR EXISTS (SELECT 1 FROM generation WHERE archive_id NOT IN (SELECT id FROM archive NOT INDEXED))
-            """)
+        let lost = try connection.statement(lostByName)
         defer { lost.reset() }
         try lost.bind(name.rawValue, at: 1)
         guard try lost.step(), try lost.int64(0) == 0 else { throw ArchiveStoreError.damagedStore(Self.lostArchives) }
@@ -219,16 +215,25 @@ enum ArchiveRows {
 
     private static let lostArchives = "the archive table or its name index lost or mixed up archives"
 
+    /// SQL that is true when generations belong to no archive row: the table lost the row of
+    /// an archive that holds state (its table read without its name index).
+    private static let holdsGenerationsOfNoArchive =
+        "EXISTS (SELECT 1 FROM generation WHERE archive_id NOT IN (SELECT id FROM archive NOT INDEXED))"
+
+    /// Whether the archive named `?` was lost by the name index, or another by the table.
+    private static let lostByName =
+        "SELECT EXISTS (SELECT 1 FROM archive NOT INDEXED WHERE name = ?) OR \(holdsGenerationsOfNoArchive)"
+
+    /// Whether a list of `?` archive rows, read through the name index, leaves some out.
+    private static let lostFromList =
+        "SELECT (SELECT count(*) FROM archive NOT INDEXED) != ? OR \(holdsGenerationsOfNoArchive)"
+
     /// Throws ``ArchiveStoreError/damagedStore(_:)`` when a list of the store's archives, of
     /// `listed` rows, leaves some out: the table holds rows its name index (which the list
     /// reads in order) does not, or generations belong to no archive (the table lost the
     /// archive's row). A lookup of such an archive by name throws the same.
     static func expectNoArchiveLost(listed: Int, in connection: Connection) throws {
-        let statement = try connection.statement(
-            """
-            SELECT (SELECT count(*) FROM archive NOT INDEXED) != ? \
-            OR EXISTS (SELECT 1 FROM generation WHERE archive_id NOT IN (SELECT id FROM archive NOT INDEXED))
-            """)
+        let statement = try connection.statement(lostFromList)
         defer { statement.reset() }
         try statement.bind(Int64(listed), at: 1)
         guard try statement.step(), try statement.int64(0) == 0 else { throw ArchiveStoreError.damagedStore(lostArchives) }

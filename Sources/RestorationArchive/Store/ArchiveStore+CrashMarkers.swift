@@ -119,6 +119,14 @@ extension ArchiveStore {
         /// the marker is not written yet. What removes the marker removes that row.
         var storedUnder: Int64? = nil
 
+        /// The marker of `archive` whose columns cannot be read (``isUnreadable``): a
+        /// restoration that died, of its newest generation.
+        static func unreadable(of archive: ArchiveRows.ArchiveRow, storedUnder key: Int64? = nil) -> Marker {
+            Marker(
+                generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true,
+                storedUnder: key)
+        }
+
         /// Whether the process that wrote it runs.
         var processIsRunning: Bool {
             !isUnreadable && ProcessIdentity.isRunning(processID, recordedAt: startedAt, start: processStart)
@@ -789,8 +797,7 @@ extension ArchiveStore {
                         continue
                     }
                     if throwingWhenUnreadable { throw (error as? DamagedMarker) ?? DamagedMarker(reason: "\(error)") }
-                    found.marker = Marker(
-                        generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true)
+                    found.marker = .unreadable(of: archive)
                     return found
                 }
             }
@@ -811,9 +818,7 @@ extension ArchiveStore {
         // archive is this one, this one's, whose values cannot be read. Left alone, the app
         // restored the state that had just crashed it, and the row stayed for good.
         if found.marker == nil, let unattributed, isOnlyArchive(archive, connection) {
-            found.marker = Marker(
-                generation: archive.generation, processID: 0, startedAt: 0, processStart: nil, isUnreadable: true,
-                storedUnder: unattributed)
+            found.marker = .unreadable(of: archive, storedUnder: unattributed)
         }
         return found
     }
