@@ -1146,6 +1146,42 @@ struct StoreDamageTests {
         }
     }
 
+    /// SQLite reads an archive's name from the name index when it walks the index (a list, in
+    /// name order; a lookup by name), not from its row: an entry whose name damage changed
+    /// (one flipped bit: `scene-3` read as `Scene-3`) named the archive wrongly, and `restorectl
+    /// info` left it out without a word, exit 0; an entry whose row damage changed (`scene-3`'s
+    /// pointing at `scene-2`'s row) was looked up as `scene-3`, and a full save of `scene-3`
+    /// wrote into `scene-2`'s row. Each is the index mixing up archives.
+    @Test(arguments: [
+        ("a name changed", Array("scene-3".utf8) + [3], Array("Scene-3".utf8) + [3]),
+        ("the row pointed at changed", Array("scene-3".utf8) + [3], Array("scene-3".utf8) + [2]),
+    ])
+    func anArchiveTheNameIndexMixedUpIsDamageNotAnotherArchive(damage: String, from: [UInt8], to: [UInt8]) throws {
+        try withSavedStore { path, nodes in
+            let (two, three) = (try ArchiveName("scene-2"), try ArchiveName("scene-3"))
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header, in: two)
+            try store.save(Array(nodes.prefix(3)), header: SampleArchives.header, in: three)
+            try changeEntry(ofIndex: "sqlite_autoindex_archive_1", from: from, to: to, at: path)
+            let damaged = try ArchiveStore(path: path)
+            let lost = ArchiveStoreError.damagedStore("the archive table or its name index lost or mixed up archives")
+            #expect(throws: lost, "\(damage)") { () throws -> Void in _ = try damaged.archiveNames() }
+            #expect(throws: lost, "\(damage)") { () throws -> Void in _ = try damaged.archives() }
+            #expect(throws: lost, "\(damage)") { () throws -> Void in _ = try damaged.summary(of: three) }
+            #expect(throws: lost, "\(damage)") { () throws -> Void in
+                try damaged.save(nodes, header: SampleArchives.header, in: three)
+            }
+            // `check()` names the archive under its own name, its row as sound (the sample
+            // states are not the keyed coder's: their nodes are left out here).
+            let problems = try damaged.check().filter { $0.archive != nil && $0.path == nil }
+            #expect(problems == [StoreProblem(archive: three, problem: ArchiveStore.misindexedArchive)], "\(damage)")
+            // The others are whole: scene-2's row was not written by scene-3's save.
+            let sorted = nodes.sorted { $0.path < $1.path }
+            #expect(try damaged.snapshot(of: two)?.nodes == sorted, "\(damage)")
+            #expect(try damaged.snapshot(of: .main)?.nodes == sorted, "\(damage)")
+        }
+    }
+
     /// Also found by the torture suite: these columns were covered by no checksum.
     @Test(arguments: [
         ("UPDATE archive SET created_at = created_at + 1", "its archive row does not match its checksum"),

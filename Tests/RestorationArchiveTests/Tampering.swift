@@ -58,6 +58,19 @@ func dropLastEntry(ofIndex index: String, at path: String) throws {
     }
 }
 
+/// Replaces the bytes `from` with `to` (as many) in the root page of `index` of a store file,
+/// in place, as damage to them does: an entry's key, or the row it points to, changes, and
+/// its table keeps the row. The index is a single leaf page here, holding `from` once.
+func changeEntry(ofIndex index: String, from: [UInt8], to: [UInt8], at path: String) throws {
+    try #require(from.count == to.count)
+    try editRootPage(of: index, at: path) { page, header in
+        try #require(page[header] == 0x0A, "the root page of '\(index)' is a leaf page of an index")
+        let found = (0...(page.count - from.count)).filter { page[$0..<($0 + from.count)].elementsEqual(from) }
+        try #require(found.count == 1, "'\(index)' holds the bytes once")
+        page.replaceSubrange(found[0]..<(found[0] + from.count), with: to)
+    }
+}
+
 /// Changes the key of row `rowid` of `table` in a store file to `key`, in place, as a flipped
 /// bit in the row's cell does: the table's b-tree keeps the row where it was, out of order.
 /// (SQL that changes a key moves the row.) The table is a single leaf page here, and both

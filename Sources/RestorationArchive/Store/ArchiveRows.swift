@@ -158,7 +158,14 @@ enum ArchiveRows {
 
     private static let archiveColumns = "id, name, created_at, generation, discarded_at, discard_reason, checksum"
     /// Built once: every save reads the archive row, and interpolating it cost more than its lookup.
-    private static let archiveByName = "SELECT \(archiveColumns) FROM archive WHERE name = ?"
+    ///
+    /// The name index finds the row's id; the row is then read from the table alone (`NOT
+    /// INDEXED` still seeks by id). SQLite otherwise reads the name from the index entry that
+    /// found the row, not from the row: a lookup always read back the name it looked for, and
+    /// an entry that damage made point at another archive's row found that row as the archive
+    /// looked for (a full save of `scene-3` wrote into `scene-2`'s row).
+    private static let archiveByName =
+        "SELECT \(archiveColumns) FROM archive NOT INDEXED WHERE id = (SELECT id FROM archive WHERE name = ?)"
 
     /// The archive of that name, or `nil` when the store has none.
     ///
@@ -224,18 +231,35 @@ enum ArchiveRows {
     private static let lostByName =
         "SELECT EXISTS (SELECT 1 FROM archive NOT INDEXED WHERE name = ?) OR \(holdsGenerationsOfNoArchive)"
 
-    /// Whether a list of `?` archive rows, read through the name index, leaves some out.
-    private static let lostFromList =
-        "SELECT (SELECT count(*) FROM archive NOT INDEXED) != ? OR \(holdsGenerationsOfNoArchive)"
+    /// The archive rows that the name index does not find under their names: it lost the
+    /// row's entry, or damage changed the entry's name or made it point at another row.
+    private static let misindexed = """
+        SELECT stored.id FROM archive AS stored NOT INDEXED
+        WHERE stored.id IS NOT (SELECT id FROM archive WHERE name = stored.name)
+        """
 
-    /// Throws ``ArchiveStoreError/damagedStore(_:)`` when a list of the store's archives, of
-    /// `listed` rows, leaves some out: the table holds rows its name index (which the list
-    /// reads in order) does not, or generations belong to no archive (the table lost the
-    /// archive's row). A lookup of such an archive by name throws the same.
-    static func expectNoArchiveLost(listed: Int, in connection: Connection) throws {
-        let statement = try connection.statement(lostFromList)
+    /// Whether the name index does not find some archive row under its name, or the table
+    /// lost an archive that holds state.
+    private static let lostOrMixedUp = "SELECT EXISTS (\(misindexed)) OR \(holdsGenerationsOfNoArchive)"
+
+    /// The ids of the archive rows that a lookup by their names does not find (``misindexed``).
+    static func misindexedArchives(in connection: Connection) throws -> Set<Int64> {
+        let statement = try connection.statement(misindexed)
         defer { statement.reset() }
-        try statement.bind(Int64(listed), at: 1)
+        var ids: Set<Int64> = []
+        while try statement.step() { ids.insert(try statement.int64(0)) }
+        return ids
+    }
+
+    /// Throws ``ArchiveStoreError/damagedStore(_:)`` when the store lost or mixed up archives:
+    /// the name index does not find some archive row under its name, or finds another row
+    /// there, or generations belong to no archive (the table lost the archive's row). A
+    /// lookup by name of such an archive throws the same: the list says so rather than name
+    /// archives that cannot be read by their names, or leave out one the table lost. One
+    /// lookup in the index for each of the store's few archive rows.
+    static func expectNoArchiveLost(in connection: Connection) throws {
+        let statement = try connection.statement(lostOrMixedUp)
+        defer { statement.reset() }
         guard try statement.step(), try statement.int64(0) == 0 else { throw ArchiveStoreError.damagedStore(lostArchives) }
     }
 
@@ -245,10 +269,12 @@ enum ArchiveRows {
 
     /// ``allStoredArchives(in:)``, for a list of the archives that an app or a tool reads:
     /// throws when the store lost archives, which the list would leave out without a word
-    /// (`restorectl info` said "(no archives)" of a store whose archive table lost its row).
+    /// (`restorectl info` said "(no archives)" of a store whose archive table lost its row),
+    /// or its name index mixed them up, so that a lookup by a listed name fails or finds
+    /// another archive (``expectNoArchiveLost(in:)``).
     static func listedArchives(in connection: Connection) throws -> [StoredArchive] {
-        let (named, unnamed) = try storedArchives(in: connection)
-        try expectNoArchiveLost(listed: named.count + unnamed.count, in: connection)
+        let named = try storedArchives(in: connection).named
+        try expectNoArchiveLost(in: connection)
         return named
     }
 
@@ -266,7 +292,9 @@ enum ArchiveRows {
     /// ``allStoredArchives(in:)``, and the ids of the rows it leaves out, whose names are not
     /// valid archive names: their archives' rows stay until the store is erased.
     static func storedArchives(in connection: Connection) throws -> (named: [StoredArchive], unnamed: [Int64]) {
-        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive ORDER BY name")
+        // The table alone, sorted: each row once, under its own name (through the name index,
+        // SQLite reads the names from its entries, which damage may have changed).
+        let statement = try connection.statement("SELECT \(archiveColumns) FROM archive NOT INDEXED ORDER BY name")
         defer { statement.reset() }
         var named: [StoredArchive] = []
         var unnamed: [Int64] = []

@@ -23,11 +23,11 @@ extension ArchiveStore {
     private static let integrityMessageLimit = 20
 
     /// Checks the whole store in one read transaction: SQLite's integrity check, then every
-    /// archive's row against its checksum, then every retained generation of every archive
-    /// (a damaged archive row does not stop it) — its header's checksum, each node's checksum,
-    /// that each node's state can be decoded, that each node's parent is in the generation
-    /// (no orphans), that no path is there twice, and that the nodes match the header's count
-    /// and digest — then node rows that belong to no retained generation, and finally that
+    /// archive's row against its checksum and that the name index finds it under its name,
+    /// then every retained generation of every archive (a damaged archive row does not stop
+    /// it) — its header's checksum, each node's checksum, that each node's state can be
+    /// decoded, that each node's parent is in the generation (no orphans), that no path is
+    /// there twice, and that the nodes match the header's count and digest — then node rows that belong to no retained generation, and finally that
     /// each archive's crash marker and restore reports can be read, that no generation, node,
     /// marker or report belongs to no archive of the store, and that each entry of the
     /// lifecycle journal can be read.
@@ -87,12 +87,21 @@ extension ArchiveStore {
                         problem: "an archive row (id \(id)) has a name that is not a valid archive name: its archive "
                             + "cannot be read, saved or discarded, and its rows stay until the store is erased"))
             }
+            var misindexed: Set<Int64> = []
+            do {
+                misindexed = try ArchiveRows.misindexedArchives(in: connection)
+            } catch {
+                problems.append(StoreProblem(problem: "the name index of archives: \(try Self.damage(error, path: path))"))
+            }
             // A damaged archive row is a problem of its archive; its generations and nodes,
             // which have checksums of their own, are checked all the same.
             var movedMarkers: [Int64] = []
             for archive in archives {
                 if let damage = archive.damage {
                     problems.append(StoreProblem(archive: archive.row.name, problem: damage))
+                }
+                if misindexed.contains(archive.row.id) {
+                    problems.append(StoreProblem(archive: archive.row.name, problem: Self.misindexedArchive))
                 }
                 problems += try Self.check(
                     archive.row, rowIsDamaged: archive.damage != nil, path: path, seal: seal, connection)
@@ -104,6 +113,11 @@ extension ArchiveStore {
             return Self.onceEach(problems)
         }
     }
+
+    /// What `check()` says of an archive row that the name index does not find under its name.
+    static let misindexedArchive =
+        "the name index does not find its row under its name (damage lost or changed its entry): "
+        + "a lookup of it by name fails, and so does a list of the archives (the store is damaged)"
 
     /// `problems` without repeats, in order. SQLite's check names a column's damage without
     /// its row, once for each row damaged so: the same words again say nothing more.

@@ -831,7 +831,7 @@ extension ArchiveStore {
         guard let (named, unnamed) = try? ArchiveRows.storedArchives(in: connection),
             unnamed.isEmpty, named.map(\.row.id) == [archive.id]
         else { return false }
-        return (try? ArchiveRows.expectNoArchiveLost(listed: 1, in: connection)) != nil
+        return (try? ArchiveRows.expectNoArchiveLost(in: connection)) != nil
     }
 
     /// Moves another archive's marker that damage moved under an archive's id back to its

@@ -167,9 +167,10 @@ extension ArchiveStore {
     /// ``summary(of:)`` for each. They are the archives that hold state, and those discarded
     /// that the store still remembers (``retainedDiscardedArchives``).
     ///
-    /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when the store lost archives (damage
-    ///   to its table of archives, which a lookup of such an archive by name meets too): the
-    ///   list would leave them out.
+    /// - Throws: ``ArchiveStoreError/damagedStore(_:)`` when the store lost or mixed up
+    ///   archives (damage to its table of archives or to its name index, which a lookup of
+    ///   such an archive by name meets too): the list would leave them out, or name an
+    ///   archive that a lookup by that name does not find, or finds another archive under.
     public func archiveNames() throws(ArchiveStoreError) -> [ArchiveName] {
         try read { connection in
             try ArchiveRows.listedArchives(in: connection).map(\.row.name)
