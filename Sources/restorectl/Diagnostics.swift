@@ -93,14 +93,17 @@ enum Diagnostics {
     }
 
     /// After a command printed what it could read: one error line for each part it could not
-    /// (a damaged archive, the journal), then exit status 1; nothing when there was none.
-    static func failIfAny(_ unreadable: [ArchiveStoreError]) {
-        guard !unreadable.isEmpty else { return }
+    /// (a damaged archive, the journal), then one for each other problem it showed (a damaged
+    /// crash marker, which the store's reads do not throw for), then exit status 1; nothing
+    /// when there was none.
+    static func failIfAny(_ unreadable: [ArchiveStoreError], problems: [String] = []) {
+        let lines = unreadable.map(\.description) + problems
+        guard !lines.isEmpty else { return }
         // Once each: a store that lost archives says so to the list and to a lookup by name.
         var named: [String] = []
-        for error in unreadable where !named.contains(error.description) {
-            named.append(error.description)
-            printError(error.description)
+        for line in lines where !named.contains(line) {
+            named.append(line)
+            printError(line)
         }
         RestoreCtl.exit(withError: ExitCode(1))
     }

@@ -61,8 +61,8 @@ struct InfoCommand: ParsableCommand {
         case .json: print(try JSONOutput.render(InfoJSON(store: store.path, status)))
         }
         Diagnostics.failIfAny(
-            [status.listDamage, status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage)
-                + status.markers.values.sorted { $0.archive < $1.archive }.compactMap(MarkersCommand.damage))
+            [status.listDamage, status.journalDamage].compactMap { $0 } + status.archives.flatMap(\.damage),
+            problems: status.markers.values.sorted { $0.archive < $1.archive }.compactMap(MarkersCommand.damage))
     }
 
     /// The damage of each retained generation of an archive: a header that cannot be read (the

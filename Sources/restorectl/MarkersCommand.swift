@@ -46,7 +46,7 @@ struct MarkersCommand: ParsableCommand {
         case .json:
             print(try JSONOutput.render(MarkersJSON(store: store.path, markers: markers.map(MarkerJSON.init))))
         }
-        Diagnostics.failIfAny(unreadable + markers.compactMap(Self.damage))
+        Diagnostics.failIfAny(unreadable, problems: markers.compactMap(Self.damage))
     }
 
     static func meaning(of marker: CrashMarker) -> String {
@@ -59,9 +59,12 @@ struct MarkersCommand: ParsableCommand {
         }
     }
 
-    /// The error line a damaged marker adds, after the listing, to exit status 1.
-    static func damage(of marker: CrashMarker) -> ArchiveStoreError? {
-        marker.isDamaged ? .damagedStore("the crash marker of archive '\(marker.archive)' cannot be read") : nil
+    /// The error line a damaged marker adds, after the listing, to exit status 1: damage to
+    /// that row, which its archive's next launch deals with, not to the store (as `check` says it).
+    static func damage(of marker: CrashMarker) -> String? {
+        guard marker.isDamaged else { return nil }
+        return "archive '\(marker.archive)': its crash marker is damaged (its values cannot be read): "
+            + "the archive's next launch takes it for a restoration that died."
     }
 }
 

@@ -208,7 +208,9 @@ struct InspectionCommandTests {
                 schema(") /*STRICT*/", ") STRICT")
                 """
             #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
-            let named = "restorectl: error: The store is damaged: the crash marker of archive 'main' cannot be read.\n"
+            // Damage to that row, in `check`'s words, not to the store (which an app erases).
+            let named = "restorectl: error: archive 'main': its crash marker is damaged (its values cannot be read): "
+                + "the archive's next launch takes it for a restoration that died.\n"
             let meaning = "the next launch takes it for a restoration that died, and applies its crash policy to generation 4"
 
             let markers = try run(["markers", path])
