@@ -347,6 +347,37 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A name index whose entry for `main` damage changed (`Main`): the list of archives
+    /// cannot be made, and `markers` shows every marker the store holds, under its archive's
+    /// own name, then names the damage. It listed the marker as `Main`'s, exit 0.
+    @Test func markersOfAStoreWhoseNameIndexMixedUpArchivesAreAllShown() throws {
+        try withDemoStore { path in
+            try ArchiveStore(path: path).save(
+                try SampleArchives.tree(count: 3), header: SampleArchives.header, in: try ArchiveName("scene-2"))
+            #expect(try run(["demo", "--step", "restore-crash", "--db", path]).wasSignalled)
+            // The index's entry changed in place, as a flipped bit does (SQL would move it).
+            let damage = """
+                import sqlite3
+                c = sqlite3.connect('\(path)'); c.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+                root = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_archive_1'").fetchone()[0]
+                size = c.execute('PRAGMA page_size').fetchone()[0]; c.close()
+                with open('\(path)', 'r+b') as f:
+                    f.seek((root - 1) * size); page = bytearray(f.read(size))
+                    assert page.count(b'main') == 1
+                    at = page.index(b'main'); page[at] = ord('M')
+                    f.seek((root - 1) * size); f.write(page)
+                """
+            #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
+            let markers = try run(["markers", path])
+            #expect(
+                markers.standardError
+                    == "restorectl: error: The store is damaged: the archive table or its name index lost or mixed up archives.\n")
+            #expect(markers.status == 1)
+            #expect(markers.standardOutput.contains("\n  archive main, generation 4, begun "), "\(markers.standardOutput)")
+            #expect(!markers.standardOutput.contains("Main"))
+        }
+    }
+
     /// One archive's damaged row hides nothing else: `info` shows the other archives and names
     /// the damaged one, `events` the journal and the other archives' saves, `markers` and
     /// `report` work, each that met the damage exits 1 naming it, and a discard replaces it.
