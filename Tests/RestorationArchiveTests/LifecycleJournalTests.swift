@@ -595,6 +595,10 @@ struct ForegroundDeathPolicyTests {
                     "journal entry 4 is out of order, before entry 3: damage changed an entry's number")
             ) { try damaged.journal() }
             #expect(try damaged.journal(limit: 2).map(\.sequence) == [3, 4])
+            // `check()` names it in the same words (beside SQLite's "Rowid 3 out of order").
+            let outOfOrder = "the lifecycle journal: The store's history is damaged: journal entry 4 is out of order, "
+                + "before entry 3: damage changed an entry's number."
+            #expect(try damaged.check().map(\.description).contains(outOfOrder))
         }
     }
 

@@ -23,14 +23,14 @@ extension ArchiveStore {
     private static let integrityMessageLimit = 20
 
     /// Checks the whole store in one read transaction: SQLite's integrity check, then every
-    /// archive's row against its checksum and that the name index finds it under its name,
-    /// then every retained generation of every archive (a damaged archive row does not stop
-    /// it) — its header's checksum, each node's checksum, that each node's state can be
-    /// decoded, that each node's parent is in the generation (no orphans), that no path is
-    /// there twice, and that the nodes match the header's count and digest — then node rows that belong to no retained generation, and finally that
-    /// each archive's crash marker and restore reports can be read, that no generation, node,
-    /// marker or report belongs to no archive of the store, and that each entry of the
-    /// lifecycle journal can be read.
+    /// archive's row against its checksum and that the name index finds it under its name, then
+    /// every retained generation of every archive (a damaged archive row does not stop it) — its
+    /// header's checksum, each node's checksum, that each node's state can be decoded, that each
+    /// node's parent is in the generation (no orphans), that no path is there twice, and that the
+    /// nodes match the header's count and digest — then node rows that belong to no retained
+    /// generation, and finally that each archive's crash marker and restore reports can be read,
+    /// that no generation, node, marker or report belongs to no archive of the store, and that
+    /// each entry of the lifecycle journal can be read and is in order.
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
     /// without it checks them by their checksums only. A store file with other names (hard
@@ -225,7 +225,15 @@ extension ArchiveStore {
             }
             let entries = try connection.statement("SELECT \(entryColumns) FROM journal ORDER BY rowid")
             defer { entries.reset() }
+            var previous: Int64?
             while try entries.step() {
+                // The table's order, which `journal(limit:)` finds out of order too.
+                let sequence = try entries.int64(0)
+                if let previous, previous >= sequence {
+                    let error = ArchiveStoreError.damagedHistory(outOfOrder(previous, before: sequence))
+                    problems.append(StoreProblem(problem: "the lifecycle journal: \(error.description)"))
+                }
+                previous = sequence
                 do {
                     _ = try entry(entries)
                 } catch {

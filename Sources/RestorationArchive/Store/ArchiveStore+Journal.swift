@@ -200,14 +200,18 @@ extension ArchiveStore {
                 // (a flipped bit read entry 8 as a second entry 12, with entry 8's event): its
                 // checksum does not cover its number, which SQLite gives it.
                 if let newer = entries.last, entry.sequence >= newer.sequence {
-                    throw ArchiveStoreError.damagedHistory(
-                        "journal entry \(entry.sequence) is out of order, before entry \(newer.sequence): damage changed "
-                            + "an entry's number")
+                    throw ArchiveStoreError.damagedHistory(Self.outOfOrder(entry.sequence, before: newer.sequence))
                 }
                 entries.append(entry)
             }
             return entries.reversed()
         }
+    }
+
+    /// The words for journal entry `sequence` read before entry `next` in the table's order,
+    /// which is its keys' unless damage changed one.
+    static func outOfOrder(_ sequence: Int64, before next: Int64) -> String {
+        "journal entry \(sequence) is out of order, before entry \(next): damage changed an entry's number"
     }
 
     /// The launches the journal remembers, oldest first, each with how it ended.
