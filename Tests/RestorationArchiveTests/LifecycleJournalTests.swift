@@ -577,6 +577,33 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// A launch's start is when its first entry still in the journal was written. It was the
+    /// earliest time of any of its entries, read without their checksums: one flipped bit in
+    /// a later entry's time (found by flipping bits in the journal's page of a store) moved
+    /// the previous launch's start a second back, which `restorectl info` showed, exit 0 (and
+    /// which judges whether a launch recorded before schema version 10 still runs). The start
+    /// is now the first entry's, whose checksum is verified.
+    @Test func aLaunchStartsWhenItsFirstEntryWasWrittenAsItsChecksumSays() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            for event in [LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive] {
+                try store.record(event)
+            }
+            let entries = try store.journal()
+            let started = try #require(entries.first?.date)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).previousLaunch()?.startedAt == started)
+            // A later entry's time damaged an hour back: the start is the first entry's still.
+            try tamper(with: path, "UPDATE journal SET at = at - 3600000 WHERE id = \(entries[2].sequence)")
+            let damaged = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try damaged.previousLaunch()?.startedAt == started)
+            // The first entry's own time damaged: the launch cannot be read, as when its last is.
+            try tamper(with: path, "UPDATE journal SET at = at - 3600000 WHERE id = \(entries[0].sequence)")
+            #expect(throws: ArchiveStoreError.damagedHistory("a journal entry does not match its checksum")) {
+                try ArchiveStore(path: path, mode: .readOnly).previousLaunch()
+            }
+        }
+    }
+
     /// A journal entry whose number damage changed (a flipped bit in its row's key: entry 2
     /// read as a second entry 4, with entry 2's event) read back as another entry: its
     /// checksum does not cover its number. Read in the table's order, it is out of order:

@@ -480,7 +480,7 @@ extension ArchiveStore {
     /// `newest` when given.
     ///
     /// The launches' numbers are read first, newest first, then each one's last lifecycle
-    /// event and first time, all through `journal_by_launch`. One query with window functions
+    /// entry and its first still in the journal, all through `journal_by_launch`. One query with window functions
     /// (`min(at) OVER (PARTITION BY launch)`, `row_number() OVER (…)`) built and cleared a
     /// temporary b-tree for each launch in the journal: about 6.6 M instructions a
     /// `previousLaunch()` on a full journal, more than a launch's restoration of 100 nodes.
@@ -505,31 +505,48 @@ extension ArchiveStore {
                 """)
         defer { numbers.reset() }
         try numbers.bind(Int64(clamping: max(0, newest ?? Int.max)), at: 1)
-        // (`IS`: a launch number damage made NULL is read, and named.)
+        // Its last lifecycle entry, and its first still in the journal, whose time is the
+        // launch's start: read as entries, checksums verified. (It was the earliest time of
+        // its entries, which one damaged time moved.) (`IS`: a launch number damage made NULL
+        // is read, and named.)
         let last = try connection.statement(
-            """
-            SELECT \(entryColumns), (SELECT min(at) FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL) \
-            FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL ORDER BY rowid DESC LIMIT 1
-            """)
+            "SELECT \(entryColumns) FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL ORDER BY rowid DESC LIMIT 1")
         defer { last.reset() }
+        let first = try connection.statement(
+            "SELECT \(entryColumns) FROM journal WHERE launch IS ?1 AND app_state IS NOT NULL ORDER BY rowid LIMIT 1")
+        defer { first.reset() }
         var launches: [LaunchSummary] = []
         while try numbers.step() {
             try last.bind(valueIn: 0, of: numbers, at: 1)
-            defer { last.reset() }
+            try first.bind(valueIn: 0, of: numbers, at: 1)
+            defer {
+                last.reset()
+                first.reset()
+            }
             // Each number is an entry's, read in the same transaction, and finds it again (`IS`
             // finds NULL, and the column's affinity stores text that reads as a number as that
             // number): none found would be damage all the same, never a launch to leave out.
-            guard try last.step() else {
+            guard try last.step(), try first.step() else {
                 throw ArchiveStoreError.damagedHistory("a journal entry's launch number cannot be read")
             }
-            launches.append(try launch(last))
+            launches.append(try launch(last, startedAt: try start(first)))
         }
         return launches.reversed()
     }
 
-    /// A launch's summary from its row of ``launches(_:newest:)``: its last lifecycle event
-    /// (``entryColumns``), then the launch's first time.
-    private static func launch(_ statement: Statement) throws -> LaunchSummary {
+    /// When a launch's first entry still in the journal (a row of ``entryColumns``) was written.
+    private static func start(_ statement: Statement) throws -> Int64 {
+        do {
+            try verifyChecksum(statement)
+            return try statement.int64(2)
+        } catch let error as ColumnError {
+            throw ArchiveStoreError.damagedHistory("a journal entry cannot be read (\(error))")
+        }
+    }
+
+    /// A launch's summary from its last lifecycle entry, a row of ``entryColumns``, and its
+    /// start (``start(_:)``).
+    private static func launch(_ statement: Statement, startedAt: Int64) throws -> LaunchSummary {
         do {
             guard let event = LifecycleEvent(rawValue: try statement.string(4)),
                 let state = ApplicationState(rawValue: try statement.string(5))
@@ -543,7 +560,7 @@ extension ArchiveStore {
                 }
             return LaunchSummary(
                 launch: try statement.int64(1), processID: try statement.int64(3),
-                startedAt: Clock.date(milliseconds: try statement.int64(12)), lastEvent: event,
+                startedAt: Clock.date(milliseconds: startedAt), lastEvent: event,
                 lastEventAt: Clock.date(milliseconds: try statement.int64(2)), ending: ending,
                 processStart: ProcessStart(statement, columns: 9))
         } catch let error as ColumnError {
