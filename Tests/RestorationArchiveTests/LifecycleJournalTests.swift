@@ -527,6 +527,32 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// The previous launch and its last entry are found through the journal's index of
+    /// launches (`journal_by_launch`). An index that damage made lose its last entries (its
+    /// page counting fewer cells: found flipping bits in that page of a store) hid the
+    /// launch's return to the foreground, and the launch that died on screen read as one
+    /// that ended in the background: the state it died with was restored. Lost whole, it
+    /// hid the launch (no previous launch). The newest lifecycle entry, read from the table
+    /// itself, must be the previous launch's last: otherwise the record is damaged.
+    @Test(arguments: [2, Int.max])
+    func aDeathInTheForegroundThatTheLaunchIndexLostIsADamagedRecord(lostEntries: Int) throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground, .didBecomeActive])
+            // One index entry for each journal entry.
+            let entries = try ArchiveStore(path: path, mode: .readOnly).journal().count
+            for _ in 0..<min(lostEntries, entries) { try dropLastEntry(ofIndex: "journal_by_launch", at: path) }
+            let damage = ArchiveStoreError.damagedHistory(
+                "the journal's index of launches does not find its newest lifecycle entry")
+            #expect(throws: damage) { try ArchiveStore(path: path, mode: .readOnly).previousLaunch() }
+            #expect(throws: damage) { try ArchiveStore(path: path, mode: .readOnly).launches() }
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            #expect(root.decodeCount == 0)
+        }
+    }
+
     /// A launch that died on screen, whose last entry damage turned into a move to the
     /// background: every value readable and allowed, so that only the entry's checksum
     /// (schema v0012) tells. Read as it is, the launch ended in the background, and the state

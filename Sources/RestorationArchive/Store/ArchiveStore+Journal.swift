@@ -216,8 +216,9 @@ extension ArchiveStore {
 
     /// The launches the journal remembers, oldest first, each with how it ended.
     ///
-    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when a launch's number or the last
-    ///   entry it recorded cannot be read.
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when a launch's number, its first
+    ///   entry still in the journal or the last entry it recorded cannot be read, or the
+    ///   journal's index of launches does not find the newest lifecycle entry (damage to it).
     public func launches() throws(ArchiveStoreError) -> [LaunchSummary] {
         try read { connection in try Self.launches(connection, newest: nil) }
     }
@@ -228,8 +229,10 @@ extension ArchiveStore {
     /// ``LaunchSummary/Ending/inBackground`` and ``LaunchSummary/Ending/terminated`` are normal
     /// ends; ``LaunchSummary/Ending/inForeground`` means that launch died on screen.
     ///
-    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when the last entry of one of the
-    ///   newest two launches cannot be read. An entry whose launch number damage made no
+    /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when the first or the last entry of
+    ///   one of the newest two launches cannot be read, or the journal's index of launches does
+    ///   not find the newest lifecycle entry (damage to it, which would hide a launch's last
+    ///   events). An entry whose launch number damage made no
     ///   launch's (text, a real, a number past the entry's own) is no launch, and is not one
     ///   of them: ``launches()`` and ``check()`` name it.
     public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
@@ -531,7 +534,31 @@ extension ArchiveStore {
             }
             launches.append(try launch(last, startedAt: try start(first)))
         }
+        try expectIndexFindsNewestLifecycleEntry(last, connection)
         return launches.reversed()
+    }
+
+    /// The newest lifecycle entry and its launch number, read from the table itself
+    /// (backwards from its end: the newest entries are its last rows, most of them lifecycle
+    /// entries).
+    private static let newestLifecycleEntry =
+        "SELECT rowid, launch FROM journal NOT INDEXED WHERE app_state IS NOT NULL ORDER BY rowid DESC LIMIT 1"
+
+    /// Throws ``ArchiveStoreError/damagedHistory(_:)`` unless the index of launches finds the
+    /// table's newest lifecycle entry as the last entry of its launch (`last`: the statement
+    /// that finds a launch's last lifecycle entry through the index). An index that damage
+    /// made lose its last entries (a page that counts fewer cells) hid a launch's last
+    /// events, or the launch: a launch that died on screen read as one that ended in the
+    /// background, or as none, and the state it died with was restored.
+    private static func expectIndexFindsNewestLifecycleEntry(_ last: Statement, _ connection: Connection) throws {
+        let newest = try connection.statement(newestLifecycleEntry)
+        defer { newest.reset() }
+        guard try newest.step() else { return }
+        try last.bind(valueIn: 1, of: newest, at: 1)
+        defer { last.reset() }
+        guard try last.step(), try last.int64(0) == newest.int64(0) else {
+            throw ArchiveStoreError.damagedHistory("the journal's index of launches does not find its newest lifecycle entry")
+        }
     }
 
     /// When a launch's first entry still in the journal (a row of ``entryColumns``) was written.
