@@ -553,6 +553,30 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// The newest lifecycle entry whose launch number damage made no launch's (text here) is
+    /// no launch's last entry, and the launch it ended read as ending before it: one that came
+    /// back to the foreground and died there read as one that ended in the background, and
+    /// the state it died with was restored. That launch's end is not known: damage.
+    @Test func aNewestLifecycleEntryOfNoLaunchIsADamagedRecord() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved", then: [.willEnterForeground])
+            try tamperBypassingStrict(
+                with: path, table: "journal",
+                """
+                PRAGMA ignore_check_constraints = ON;
+                UPDATE journal SET launch = 'x' WHERE id = (SELECT max(id) FROM journal WHERE app_state IS NOT NULL)
+                """)
+            #expect(throws: ArchiveStoreError.damagedHistory("the journal's newest lifecycle entry names no launch")) {
+                try ArchiveStore(path: path, mode: .readOnly).previousLaunch()
+            }
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            #expect(root.decodeCount == 0)
+        }
+    }
+
     /// A launch that died on screen, whose last entry damage turned into a move to the
     /// background: every value readable and allowed, so that only the entry's checksum
     /// (schema v0012) tells. Read as it is, the launch ended in the background, and the state

@@ -218,7 +218,8 @@ extension ArchiveStore {
     ///
     /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when a launch's number, its first
     ///   entry still in the journal or the last entry it recorded cannot be read, or the
-    ///   journal's index of launches does not find the newest lifecycle entry (damage to it).
+    ///   newest lifecycle entry names no launch, or the journal's index of launches does not
+    ///   find it (damage).
     public func launches() throws(ArchiveStoreError) -> [LaunchSummary] {
         try read { connection in try Self.launches(connection, newest: nil) }
     }
@@ -230,9 +231,9 @@ extension ArchiveStore {
     /// ends; ``LaunchSummary/Ending/inForeground`` means that launch died on screen.
     ///
     /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` when the first or the last entry of
-    ///   one of the newest two launches cannot be read, or the journal's index of launches does
-    ///   not find the newest lifecycle entry (damage to it, which would hide a launch's last
-    ///   events). An entry whose launch number damage made no
+    ///   one of the newest two launches cannot be read, or the newest lifecycle entry names no
+    ///   launch, or the journal's index of launches does not find it (damage, which would
+    ///   hide a launch's last events). An older entry whose launch number damage made no
     ///   launch's (text, a real, a number past the entry's own) is no launch, and is not one
     ///   of them: ``launches()`` and ``check()`` name it.
     public func previousLaunch() throws(ArchiveStoreError) -> LaunchSummary? {
@@ -483,7 +484,9 @@ extension ArchiveStore {
     /// `newest` when given.
     ///
     /// The launches' numbers are read first, newest first, then each one's last lifecycle
-    /// entry and its first still in the journal, all through `journal_by_launch`. One query with window functions
+    /// entry and its first still in the journal, all through `journal_by_launch`; the table's
+    /// newest lifecycle entry must be the last of its launch there
+    /// (``expectIndexFindsNewestLifecycleEntry(_:_:)``). One query with window functions
     /// (`min(at) OVER (PARTITION BY launch)`, `row_number() OVER (…)`) built and cleared a
     /// temporary b-tree for each launch in the journal: about 6.6 M instructions a
     /// `previousLaunch()` on a full journal, more than a launch's restoration of 100 nodes.
@@ -538,22 +541,29 @@ extension ArchiveStore {
         return launches.reversed()
     }
 
-    /// The newest lifecycle entry and its launch number, read from the table itself
-    /// (backwards from its end: the newest entries are its last rows, most of them lifecycle
-    /// entries).
-    private static let newestLifecycleEntry =
-        "SELECT rowid, launch FROM journal NOT INDEXED WHERE app_state IS NOT NULL ORDER BY rowid DESC LIMIT 1"
+    /// The newest lifecycle entry, its launch number and whether that is a launch's (see
+    /// ``launches(_:newest:)``), read from the table itself (backwards from its end: the
+    /// newest entries are its last rows, most of them lifecycle entries).
+    private static let newestLifecycleEntry = """
+        SELECT rowid, launch, typeof(launch) = 'integer' AND launch <= rowid FROM journal NOT INDEXED \
+        WHERE app_state IS NOT NULL ORDER BY rowid DESC LIMIT 1
+        """
 
-    /// Throws ``ArchiveStoreError/damagedHistory(_:)`` unless the index of launches finds the
-    /// table's newest lifecycle entry as the last entry of its launch (`last`: the statement
-    /// that finds a launch's last lifecycle entry through the index). An index that damage
-    /// made lose its last entries (a page that counts fewer cells) hid a launch's last
-    /// events, or the launch: a launch that died on screen read as one that ended in the
-    /// background, or as none, and the state it died with was restored.
+    /// Throws ``ArchiveStoreError/damagedHistory(_:)`` unless the table's newest lifecycle
+    /// entry names a launch, and the index of launches finds it as that launch's last entry
+    /// (`last`: the statement that finds a launch's last lifecycle entry through the index).
+    /// Otherwise the launch it ended read as ending before it, or as none: an index that
+    /// damage made lose its last entries (a page that counts fewer cells) hid a launch's last
+    /// events, or the launch, as did a launch number damage made no launch's; a launch that
+    /// died on screen read as one that ended in the background, and the state it died with
+    /// was restored.
     private static func expectIndexFindsNewestLifecycleEntry(_ last: Statement, _ connection: Connection) throws {
         let newest = try connection.statement(newestLifecycleEntry)
         defer { newest.reset() }
         guard try newest.step() else { return }
+        guard try newest.int64(2) == 1 else {
+            throw ArchiveStoreError.damagedHistory("the journal's newest lifecycle entry names no launch")
+        }
         try last.bind(valueIn: 1, of: newest, at: 1)
         defer { last.reset() }
         guard try last.step(), try last.int64(0) == newest.int64(0) else {
