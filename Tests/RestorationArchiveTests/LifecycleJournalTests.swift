@@ -553,6 +553,33 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// An entry of the journal's index of launches whose launch number damage changed in place
+    /// (the launch that died on screen's last entry filed under the first launch, out of the
+    /// index's order; found by the `journal-damage` torture scenario): the index then named
+    /// the first launch as the newest, and its end, in the background, was taken for the
+    /// previous launch's. The newest lifecycle entry's own launch cannot be newer than the
+    /// newest launch the index names.
+    @Test func aLaunchTheIndexMisfiledUnderAnOlderOneIsADamagedRecord() throws {
+        try withTemporaryStorePath { path in
+            try savingLaunch(path, "saved")
+            _ = try launch(path, started, configuration: policy)
+            let entries = try ArchiveStore(path: path, mode: .readOnly).journal()
+            let last = try #require(entries.last)
+            let died = try #require(last.launch)
+            try #require(died < 128 && last.sequence < 128)
+            // The index's record: its header (3 bytes: its length, two one-byte integers), then
+            // the launch number and the entry's id.
+            try changeEntry(
+                ofIndex: "journal_by_launch", from: [3, 1, 1, UInt8(died), UInt8(last.sequence)],
+                to: [3, 1, 1, 1, UInt8(last.sequence)], at: path)
+            let store = try launch(path, [.willFinishLaunching], configuration: policy)
+            let root = Probe("Root")
+            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
+            #expect(root.decodeCount == 0)
+        }
+    }
+
     /// The newest lifecycle entry whose launch number damage made no launch's (text here) is
     /// no launch's last entry, and the launch it ended read as ending before it: one that came
     /// back to the foreground and died there read as one that ended in the background, and

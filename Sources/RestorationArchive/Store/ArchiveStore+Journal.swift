@@ -537,7 +537,7 @@ extension ArchiveStore {
             }
             launches.append(try launch(last, startedAt: try start(first)))
         }
-        try expectIndexFindsNewestLifecycleEntry(last, connection)
+        try expectIndexFindsNewestLifecycleEntry(last, newestLaunch: launches.first?.launch, connection)
         return launches.reversed()
     }
 
@@ -550,14 +550,19 @@ extension ArchiveStore {
         """
 
     /// Throws ``ArchiveStoreError/damagedHistory(_:)`` unless the table's newest lifecycle
-    /// entry names a launch, and the index of launches finds it as that launch's last entry
-    /// (`last`: the statement that finds a launch's last lifecycle entry through the index).
-    /// Otherwise the launch it ended read as ending before it, or as none: an index that
-    /// damage made lose its last entries (a page that counts fewer cells) hid a launch's last
-    /// events, or the launch, as did a launch number damage made no launch's; a launch that
-    /// died on screen read as one that ended in the background, and the state it died with
-    /// was restored.
-    private static func expectIndexFindsNewestLifecycleEntry(_ last: Statement, _ connection: Connection) throws {
+    /// entry names a launch, that launch is not newer than `newestLaunch` (the newest the
+    /// index of launches names, `nil` for none), and the index finds the entry as that
+    /// launch's last (`last`: the statement that finds a launch's last lifecycle entry
+    /// through the index). Otherwise the launch it ended read as ending before it, or as
+    /// none: an index that damage made lose its last entries (a page that counts fewer cells)
+    /// hid a launch's last events, or the launch; an index entry whose launch number damage
+    /// changed in place named an older launch as the newest; so did a launch number damage
+    /// made no launch's. A launch that died on screen read as one that ended in the
+    /// background, and the state it died with was restored. (The newest entry's launch may be
+    /// older than the newest: two launches recorded at once interleave their entries.)
+    private static func expectIndexFindsNewestLifecycleEntry(
+        _ last: Statement, newestLaunch: Int64?, _ connection: Connection
+    ) throws {
         let newest = try connection.statement(newestLifecycleEntry)
         defer { newest.reset() }
         guard try newest.step() else { return }
@@ -566,7 +571,8 @@ extension ArchiveStore {
         }
         try last.bind(valueIn: 1, of: newest, at: 1)
         defer { last.reset() }
-        guard try last.step(), try last.int64(0) == newest.int64(0) else {
+        guard let newestLaunch, try newest.int64(1) <= newestLaunch, try last.step(), try last.int64(0) == newest.int64(0)
+        else {
             throw ArchiveStoreError.damagedHistory("the journal's index of launches does not find its newest lifecycle entry")
         }
     }
