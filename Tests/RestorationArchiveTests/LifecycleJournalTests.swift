@@ -452,15 +452,21 @@ struct ForegroundDeathPolicyTests {
             try savingLaunch(path, "saved")
             let sink = LogSink()
             let store = try ArchiveStore(path: path, configuration: policy, logger: Logger(label: "test") { _ in sink })
-            try store.record(.willFinishLaunching)
+            let counter = try store.record(.willFinishLaunching).sequence
             try tamper(with: path, "PRAGMA ignore_check_constraints = ON; \(damage)")
             // An entry given another id no longer has its launch's number, which it started:
-            // its checksum (schema v0012) says so.
+            // its checksum (schema v0012) says so; its number is past the journal's counter.
             let renumbered = damage.hasPrefix("UPDATE journal")
             #expect(
                 try store.check().map(\.description) == [
                     "the lifecycle journal: its numbering has reached the highest integer (the next entry written starts it afresh)"
-                ] + (renumbered ? ["journal entry 9223372036854775807: The store's history is damaged: a journal entry does not match its checksum."] : []))
+                ]
+                    + (renumbered
+                        ? [
+                            "journal entry 9223372036854775807: The store's history is damaged: a journal entry does not match its checksum.",
+                            "the lifecycle journal: The store's history is damaged: journal entry 9223372036854775807 is past the "
+                                + "journal's counter (\(counter)): damage changed its number, or the counter.",
+                        ] : []))
             let restart = "The lifecycle journal's numbering had reached the highest integer (damage): its entries are deleted and it starts afresh"
             #expect(!sink.messages.contains(restart))
             let root = Probe("Root")
@@ -703,6 +709,27 @@ struct ForegroundDeathPolicyTests {
             let outOfOrder = "the lifecycle journal: The store's history is damaged: journal entry 4 is out of order, "
                 + "before entry 3: damage changed an entry's number."
             #expect(try damaged.check().map(\.description).contains(outOfOrder))
+        }
+    }
+
+    /// The newest entry's number changed upwards by damage stays in order: it read back as
+    /// an entry the journal never numbered (found by the `journal-damage` torture scenario:
+    /// entry 8 read as entry 9). The journal's counter (`AUTOINCREMENT`) has the newest
+    /// number it gave.
+    @Test func aNewestJournalEntryPastTheCounterIsDamage() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            for event in [LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive] {
+                try store.record(event)
+            }
+            try changeKey(ofRow: 3, inTable: "journal", to: 5, at: path)
+            let damaged = try ArchiveStore(path: path, mode: .readOnly)
+            let past = "journal entry 5 is past the journal's counter (3): damage changed its number, or the counter"
+            #expect(throws: ArchiveStoreError.damagedHistory(past)) { try damaged.journal() }
+            #expect(throws: ArchiveStoreError.damagedHistory(past)) { try damaged.journal(limit: 1) }
+            #expect(
+                try damaged.check().map(\.description)
+                    .contains("the lifecycle journal: The store's history is damaged: \(past)."))
         }
     }
 

@@ -30,7 +30,8 @@ extension ArchiveStore {
     /// nodes match the header's count and digest — then node rows that belong to no retained
     /// generation, and finally that each archive's crash marker and restore reports can be read,
     /// that no generation, node, marker or report belongs to no archive of the store, and that
-    /// each entry of the lifecycle journal can be read and is in order.
+    /// each entry of the lifecycle journal can be read and is in order (the newest not past
+    /// the journal's counter).
     ///
     /// Sealed states (the Encryption trait) are opened with the store's key; a store opened
     /// without it checks them by their checksums only. A store file with other names (hard
@@ -240,6 +241,10 @@ extension ArchiveStore {
                     let found = try damage(error, path: path)
                     problems.append(StoreProblem(problem: "journal entry \((try? entries.int64(0)) ?? 0): \(found)"))
                 }
+            }
+            if let previous, let past = try pastTheCounter(previous, connection) {
+                let error = ArchiveStoreError.damagedHistory(past)
+                problems.append(StoreProblem(problem: "the lifecycle journal: \(error.description)"))
             }
         } catch {
             problems.append(StoreProblem(problem: "the lifecycle journal: \(try damage(error, path: path))"))

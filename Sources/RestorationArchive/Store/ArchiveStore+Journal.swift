@@ -185,8 +185,9 @@ extension ArchiveStore {
     ///   newest.
     /// - Throws: ``ArchiveStoreError/damagedHistory(_:)`` for an entry that cannot be read or
     ///   does not match its checksum (``ArchiveStore/check()`` names it by its sequence), or
-    ///   whose sequence is out of order (damage changed it). It is deleted once
-    ///   ``ArchiveStore/retainedJournalEntries`` newer entries are recorded.
+    ///   whose sequence is out of order, or past the journal's counter for the newest (damage
+    ///   changed it). It is deleted once ``ArchiveStore/retainedJournalEntries`` newer entries
+    ///   are recorded.
     public func journal(limit: Int? = nil) throws(ArchiveStoreError) -> [JournalEntry] {
         try read { connection in
             let statement = try connection.statement(
@@ -198,14 +199,29 @@ extension ArchiveStore {
                 let entry = try Self.entry(statement)
                 // Read in the table's own order, which is its keys' unless damage changed one
                 // (a flipped bit read entry 8 as a second entry 12, with entry 8's event): its
-                // checksum does not cover its number, which SQLite gives it.
-                if let newer = entries.last, entry.sequence >= newer.sequence {
-                    throw ArchiveStoreError.damagedHistory(Self.outOfOrder(entry.sequence, before: newer.sequence))
+                // checksum does not cover its number, which SQLite gives it. The newest, in
+                // order whatever higher number damage gave it, is checked against the counter.
+                if let newer = entries.last {
+                    if entry.sequence >= newer.sequence {
+                        throw ArchiveStoreError.damagedHistory(Self.outOfOrder(entry.sequence, before: newer.sequence))
+                    }
+                } else if let past = try Self.pastTheCounter(entry.sequence, connection) {
+                    throw ArchiveStoreError.damagedHistory(past)
                 }
                 entries.append(entry)
             }
             return entries.reversed()
         }
+    }
+
+    /// The words for the journal's newest entry, `newest`, when its number is past the
+    /// journal's counter (`AUTOINCREMENT`, the newest number it gave): damage changed it, or
+    /// the counter. `nil` when it is not, or the journal has no counter (another program
+    /// rebuilt it without one).
+    static func pastTheCounter(_ newest: Int64, _ connection: Connection) throws -> String? {
+        let counter = try connection.pragmaInteger("SELECT CAST(seq AS INTEGER) FROM sqlite_sequence WHERE name = 'journal'")
+        guard let counter, newest > counter else { return nil }
+        return "journal entry \(newest) is past the journal's counter (\(counter)): damage changed its number, or the counter"
     }
 
     /// The words for journal entry `sequence` read before entry `next` in the table's order,
