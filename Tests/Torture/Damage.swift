@@ -81,6 +81,76 @@ enum Damage {
         return (index % 2, offset, headerMasks[index / (2 * markerBytes) % headerMasks.count])
     }
 
+    /// 7d. Journal damage: the trials of `damage` on the demo app's store after a saving launch
+    /// and one that died on screen (killed with SIGKILL in the foreground, `demo --step
+    /// foreground-crash`), with one bit flipped in the lifecycle journal's page or in its
+    /// index of launches' (`journal_by_launch`), each a single leaf page: a bit of the page's
+    /// header, cell pointers or cells, drawn by the trial's seed, half the trials in each
+    /// page. Random damage lands in these pages about once in a few dozen trials of `damage`,
+    /// whose launches end in the background.
+    ///
+    /// Besides what `damage` asks, the launch after the damage, under
+    /// ``CrashPolicy/discardAfterForegroundDeath``, must not restore the state the launch
+    /// that died on screen left (R15), however the damage left the file: a journal whose
+    /// record of the previous launch damage changed, hid or left unreadable is a launch that
+    /// may have died on screen. Before 868a250, an index that lost its last entries hid the
+    /// launch that died, and its state was restored.
+    static func runJournal(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
+        try runBatches(
+            Scenario("journal-damage"), trials: scale.trials(quick: 600, full: 6_000), child: ["damage-batch"],
+            arguments: ["journal"], makeStores: makeJournalStore(in:random:), random: &random)
+    }
+
+    /// Where in `bytes` trial `index` of `journal-damage` flips a bit, and the trial's kind:
+    /// a bit of the used part of the journal's page or of its index's (`pages`: where each
+    /// starts, and the page size), drawn by `random`.
+    static func journalDamage(
+        index: Int, pages: [(name: String, start: Int)], pageSize: Int, bytes: [UInt8], using random: inout SeededGenerator
+    ) -> (offset: Int, mask: UInt8, kind: String) {
+        let page = pages[index % pages.count]
+        // The page's header (8 bytes) and cell pointers, then its cells.
+        let cells = Int(bytes[page.start + 3]) << 8 | Int(bytes[page.start + 4])
+        let stored = Int(bytes[page.start + 5]) << 8 | Int(bytes[page.start + 6])
+        let content = stored == 0 ? 65_536 : stored
+        let used = 8 + 2 * cells + max(0, pageSize - content)
+        var byte = Int.random(in: 0..<used, using: &random)
+        if byte >= 8 + 2 * cells { byte = content + (byte - 8 - 2 * cells) }
+        let bit = Int.random(in: 0..<8, using: &random)
+        return (page.start + byte, UInt8(1) << bit, "\(page.name) page byte \(byte) bit \(bit)")
+    }
+
+    /// The store of `journal-damage`: the demo app's after a saving launch and one that died
+    /// on screen, its journal and index of launches each on a single leaf page of the file.
+    static func makeJournalStore(in directory: String, random: inout SeededGenerator) throws {
+        let path = directory + "/store-0.sqlite"
+        for step in ["save", "foreground-crash"] {
+            _ = try Child.run(Child.restorectl, ["demo", "--step", step, "--db", path], timeout: 30)
+        }
+        // Opened and released: the log is copied into the file.
+        _ = try ArchiveStore(path: path).footprint()
+        let previous = try ArchiveStore(path: path, mode: .readOnly).previousLaunch()
+        guard let previous, previous.ending == .inForeground, !previous.processIsRunning else {
+            throw SetUpError.noDeathOnScreen("\(String(describing: previous))")
+        }
+        _ = try journalPages(of: path)
+    }
+
+    /// The journal's page and its index of launches' in the store at `path`, each where it
+    /// starts in the file, and the page size; each must be a single leaf page.
+    static func journalPages(of path: String) throws -> (pages: [(name: String, start: Int)], size: Int) {
+        guard let size = Files.firstValue(of: "PRAGMA page_size", in: path).flatMap(Int.init),
+            let bytes = fileBytes(path)
+        else { throw SetUpError.noJournalPage }
+        let pages = try [("journal", 0x0D), ("journal_by_launch", 0x0A)].map { name, leaf in
+            let sql = "SELECT rootpage FROM sqlite_schema WHERE name = '\(name)'"
+            guard let root = Files.firstValue(of: sql, in: path).flatMap(Int.init), root > 1, root * size <= bytes.count,
+                bytes[(root - 1) * size] == leaf
+            else { throw SetUpError.noJournalPage }
+            return (name: name, start: (root - 1) * size)
+        }
+        return (pages, size)
+    }
+
     /// The stores of `marker-damage`, their crash markers in the files themselves (not only in
     /// the logs): the demo app's after a saving launch and a launch killed while restoring;
     /// and one of three archives (`main`, `scene-2`, `scene-3`), the first two's restorations
@@ -158,6 +228,11 @@ enum Damage {
         case noDeadRestoration(String)
         /// The marker table's page is not named in the store's schema.
         case noMarkerPage
+        /// The store's previous launch did not die on screen, as the child meant it to (what
+        /// the store says of it).
+        case noDeathOnScreen(String)
+        /// The journal or its index of launches is not a single leaf page of the store.
+        case noJournalPage
     }
 
     /// Runs `total` trials in batches of ``batch``, each batch in a child process (`torture
@@ -277,18 +352,20 @@ enum Damage {
 
     /// The child: runs trials `first..<first + count`, announcing `INDEX ok KIND` or
     /// `INDEX PROBLEM` for each; with a fifth argument `header`, the trials of `header-damage`,
-    /// with `schema`, those of `schema-tampering`, with `marker`, those of `marker-damage`.
+    /// with `schema`, those of `schema-tampering`, with `marker`, those of `marker-damage`,
+    /// with `journal`, those of `journal-damage`.
     static func batch(_ arguments: [String]) throws {
         guard (4...5).contains(arguments.count), let seed = UInt64(arguments[1]), let first = Int(arguments[2]),
             let count = Int(arguments[3])
         else { throw ChildError.usage }
         let variant = arguments.count == 5 ? arguments[4] : nil
-        guard variant == nil || ["header", "schema", "marker"].contains(variant) else { throw ChildError.usage }
+        guard variant == nil || ["header", "schema", "marker", "journal"].contains(variant) else { throw ChildError.usage }
         let header = variant == "header"
         let schema = variant == "schema"
         let marker = variant == "marker"
+        let journal = variant == "journal"
         let directory = arguments[0]
-        let originals = try (0..<(marker ? 2 : 3)).map { index in
+        let originals = try (0..<(marker ? 2 : journal ? 1 : 3)).map { index in
             let path = "\(directory)/store-\(index).sqlite"
             return (bytes: fileBytes(path) ?? [], expected: try Expected(path: path))
         }
@@ -300,6 +377,7 @@ enum Damage {
             else { throw SetUpError.noMarkerPage }
             return ((root - 1) * size, size)
         }
+        let journalPages = journal ? try Self.journalPages(of: "\(directory)/store-0.sqlite") : nil
         let path = "\(directory)/damaged-\(getpid()).sqlite"
         defer { for file in Files.storeFiles(path) { Files.remove(file) } }
         for index in first..<(first + count) {
@@ -322,6 +400,13 @@ enum Damage {
                 bytes = original.bytes
                 bytes[markerPages[store].start + offset] ^= mask
                 kind = "store \(store) marker page byte \(offset) ^ \(mask)"
+            } else if let journalPages {
+                original = originals[0]
+                bytes = original.bytes
+                let (offset, mask, damage) = journalDamage(
+                    index: index, pages: journalPages.pages, pageSize: journalPages.size, bytes: bytes, using: &random)
+                bytes[offset] ^= mask
+                kind = damage
             } else {
                 original = originals[index % originals.count]
                 (bytes, kind) = damage(original.bytes, using: &random)
@@ -342,6 +427,9 @@ enum Damage {
                     alive: expected.newest.keys.filter { !expected.died.contains($0) }.sorted { $0.rawValue < $1.rawValue },
                     fileIsSound: passesQuickCheck && check(path, "integrity_check"))
             }
+            if problem == nil, journal {
+                problem = judgeDeathOnScreen(path, mode: mode)
+            }
             var note = ""
             if problem == nil {
                 (problem, note) = goOn(path, expecting: original.expected, saving: mode == .readWrite, passesQuickCheck: passesQuickCheck)
@@ -350,8 +438,8 @@ enum Damage {
                 switch (problem, passesQuickCheck) {
                 case (.some(let problem), _): "\(problem) [\(kind), \(mode), quick_check \(passesQuickCheck ? "passed" : "failed")]"
                 // The tally of header damage counts outcomes, not bytes.
-                case (nil, true): "ok \(header ? "header" : marker ? "marker" : kind)\(note),quick_check-passed"
-                case (nil, false): "ok \(header ? "header" : marker ? "marker" : kind)\(note)"
+                case (nil, true): "ok \(header ? "header" : marker ? "marker" : journal ? "journal" : kind)\(note),quick_check-passed"
+                case (nil, false): "ok \(header ? "header" : marker ? "marker" : journal ? "journal" : kind)\(note)"
                 }
             announce("\(index) \(outcome)")
         }
@@ -444,6 +532,17 @@ enum Damage {
             }
         }
         return nil
+    }
+
+    /// R15 under damage: the launch after it, under ``CrashPolicy/discardAfterForegroundDeath``,
+    /// does not restore `main`, which the launch that died on screen had restored (the policy
+    /// invalidates it), however the damage left the file: a typed error is fine.
+    private static func judgeDeathOnScreen(_ path: String, mode: ArchiveStore.AccessMode) -> String? {
+        let configuration = ArchiveStore.Configuration(crashPolicy: .discardAfterForegroundDeath)
+        guard let store = try? ArchiveStore(path: path, mode: mode, configuration: configuration) else { return nil }
+        guard case .success(.restored) = launch(store, [.main]).outcomes.first else { return nil }
+        let previous = Result { () throws(ArchiveStoreError) in try store.previousLaunch() }
+        return "restored: the launch restored 'main', which the launch that died on screen left (previous launch: \(previous))"
     }
 
     /// What the app does once it has read a damaged store: saves each archive again (when it

@@ -25,6 +25,7 @@ enum Scenarios {
         Entry(name: "damage", run: Damage.run),
         Entry(name: "header-damage", run: Damage.runHeader),
         Entry(name: "marker-damage", run: Damage.runMarker),
+        Entry(name: "journal-damage", run: Damage.runJournal),
         Entry(name: "schema-tampering", run: SchemaTampering.run),
         Entry(name: "log-damage", run: LogDamage.run),
         Entry(name: "hostile-values", run: HostileValues.run),
