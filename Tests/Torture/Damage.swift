@@ -86,8 +86,8 @@ enum Damage {
     /// foreground-crash`), with one bit flipped in the lifecycle journal's page or in its
     /// index of launches' (`journal_by_launch`), each a single leaf page: a bit of the page's
     /// header, cell pointers or cells, drawn by the trial's seed, half the trials in each
-    /// page. Random damage lands in these pages about once in a few dozen trials of `damage`,
-    /// whose launches end in the background.
+    /// page. The launches of `damage`'s stores all end in the background: none of its trials
+    /// asks what a damaged record of a launch that died on screen does.
     ///
     /// Besides what `damage` asks, the launch after the damage, under
     /// ``CrashPolicy/discardAfterForegroundDeath``, must not restore the state the launch
