@@ -106,6 +106,39 @@ struct StoreSideFileTests {
     /// With no store file: the erase removes what SQLite never makes there too, and creates
     /// nothing; an app's first launch, which makes the file and then fails at the link, is
     /// answered by the erase as any unusable store.
+    /// A file beside the store that goes between the look at it and the check of access to
+    /// it is as if it never was: another process's opening of a new store makes a rollback
+    /// journal and removes it at once (its first write is in that mode), and an opening beside
+    /// it failed with "open for writing failed for '…-journal': No such file or directory"
+    /// (found by the `processes` torture scenario, an erase and another process's opening at
+    /// once). Here a thread makes and removes an empty journal over and over while the store
+    /// is opened: each opening must succeed.
+    @Test func aJournalThatComesAndGoesDoesNotFailAnOpening() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            let stop = Locked(false)
+            let journal = path + "-journal"
+            let churn = Thread {
+                while !stop.withLock({ $0 }) {
+                    let fd = open(journal, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+                    if fd >= 0 { close(fd) }
+                    unlink(journal)
+                }
+            }
+            churn.start()
+            defer { stop.withLock { $0 = true } }
+            var failures: [String] = []
+            for _ in 0..<500 {
+                do {
+                    _ = try ArchiveStore(path: path)
+                } catch {
+                    failures.append("\(error)")
+                }
+            }
+            #expect(failures.isEmpty, "\(failures.count) of 500 openings failed, the first: \(failures.first ?? "")")
+        }
+    }
+
     @Test func theEraseRemovesWhatSQLiteNeverMakesWhereNoStoreIs() throws {
         try withTemporaryDirectory { directory in
             let untouched = directory + "/never-opened.sqlite"

@@ -129,7 +129,14 @@ enum StoreLocation {
         for beside in filesBeside(path) {
             guard let info = try existing(beside.path) else { continue }
             try check(beside, of: path, info: info)
-            try checkAccess(to: beside.path, mode, operation)
+            // Gone since it was seen: as if it never was. Another process's opening of a new
+            // store makes a rollback journal and removes it at once (its first write is in
+            // that mode), and an erase removes the files beside the store: an opening beside
+            // them failed with "No such file or directory" (the `processes` torture scenario).
+            guard faccessat(AT_FDCWD, beside.path, mode, AT_EACCESS) == 0 else {
+                if errno == ENOENT { continue }
+                throw .fileSystem(operation: operation, path: beside.path, errno: errno)
+            }
             found.insert(beside.kind)
         }
         return found
