@@ -533,6 +533,20 @@ struct ForegroundDeathPolicyTests {
         }
     }
 
+    /// The next launch under the policy takes the previous launch, whose record is damaged,
+    /// for one that may have died on screen: it invalidates generation 1 before decoding it.
+    private func expectTheNextLaunchTakesADamagedRecordForADeath(
+        _ path: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let store = try launch(path, [.willFinishLaunching], configuration: policy)
+        let root = Probe("Root")
+        let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
+        #expect(
+            try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"),
+            sourceLocation: sourceLocation)
+        #expect(root.decodeCount == 0, sourceLocation: sourceLocation)
+    }
+
     /// The previous launch and its last entry are found through the journal's index of
     /// launches (`journal_by_launch`). An index that damage made lose its last entries (its
     /// page counting fewer cells: found flipping bits in that page of a store) hid the
@@ -551,11 +565,7 @@ struct ForegroundDeathPolicyTests {
                 "the journal's index of launches does not find its newest lifecycle entry")
             #expect(throws: damage) { try ArchiveStore(path: path, mode: .readOnly).previousLaunch() }
             #expect(throws: damage) { try ArchiveStore(path: path, mode: .readOnly).launches() }
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
-            let root = Probe("Root")
-            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
-            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
-            #expect(root.decodeCount == 0)
+            try expectTheNextLaunchTakesADamagedRecordForADeath(path)
         }
     }
 
@@ -578,11 +588,7 @@ struct ForegroundDeathPolicyTests {
             try changeEntry(
                 ofIndex: "journal_by_launch", from: [3, 1, 1, UInt8(died), UInt8(last.sequence)],
                 to: [3, 1, 1, 1, UInt8(last.sequence)], at: path)
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
-            let root = Probe("Root")
-            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
-            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
-            #expect(root.decodeCount == 0)
+            try expectTheNextLaunchTakesADamagedRecordForADeath(path)
         }
     }
 
@@ -602,11 +608,7 @@ struct ForegroundDeathPolicyTests {
             #expect(throws: ArchiveStoreError.damagedHistory("the journal's newest lifecycle entry names no launch")) {
                 try ArchiveStore(path: path, mode: .readOnly).previousLaunch()
             }
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
-            let root = Probe("Root")
-            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
-            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
-            #expect(root.decodeCount == 0)
+            try expectTheNextLaunchTakesADamagedRecordForADeath(path)
         }
     }
 
@@ -624,11 +626,7 @@ struct ForegroundDeathPolicyTests {
             try tamper(with: path, "UPDATE journal SET \(change) WHERE id = (SELECT max(id) FROM journal)")
             let damage = ArchiveStoreError.damagedHistory("a journal entry does not match its checksum")
             #expect(throws: damage) { try ArchiveStore(path: path).previousLaunch() }
-            let store = try launch(path, [.willFinishLaunching], configuration: policy)
-            let root = Probe("Root")
-            let reason = "the journal's record of the previous launch is damaged, so it may have died in the foreground"
-            #expect(try makeEngine(store).restore([root]).report.outcome == .refused(reason: "generation 1 was invalidated: \(reason)"))
-            #expect(root.decodeCount == 0)
+            try expectTheNextLaunchTakesADamagedRecordForADeath(path)
         }
     }
 
