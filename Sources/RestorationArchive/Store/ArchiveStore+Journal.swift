@@ -219,8 +219,7 @@ extension ArchiveStore {
     /// the counter. `nil` when it is not, or the journal has no counter (another program
     /// rebuilt it without one).
     static func pastTheCounter(_ newest: Int64, _ connection: Connection) throws -> String? {
-        let counter = try connection.pragmaInteger("SELECT CAST(seq AS INTEGER) FROM sqlite_sequence WHERE name = 'journal'")
-        guard let counter, newest > counter else { return nil }
+        guard let counter = try connection.pragmaInteger(counter), newest > counter else { return nil }
         return "journal entry \(newest) is past the journal's counter (\(counter)): damage changed its number, or the counter"
     }
 
@@ -360,9 +359,14 @@ extension ArchiveStore {
     /// Whether damage left the journal's numbering at the highest integer: its newest id, or
     /// its `AUTOINCREMENT` counter, from which SQLite numbers the next entry.
     static let numberingRanOut = """
-        SELECT coalesce((SELECT CAST(seq AS INTEGER) FROM sqlite_sequence WHERE name = 'journal'), 0) \
-        = 9223372036854775807 OR coalesce((SELECT max(id) FROM journal), 0) = 9223372036854775807
+        SELECT coalesce((\(counter)), 0) = 9223372036854775807 \
+        OR coalesce((SELECT max(id) FROM journal), 0) = 9223372036854775807
         """
+
+    /// The journal's `AUTOINCREMENT` counter: the newest number it gave an entry (none when
+    /// the journal gave none since it started afresh, or another program rebuilt it without
+    /// one).
+    private static let counter = "SELECT CAST(seq AS INTEGER) FROM sqlite_sequence WHERE name = 'journal'"
 
     /// Deletes the journal's entries and its counter when damage left its numbering at the
     /// highest integer, after which SQLite numbers no entry (`SQLITE_FULL`, "database or disk
@@ -551,7 +555,8 @@ extension ArchiveStore {
             guard try last.step(), try first.step() else {
                 throw ArchiveStoreError.damagedHistory("a journal entry's launch number cannot be read")
             }
-            launches.append(try launch(last, startedAt: try start(first)))
+            // Its start is its first entry's time, the entry read as `journal(limit:)` reads it.
+            launches.append(try launch(last, first: try entry(first)))
         }
         try expectIndexFindsNewestLifecycleEntry(last, newestLaunch: launches.first?.launch, connection)
         return launches.reversed()
@@ -593,19 +598,9 @@ extension ArchiveStore {
         }
     }
 
-    /// When a launch's first entry still in the journal (a row of ``entryColumns``) was written.
-    private static func start(_ statement: Statement) throws -> Int64 {
-        do {
-            try verifyChecksum(statement)
-            return try statement.int64(2)
-        } catch let error as ColumnError {
-            throw ArchiveStoreError.damagedHistory("a journal entry cannot be read (\(error))")
-        }
-    }
-
     /// A launch's summary from its last lifecycle entry, a row of ``entryColumns``, and its
-    /// start (``start(_:)``).
-    private static func launch(_ statement: Statement, startedAt: Int64) throws -> LaunchSummary {
+    /// first still in the journal, whose time is its start.
+    private static func launch(_ statement: Statement, first: JournalEntry) throws -> LaunchSummary {
         do {
             guard let event = LifecycleEvent(rawValue: try statement.string(4)),
                 let state = ApplicationState(rawValue: try statement.string(5))
@@ -619,7 +614,7 @@ extension ArchiveStore {
                 }
             return LaunchSummary(
                 launch: try statement.int64(1), processID: try statement.int64(3),
-                startedAt: Clock.date(milliseconds: startedAt), lastEvent: event,
+                startedAt: first.date, lastEvent: event,
                 lastEventAt: Clock.date(milliseconds: try statement.int64(2)), ending: ending,
                 processStart: ProcessStart(statement, columns: 9))
         } catch let error as ColumnError {

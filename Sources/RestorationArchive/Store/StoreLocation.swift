@@ -133,19 +133,23 @@ enum StoreLocation {
             // store makes a rollback journal and removes it at once (its first write is in
             // that mode), and an erase removes the files beside the store: an opening beside
             // them failed with "No such file or directory" (the `processes` torture scenario).
-            guard faccessat(AT_FDCWD, beside.path, mode, AT_EACCESS) == 0 else {
-                if errno == ENOENT { continue }
-                throw .fileSystem(operation: operation, path: beside.path, errno: errno)
-            }
+            guard try checkAccess(to: beside.path, mode, operation, goneIsNone: true) else { continue }
             found.insert(beside.kind)
         }
         return found
     }
 
-    private static func checkAccess(to file: String, _ mode: Int32, _ operation: String) throws(ArchiveStoreError) {
+    /// Throws `operation`'s file-system error unless the process may access `file` so;
+    /// with `goneIsNone`, a file that is not there returns `false` instead.
+    @discardableResult
+    private static func checkAccess(to file: String, _ mode: Int32, _ operation: String, goneIsNone: Bool = false)
+        throws(ArchiveStoreError) -> Bool
+    {
         guard faccessat(AT_FDCWD, file, mode, AT_EACCESS) == 0 else {
+            if goneIsNone, errno == ENOENT { return false }
             throw .fileSystem(operation: operation, path: file, errno: errno)
         }
+        return true
     }
 
     /// A file SQLite keeps beside a store's, named by the store's path and a suffix.
