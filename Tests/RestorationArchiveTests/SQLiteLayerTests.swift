@@ -219,10 +219,20 @@ struct SQLiteLayerTests {
             let (logFrames, copiedFrames) = (try checkpoint.int64(1), try checkpoint.int64(2))
             checkpoint.reset()
             #expect(logFrames >= 4)
-            #expect(uncopied == LogIndexHeader(lastCommittedFrame: UInt32(logFrames), framesCopied: 0))
+            let log = try #require(fileBytes(directory + "/raw.sqlite-wal"))
+            let salts = log.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self) }
+            #expect(
+                uncopied
+                    == LogIndexHeader(
+                        lastCommittedFrame: UInt32(logFrames), framesCopied: 0, pageSize: 4096, logSalts: salts))
             #expect(uncopied.framesNotCopied == UInt32(logFrames))
+            #expect(uncopied.logSize == Int64(log.count), "the log holds the frames its index names, and no more")
             let copied = try #require(LogIndexHeader(indexAt: index))
-            #expect(copied == LogIndexHeader(lastCommittedFrame: UInt32(logFrames), framesCopied: UInt32(copiedFrames)))
+            #expect(
+                copied
+                    == LogIndexHeader(
+                        lastCommittedFrame: UInt32(logFrames), framesCopied: UInt32(copiedFrames), pageSize: 4096,
+                        logSalts: salts))
             #expect(copied.framesNotCopied == 0)
 
             let bytes = try #require(fileBytes(index)).prefix(LogIndexHeader.bytesRead)

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Logging
 import Testing
@@ -1045,9 +1046,11 @@ struct StoreFileTests {
                 case .renamed: try FileManager.default.moveItem(atPath: path + "-wal", toPath: directory + "/moved-wal")
                 }
                 if lost == .madeAgain {
-                    // It may fail to read, as here before the log was last copied: SQLite's
-                    // index of the log names frames the new log does not have.
-                    _ = try? ArchiveStore(path: path)
+                    // The opening is refused: SQLite's index of the log, which this store
+                    // shares, names frames the new log does not have.
+                    #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)) {
+                        try ArchiveStore(path: path)
+                    }
                     #expect(fileSize(path + "-wal") == 0)
                 }
 
@@ -1058,10 +1061,7 @@ struct StoreFileTests {
                 #expect(sink.messages.contains(
                     "A write to the store at '\(path)' was refused: the write-ahead log (-wal) was removed or renamed since it was opened"))
                 #expect((fileSize(path + "-wal") ?? 0) == 0, "nothing was written")
-                if lost != .madeAgain {
-                    // (A store opened since rebuilt the index of the log from the empty one.)
-                    #expect(try store.snapshot()?.nodes == saved, "reads see what the store committed")
-                }
+                #expect(try store.snapshot()?.nodes == saved, "reads see what the store committed")
             }
             let reopened = try ArchiveStore(path: path)
             #expect(try reopened.snapshot()?.nodes == copied, "the file as SQLite last copied the log into it")
@@ -1069,6 +1069,32 @@ struct StoreFileTests {
             let next = try SampleArchives.tree(count: 4)
             try reopened.save(next, header: SampleArchives.header)
             #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == next)
+        }
+    }
+
+    /// The log removed when it was empty (a discard had emptied it), and made again, as empty,
+    /// by a store opened since: the two logs were of one size, which was all that told them
+    /// apart, and the first store's next save went into the log no path names, acknowledged,
+    /// and lost once the app was killed. The store now knows its log by its inode too: the
+    /// save is refused, and the store opened since saves where the next launch reads.
+    @Test func aLogMadeAgainAsEmptyAsTheOneTheStoreHasOpenIsSeen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let store = try ArchiveStore(path: path)
+            try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
+            _ = try store.discard(reason: "the user quit")
+            #expect(fileSize(path + "-wal") == 0, "the discard emptied the log")
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            let other = try ArchiveStore(path: path)
+            #expect(fileSize(path + "-wal") == 0, "made again, as empty")
+
+            #expect(throws: ArchiveStoreError.storeFileMoved(path: path)) {
+                try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+            }
+            let saved = try SampleArchives.tree(count: 5)
+            try other.save(saved, header: SampleArchives.header)
+            let killed = try killedAppsFiles(of: path, as: directory + "/killed.sqlite", logBytes: .max)
+            #expect(try ArchiveStore(path: killed).snapshot()?.nodes == saved)
         }
     }
 
@@ -1116,6 +1142,63 @@ struct StoreFileTests {
             #expect(needsRecovery.description.contains("the log was removed or cut while a process had the store open"))
             holder = nil
             #expect(try ArchiveStore(path: path).snapshot() == nil, "the removed log held the only save")
+        }
+    }
+
+    /// A store opened while another holds a removed log, whose commits changed only pages the
+    /// opening does not read (a save since the log was last copied into the file): it opened,
+    /// through the index naming the removed log's commits, and SQLite wrote its commits after
+    /// those frames, in the log it made again, which has no header. The next launch reads
+    /// none of them: a launch's event, acknowledged, was lost once the app was killed. The
+    /// opening now says the log needs recovery; once the first store is released, the store
+    /// opens, and what it writes stays.
+    @Test func aStoreOpenedWhileAnotherHoldsARemovedLogDoesNotOpenWhereItsWritesAreLost() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let copied = try SampleArchives.tree(count: 3)
+            var holder: ArchiveStore? = try storeCopiedIntoItsFile(copied, at: path)
+            try holder?.save(try SampleArchives.tree(count: 5, fill: 2), header: SampleArchives.header)
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            #expect(throws: needsRecovery) { try ArchiveStore(path: path) }
+
+            holder = nil
+            let store = try ArchiveStore(path: path)
+            try store.record(.willFinishLaunching)
+            let killed = try killedAppsFiles(of: path, as: directory + "/killed.sqlite", logBytes: .max)
+            let next = try ArchiveStore(path: killed)
+            #expect(try next.journal().map(\.kind) == [.lifecycle(.willFinishLaunching, .inactive)])
+            #expect(try next.snapshot()?.nodes == copied, "the file as SQLite last copied the removed log into it")
+        }
+    }
+
+    /// A commit the store's log lacks: a connection without the library (an SQLite shell, an
+    /// older version of the app), open as the log was emptied and removed, commits into the
+    /// log no path names, which the index then names, while a store opened since made the log
+    /// again. The store's writes, which SQLite appended after those frames, where the next
+    /// launch does not read them, are refused: the log needs recovery. Nothing is written.
+    @Test func aWriteWhoseLogLacksACommitItsIndexNamesIsRefused() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let saved = try SampleArchives.tree(count: 3)
+            try ArchiveStore(path: path).save(saved, header: SampleArchives.header)
+            let shell = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            try shell.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            let sink = LogSink()
+            // The index names no frame: the store opens, and makes the log again.
+            let store = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in sink })
+            #expect(fileSize(path + "-wal") == 0)
+            // The archive's row written as it is: its page, not the first (a write's first read).
+            try shell.execute("UPDATE archive SET name = name")
+
+            let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            #expect(throws: needsRecovery) { try store.record(.willFinishLaunching) }
+            #expect(throws: needsRecovery) { try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
+            #expect(sink.messages.contains(
+                "A write to the store at '\(path)' was refused: the write-ahead log (-wal) lacks commits its index (-shm) "
+                    + "names: it was removed or cut while another connection had the store open"))
+            #expect(fileSize(path + "-wal") == 0, "nothing was written")
         }
     }
 

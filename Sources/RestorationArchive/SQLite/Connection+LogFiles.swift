@@ -21,17 +21,18 @@ extension Connection {
     /// it from, or copies another connection's pages for this one's. `false` when the
     /// connection has no log open (before its first read) or is not in write-ahead logging.
     ///
-    /// The file at the log's path is the log only if its size is the open log's (a `stat` of
-    /// the path, and an `fstat` of the open file); the index's is the one this connection
-    /// first saw there if its device and inode are (a `stat`: SQLite keeps the index mapped,
-    /// and no other process removes it while this one has it open). Asked with the write lock
-    /// held (`BEGIN IMMEDIATE`), when no other connection can add to the log or cut it, the
-    /// answer is exact; asked without, before a checkpoint this connection makes, a commit of
-    /// another connection between two calls may make it `true` for a log that did not move,
-    /// which only skips that checkpoint. SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`)
-    /// answers for the main database's file only (`false` for the log's, whose file keeps no
-    /// lock information). A log made again and still as empty as this one is not seen; this
-    /// connection's next commit makes them differ.
+    /// The file at the log's path is the log only if it is the file first seen there (its
+    /// device and inode, a `stat` of the path: ``lookAtTheLogFiles()`` looks as the store is
+    /// opened, just after SQLite opened the log) and its size is the open log's (an `fstat`
+    /// of the open file); the index's is the one this connection first saw there if its
+    /// device and inode are (SQLite keeps the index mapped, and no other process removes it
+    /// while this one has it open, nor the log). Asked with the write lock held (`BEGIN
+    /// IMMEDIATE`), when no other connection can add to the log or cut it, the answer is
+    /// exact; asked without, before a checkpoint this connection makes, a commit of another
+    /// connection between two calls may make it `true` for a log that did not move, which
+    /// only skips that checkpoint. SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`) answers for
+    /// the main database's file only (`false` for the log's, whose file keeps no lock
+    /// information).
     var logFilesAreElsewhere: Bool { logFileElsewhere != nil }
 
     /// Which of the log's files is elsewhere (``logFilesAreElsewhere``): the log, or else its
@@ -49,29 +50,119 @@ extension Connection {
         // system of OS X): a killed app's log torn to one byte is that size at the path too.
         let pathSize = status.st_size == 1 ? 0 : sqlite3_int64(status.st_size)
         if size(log, &openSize) == SQLITE_OK, openSize != pathSize { return .log }
-        return logIndex.isElsewhere(logPath: path) ? .index : nil
+        if logFiles.logIsElsewhere(status) { return .log }
+        return logFiles.indexIsElsewhere(logPath: path) ? .index : nil
+    }
+
+    /// Records the log and its index at their paths as the files this connection has open,
+    /// for ``logFilesAreElsewhere``: an opening asks just after SQLite opened them (its first
+    /// read), before a cleaning tool or another connection could have made them again. A
+    /// connection that never asks records them at its first write, and a log removed and
+    /// made again before then, as empty as the one it has open, goes unseen.
+    func lookAtTheLogFiles() {
+        _ = logFileElsewhere
+    }
+
+    /// Whether the log's index names commits the log does not hold: its index (shared
+    /// memory, which every connection to the database shares) names frames past the log's
+    /// end, or in a log whose header has other salts, which SQLite reads as a log started
+    /// over. The log was removed, or cut, while another connection had the store open (in
+    /// this process or another), and this connection made it again; the index stays what
+    /// that connection has mapped until every connection to the store has closed. A read
+    /// of a page the index names fails short (`SQLITE_IOERR_SHORT_READ`); a commit appends
+    /// its frames after those the index names, in a log without a header, and the next
+    /// launch, which rebuilds the index from the log, reads none of them: it commits,
+    /// without an error, what is lost once the process is killed.
+    ///
+    /// The index's header is read where SQLite maps it (`xShmMap`), then the log's size and
+    /// header through SQLite's own handle, then the index's header again: the answer is kept
+    /// only when the index did not change meanwhile (another connection's commit or
+    /// checkpoint), and is `false` after three tries that it did. With the write lock held no
+    /// other connection changes either. `false` when the connection has no log or index
+    /// open, or the index names no frame.
+    var logLacksCommitsItsIndexNames: Bool {
+        var database: UnsafeMutablePointer<sqlite3_file>?
+        var log: UnsafeMutablePointer<sqlite3_file>?
+        guard logsAhead,
+            sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &database) == SQLITE_OK, let database,
+            let methods = database.pointee.pMethods?.pointee, methods.iVersion >= 2, let map = methods.xShmMap,
+            sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK, let log,
+            let size = log.pointee.pMethods?.pointee.xFileSize, let read = log.pointee.pMethods?.pointee.xRead
+        else { return false }
+        // The index's first region, as SQLite maps it (32 KiB, `walformat.html` §2); not
+        // made when the connection has none (`bExtend` 0).
+        var region: UnsafeMutableRawPointer?
+        guard map(database, 0, 32_768, 0, &region) == SQLITE_OK, let region else { return false }
+        for _ in 0..<3 {
+            guard let index = LogIndexHeader(mappedAt: region) else { continue }
+            guard index.lastCommittedFrame > 0 else { return false }
+            var logSize: sqlite3_int64 = 0
+            var header = [UInt8](repeating: 0, count: 24)
+            guard size(log, &logSize) == SQLITE_OK else { return false }
+            // A log shorter than its header reads short, the rest as zeros.
+            let code = header.withUnsafeMutableBytes { read(log, $0.baseAddress, Int32($0.count), 0) }
+            guard code == SQLITE_OK || code == ResultCode.ioErrorShortRead.rawValue else { return false }
+            let salts = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self) }
+            let lacks = logSize < index.logSize || salts != index.logSalts
+            if LogIndexHeader(mappedAt: region) == index { return lacks }
+        }
+        return false
+    }
+
+    /// Throws when the log lacks commits its index names (``logLacksCommitsItsIndexNames``):
+    /// ``ResultCode/ioErrorShortRead``, what a read of them fails with.
+    func checkTheLogHoldsWhatItsIndexNames() throws(DatabaseError) {
+        guard logLacksCommitsItsIndexNames else { return }
+        throw DatabaseError(
+            extendedCode: ResultCode.ioErrorShortRead.rawValue,
+            message: "the write-ahead log (-wal) lacks commits its index (-shm) names: it was removed or cut while "
+                + "another connection had the store open")
     }
 }
 
-/// A connection's log index (`-shm`) as it first saw it, with its log open: the file's device
-/// and inode, and the index's path (the log's, with `-shm` for `-wal`).
-struct LogIndexWatch {
-    private var path: [CChar]?
-    private var file: (device: UInt64, inode: UInt64)?
+/// A connection's write-ahead log and its index (`-shm`) as it first saw them at their paths,
+/// with the log open: each file's device and inode, and the index's path (the log's, with
+/// `-shm` for `-wal`).
+struct LogFilesWatch {
+    private var indexPath: [CChar]?
+    private var log: FileIdentity?
+    private var index: FileIdentity?
+
+    /// A file's device and inode.
+    private struct FileIdentity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+    }
+
+    /// Whether the file at the log's path, whose `stat` is `status`, is not the one first
+    /// seen there; `false` the first time, which records it.
+    mutating func logIsElsewhere(_ status: stat) -> Bool {
+        let seen = FileIdentity(status)
+        guard let log else {
+            self.log = seen
+            return false
+        }
+        return seen != log
+    }
 
     /// Whether the file at the index's path is not the one first seen there; `false` the first
     /// time, which records it.
-    mutating func isElsewhere(logPath: UnsafePointer<CChar>) -> Bool {
-        if path == nil { path = Self.indexPath(logPath: logPath) }
-        guard let path else { return false }
+    mutating func indexIsElsewhere(logPath: UnsafePointer<CChar>) -> Bool {
+        if indexPath == nil { indexPath = Self.indexPath(logPath: logPath) }
+        guard let indexPath else { return false }
         var status = stat()
-        guard stat(path, &status) == 0 else { return file != nil && (errno == ENOENT || errno == ENOTDIR) }
-        let seen = (device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-        guard let file else {
-            self.file = seen
+        guard stat(indexPath, &status) == 0 else { return index != nil && (errno == ENOENT || errno == ENOTDIR) }
+        let seen = FileIdentity(status)
+        guard let index else {
+            self.index = seen
             return false
         }
-        return seen != file
+        return seen != index
     }
 
     /// The log's path, as a C string, with `-shm` for `-wal`; `nil` for a path that does not

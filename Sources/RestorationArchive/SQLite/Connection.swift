@@ -94,8 +94,9 @@ final class Connection {
         return moved != 0
     }
 
-    /// What this connection saw of its log's index (`-shm`), for ``logFilesAreElsewhere``.
-    var logIndex = LogIndexWatch()
+    /// What this connection saw of its log and the log's index (`-shm`), for
+    /// ``logFilesAreElsewhere``.
+    var logFiles = LogFilesWatch()
 
     /// Whether ``enableWriteAheadLogging()`` turned the database to write-ahead logging (or
     /// found it so): the connection's journal is a write-ahead log, not a rollback journal.
@@ -242,7 +243,11 @@ final class Connection {
     /// refuses such a write itself with a rollback journal, whose name would no longer match
     /// the file's; in WAL mode it commits the write, without an error, into the files it has
     /// open, which the paths no longer name: a removed file's writes are lost when the
-    /// connection closes, a removed log's when the process is killed.
+    /// connection closes, a removed log's when the process is killed. One whose log lacks
+    /// commits the index names (the log made again by this connection while another had the
+    /// store open, ``logLacksCommitsItsIndexNames``) fails with
+    /// ``ResultCode/ioErrorShortRead``: SQLite would commit after them, where the next launch
+    /// does not read.
     func transaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         if kind == .immediate, hasMoved {
             throw DatabaseError(
@@ -255,6 +260,12 @@ final class Connection {
             throw DatabaseError(
                 extendedCode: ResultCode.readOnlyDatabaseMoved.rawValue,
                 message: "the \(elsewhere.role) (\(elsewhere.suffix)) was removed or renamed since it was opened")
+        }
+        if kind == .immediate {
+            do { try checkTheLogHoldsWhatItsIndexNames() } catch {
+                rollback()
+                throw error
+            }
         }
         let result: Result
         do {

@@ -15,19 +15,32 @@ import Darwin
 /// not hold yet were in a log removed while a process had the store open (or after one was
 /// killed), and reading the file alone would give the store as it was before them. A
 /// read-only open refuses to; a read-write open, after which SQLite rebuilds the index from
-/// nothing, logs what was lost.
+/// nothing, logs what was lost. A connection reads it where SQLite maps it, too
+/// (`Connection.logLacksCommitsItsIndexNames`), to learn whether its log holds the frames the
+/// index names.
 struct LogIndexHeader: Equatable {
     /// The number of frames in the log up to its last commit (`mxFrame`).
     let lastCommittedFrame: UInt32
     /// How many of the log's first frames were copied into the database file (`nBackfill`).
     let framesCopied: UInt32
+    /// The size in bytes of the database's pages (`szPage`), one to each frame of the log.
+    let pageSize: Int
+    /// The log's two salts (`aSalt`), as bytes 16 to 23 of the log's header hold them: a log
+    /// started over, or made anew, has others.
+    let logSalts: UInt64
 
     /// The frames holding commits that the database file does not hold yet.
     var framesNotCopied: UInt32 { lastCommittedFrame - min(framesCopied, lastCommittedFrame) }
 
-    init(lastCommittedFrame: UInt32, framesCopied: UInt32) {
+    /// How many bytes a log holding the frames the index names has at least: its 32-byte
+    /// header, then each frame's 24-byte header and page.
+    var logSize: Int64 { 32 + Int64(lastCommittedFrame) * Int64(24 + pageSize) }
+
+    init(lastCommittedFrame: UInt32, framesCopied: UInt32, pageSize: Int, logSalts: UInt64) {
         self.lastCommittedFrame = lastCommittedFrame
         self.framesCopied = framesCopied
+        self.pageSize = pageSize
+        self.logSalts = logSalts
     }
 
     /// The two copies of the header, then `nBackfill`: the bytes read.
@@ -92,9 +105,9 @@ struct LogIndexHeader: Equatable {
         guard bytes.count >= Self.bytesRead,
             bytes[0..<Self.headerSize].elementsEqual(bytes[Self.headerSize..<2 * Self.headerSize])
         else { return nil }
-        func word(at offset: Int) -> UInt32 {
-            var value: UInt32 = 0
-            withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[offset..<offset + 4]) }
+        func word<Word: FixedWidthInteger>(at offset: Int, as: Word.Type = UInt32.self) -> Word {
+            var value: Word = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[offset..<offset + Word.bitWidth / 8]) }
             return value
         }
         // iVersion at 0, isInit at 12, mxFrame at 16; nBackfill first after the two copies.
@@ -109,5 +122,16 @@ struct LogIndexHeader: Equatable {
         guard word(at: 40) == first, word(at: 44) == second else { return nil }
         lastCommittedFrame = word(at: 16)
         framesCopied = word(at: 2 * Self.headerSize)
+        // szPage at 14: a page of 65,536 bytes is written as 1.
+        let size = Int(word(at: 14, as: UInt16.self))
+        pageSize = (size & 0xFE00) + ((size & 1) << 16)
+        logSalts = word(at: 32, as: UInt64.self)
+    }
+
+    /// The header SQLite's index maps at `region`, the first of its 32 KiB regions, read as
+    /// SQLite reads it: the two copies must be the same (a writer changing it makes them
+    /// differ for an instant).
+    init?(mappedAt region: UnsafeRawPointer) {
+        self.init(bytes: Array(UnsafeRawBufferPointer(start: region, count: Self.bytesRead)))
     }
 }

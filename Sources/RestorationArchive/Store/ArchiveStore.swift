@@ -302,6 +302,12 @@ public final class ArchiveStore: Sendable {
             throw ArchiveStoreError.notAStore(
                 path: path, reason: "SQLite refused write-ahead logging (journal mode '\(journalMode ?? "none")')")
         }
+        // The log and its index as SQLite opened them with the first read. Another connection
+        // that had the store open as its log was removed keeps the index naming the removed
+        // log's commits, and SQLite made the log again for this one: a store opened so would
+        // fail its reads of them, and commit where the next launch does not read.
+        connection.lookAtTheLogFiles()
+        try connection.checkTheLogHoldsWhatItsIndexNames()
         switch configuration.durability {
         case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
         // Each commit synced with F_FULLFSYNC where the system has it (Apple's): a plain
@@ -553,8 +559,11 @@ public final class ArchiveStore: Sendable {
             }
             do {
                 return try open.connection.transaction(.immediate) { try body(open.connection) }
-            } catch let error as DatabaseError where error.extendedResultCode == .readOnlyDatabaseMoved {
-                // `storeFileMoved` names the store's path; which of its files went is said here.
+            } catch let error as DatabaseError
+                where [.readOnlyDatabaseMoved, .ioErrorShortRead].contains(error.extendedResultCode)
+            {
+                // `storeFileMoved` and `writeAheadLogNeedsRecovery` name the store's path;
+                // which of its files went, or what the log lacks, is said here.
                 logger?.warning("A write to the store at '\(path)' was refused: \(error.message)")
                 throw error
             }

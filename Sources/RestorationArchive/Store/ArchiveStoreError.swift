@@ -38,12 +38,14 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     ///
     /// Or an open found the write-ahead log shorter than its index says, or missing while its
     /// index names commits the store's file does not hold yet: the log was removed or cut
-    /// while another process had the store open (that process's store refuses to write,
-    /// ``storeFileMoved(path:)``), or after a process was killed with the store open, or by a
-    /// power cut (which takes back the log's writes not yet synced). What those commits held
-    /// is lost; a read-only open does not read the file alone as if it were the store. The
-    /// index is rebuilt from what is left once the process releases the store or ends, by
-    /// the next read-write open.
+    /// while another store had the store open, in this process or another (that store
+    /// refuses to write, ``storeFileMoved(path:)``), or after a process was killed with the
+    /// store open, or by a power cut (which takes back the log's writes not yet synced). What
+    /// those commits held is lost; a read-only open does not read the file alone as if it
+    /// were the store, and a read-write open, which would commit after them where the next
+    /// launch does not read, opens nothing (a write of a store open already is refused so,
+    /// too). The index is rebuilt from what is left once every store holding it is released
+    /// (or its process ends), by the next read-write open.
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
@@ -56,15 +58,18 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// saves. Release this store (and the engine on it), then open a store at the path
     /// again, which makes a new, empty one if nothing is there, and write through it (an
     /// engine on the new store saves in full). Until it is released, this store still reads
-    /// the file as it was.
+    /// the file as it was. Release it first: a store opened at the path while this one is
+    /// open may be refused with ``writeAheadLogNeedsRecovery(path:)``, since this one keeps
+    /// the removed log's commits in the index they share (`self.store = try ArchiveStore(…)`
+    /// opens the new store before it releases the old one); so does one opened while
+    /// another store of the app, holding it too, is still open.
     ///
     /// When the log went, what it held since SQLite last copied it into the file went with
     /// it: the store opened again reads the file as it was then. The release copies nothing
     /// from the log it still holds, since a kill during that copy would leave the file torn,
-    /// with no log to finish it from. A store opened while this one is open may fail to read
-    /// (SQLite's index of the log names frames the new log does not have). When only the
-    /// index went, nothing is lost: the store opened again rebuilds it from the log. The
-    /// store's logger says which of the files went, at each write it refuses.
+    /// with no log to finish it from. When only the index went, nothing is lost: the store
+    /// opened again rebuilds it from the log. The store's logger says which of the files
+    /// went, at each write it refuses.
     case storeFileMoved(path: String)
     /// The store's node states are sealed under another encryption key.
     case wrongEncryptionKey
