@@ -10,11 +10,15 @@ import TestSupport
 /// `save-kill`'s does, announcing each save before it and acknowledging it after. A second
 /// thread of the child removes the store's `-wal` (half the trials) or `-shm` at a random
 /// moment, announcing it before and after. After the log's removal, one time in three, the
-/// thread opens a store at the path, which makes an empty `-wal` again (and may fail to
-/// read); after the index's, a second process starts saving the archive `scene-2` (a
-/// `save-loop` child), through an index of its own. The saves after the removal must be
-/// refused with `storeFileMoved`: the child then does what the error says, releases the
-/// store, opens it again, announces the newest generation it finds there, and saves on. The
+/// thread opens a store at the path, which makes an empty `-wal` again: while the child's
+/// store has the removed log's commits in the index they share, the opening is refused
+/// (`writeAheadLogNeedsRecovery`); otherwise that store records a launch's first event and
+/// saves an archive of its own, `scene-3`. After the index's removal, a second process starts saving the archive
+/// `scene-2` (a `save-loop` child), through an index of its own. The saves after the removal
+/// must be refused with `storeFileMoved`: the child then does what the error says, releases
+/// the store, opens it again (while the thread's opening, still under way, keeps the removed
+/// log's index, that opening says the log needs recovery, and is tried again, as the error
+/// says), announces the newest generation it finds there, and saves on. The
 /// parent kills the child at a random moment (after the index's removal, 0–20 ms after the
 /// second process is ready), or 0–3 ms after a refusal (a quarter of the trials), and checks:
 /// - no save begun after the removal was acknowledged before the store was opened again (one
@@ -27,7 +31,9 @@ import TestSupport
 ///   interrupted would have torn the file, with no log to finish it from), every retained
 ///   generation is exactly as saved, and none acknowledged since the store was opened again
 ///   (or, without a removal, at all) is lost; after the index's removal, none acknowledged
-///   before it either, and none of the second process's.
+///   before it either, and none of the second process's; the thread's event and save of
+///   `scene-3`, acknowledged, are there (a store opened through the removed log's index
+///   committed where the next launch did not read).
 enum LogRemoval {
     static func run(scale: Scale, random: inout SeededGenerator) throws -> Scenario {
         let scenario = Scenario("log-removal")
@@ -50,6 +56,9 @@ enum LogRemoval {
         var beforeReopening = 0
         var afterReopening = 0
         var madeAgain = 0
+        var otherOpenings = 0
+        var otherSaves = 0
+        var reopeningsTriedAgain = 0
         var refused = 0
         var acknowledgedAsTheLogWent = 0
         var indexRemovals = 0
@@ -58,7 +67,9 @@ enum LogRemoval {
         func description(trials: Int) -> String {
             "\(trials) children killed: \(beforeRemoval) before the removal, \(beforeReopening) after it and "
                 + "before the store was opened again, \(afterReopening) after; \(madeAgain) logs made again by "
-                + "another opening; \(refused) saves refused; \(acknowledgedAsTheLogWent) saves acknowledged "
+                + "another opening (\(otherOpenings) of which opened, \(otherSaves) saves of 'scene-3' acknowledged); "
+                + "\(reopeningsTriedAgain) openings after a refusal tried again while that opening was under way; "
+                + "\(refused) saves refused; \(acknowledgedAsTheLogWent) saves acknowledged "
                 + "though begun before the removal and ended after it; \(indexRemovals) removals of the index (-shm) "
                 + "rather than the log, each followed by a second process saving 'scene-2' (\(secondWriterSaves) saves "
                 + "acknowledged)"
@@ -116,6 +127,9 @@ enum LogRemoval {
         // A save under way as the file went may be lost when it was the index: another
         // process's connection may write over it in the log. The ones before may not.
         var acknowledgedBeforeRemoval: Generation = 0
+        // The thread's save of `scene-3`: begun, and acknowledged.
+        var otherSave: (digest: UInt64, acknowledged: Bool)?
+        var otherRecorded = false
         for line in child.lines.dropFirst() {
             let words = line.split(separator: " ")
             let generation = words.count >= 2 ? Int64(words[1]).map { Generation($0) } : nil
@@ -140,6 +154,19 @@ enum LogRemoval {
                 removed = true
             } else if line == "made-again" {
                 tally.madeAgain += 1
+            } else if line == "other-opened" {
+                tally.otherOpenings += 1
+            } else if line == "other-recorded" {
+                otherRecorded = true
+            } else if words.count == 2, words[0] == "other-begin", let digest = UInt64(words[1]) {
+                otherSave = (digest, false)
+            } else if words.count == 2, words[0] == "other-ack", let digest = UInt64(words[1]), otherSave?.digest == digest {
+                otherSave?.acknowledged = true
+                tally.otherSaves += 1
+            } else if words.count == 2, words[0] == "other-refused" {
+                // Another store's commit since (the child's, opened again) made its log not this one's.
+            } else if words.count == 2, words[0] == "tried-again", Int(words[1]) != nil {
+                tally.reopeningsTriedAgain += 1
             } else if words.count == 3, words[0] == "reopened", let generation, let digest {
                 trial.expect(
                     generation == 0 || digests[generation] == digest,
@@ -174,6 +201,20 @@ enum LogRemoval {
                 try ArchiveName("scene-2"), of: store, history: &writerHistory, begun: writerBegun,
                 landings: &writerLandings, trial: &trial)
         }
+        if otherRecorded {
+            trial.expect(
+                try store.journal().contains { $0.kind == .lifecycle(.willFinishLaunching, .inactive) },
+                "the other opening's acknowledged event is lost")
+        }
+        if let otherSave {
+            let scene = try ArchiveName("scene-3")
+            let found = try store.snapshot(of: scene).map { Content.digest($0.nodes) }
+            if otherSave.acknowledged {
+                trial.expect(found == otherSave.digest, "the other opening's acknowledged save of scene-3 is lost")
+            } else {
+                trial.expect(found == nil || found == otherSave.digest, "scene-3 holds what was never saved")
+            }
+        }
         for summary in try store.generations(of: .main) {
             let snapshot = try store.snapshot(of: .main, generation: summary.generation)
             trial.expect(
@@ -194,6 +235,7 @@ enum LogRemoval {
         var generation: Generation = 0
         let removalDelay = UInt32.random(in: 0...30_000, using: &random)
         let makeAgain = Int.random(in: 0..<3, using: &random) == 0
+        let otherSeed = random.next()
         announce("ready")
         let remover = Thread {
             usleep(removalDelay)
@@ -201,10 +243,27 @@ enum LogRemoval {
             unlink(removed)
             announce("removed")
             // (A store opened in this process shares the index it has: only the log is made again.)
-            // The opening makes the log again, and may then fail to read.
+            // The opening makes the log again. It is refused while the index names the
+            // removed log's commits; a store it opens saves an archive of its own.
             if makeAgain, removed.hasSuffix("-wal") {
-                _ = try? ArchiveStore(path: path)
+                let other = try? ArchiveStore(path: path)
                 announce("made-again")
+                if let other {
+                    announce("other-opened")
+                    // A launch's first event: a page of the journal, which the child's saves
+                    // never change.
+                    if (try? other.record(.willFinishLaunching)) != nil { announce("other-recorded") }
+                    var random = SeededGenerator(seed: otherSeed)
+                    guard let saved = try? Content.tree(count: 12, using: &random) else { return }
+                    let digest = Content.digest(saved)
+                    announce("other-begin \(digest)")
+                    do {
+                        try other.save(saved, header: Content.header, in: ArchiveName("scene-3"))
+                        announce("other-ack \(digest)")
+                    } catch {
+                        announce("other-refused \(digest)")
+                    }
+                }
             }
         }
         remover.start()
@@ -230,10 +289,23 @@ enum LogRemoval {
             case .success: break
             case .failure(.storeFileMoved):
                 announce("refused \(next)")
-                // What the error says: release the store, then open it again.
+                // What the error says: release the store, then open it again. The thread's
+                // opening, while under way, keeps the index naming the removed log's commits:
+                // the opening then says the log needs recovery, and is tried again.
                 store = nil
-                let reopened = try ArchiveStore(path: path)
-                let snapshot = try reopened.snapshot(of: .main)
+                var tries = 0
+                let (reopened, snapshot) = try { () throws(ArchiveStoreError) in
+                    while true {
+                        do throws(ArchiveStoreError) {
+                            let reopened = try ArchiveStore(path: path)
+                            return (reopened, try reopened.snapshot(of: .main))
+                        } catch .writeAheadLogNeedsRecovery where tries < 2_000 {
+                            tries += 1
+                            usleep(1_000)
+                        }
+                    }
+                }()
+                if tries > 0 { announce("tried-again \(tries)") }
                 generation = snapshot?.header.generation ?? 0
                 tree = snapshot?.nodes ?? []
                 announce("reopened \(generation) \(Content.digest(tree))")
