@@ -1182,6 +1182,41 @@ struct StoreDamageTests {
         }
     }
 
+    /// The archive name index damaged past reading (its page's type): `check()` reads the
+    /// archive rows alone, names the index's damage, and checks each archive all the same;
+    /// a list of the archives, which looks each row up in the index, and a lookup by name
+    /// say the store is damaged, as for an index that mixed archives up.
+    @Test func aNameIndexSQLiteCannotReadIsNamedAndEachArchiveChecked() throws {
+        try withSavedStore { path, nodes in
+            let two = try ArchiveName("scene-2")
+            try ArchiveStore(path: path).save(nodes, header: SampleArchives.header, in: two)
+            let target = nodes[3].path
+            try tamper(
+                with: path,
+                "UPDATE node SET state = x'00ff' WHERE path = '\(target.description)' "
+                    + "AND archive_id = (SELECT id FROM archive WHERE name = 'scene-2')")
+            try damagePageType(ofIndex: "sqlite_autoindex_archive_1", at: path)
+            let store = try ArchiveStore(path: path)
+            let problems = try store.check()
+            let named = problems.filter { $0.problem.hasPrefix("the name index of archives: ") }
+            #expect(named.count == 1)
+            #expect(
+                named.first?.problem.hasPrefix(
+                    "the name index of archives: The store is damaged: SQLite finds the file malformed") == true,
+                "\(named)")
+            #expect(named.first?.archive == nil)
+            // The archives were checked all the same: scene-2's changed node is named, and not
+            // main's (the sample states are not the keyed coder's: each node's decoding fails).
+            let changed = "its content does not match its checksum"
+            #expect(problems.contains { $0.archive == two && $0.path == target && $0.problem == changed })
+            #expect(!problems.contains { $0.archive == .main && $0.problem == changed })
+            for call in [{ _ = try store.archiveNames() }, { _ = try store.snapshot(of: .main) }] as [() throws -> Void] {
+                let error = #expect(throws: ArchiveStoreError.self) { try call() }
+                #expect(error?.isDamage == true, "\(String(describing: error))")
+            }
+        }
+    }
+
     /// Also found by the torture suite: these columns were covered by no checksum.
     @Test(arguments: [
         ("UPDATE archive SET created_at = created_at + 1", "its archive row does not match its checksum"),

@@ -46,6 +46,16 @@ private func editRootPage(of name: String, at path: String, _ edit: (inout [UInt
     try handle.write(contentsOf: page)
 }
 
+/// Makes the root page of `index` of a store file one SQLite cannot read, as damage to its
+/// first byte does: the page's type is none SQLite knows ("malformed" at any read through the
+/// index); its table keeps its rows.
+func damagePageType(ofIndex index: String, at path: String) throws {
+    try editRootPage(of: index, at: path) { page, header in
+        try #require(page[header] == 0x0A, "the root page of '\(index)' is a leaf page of an index")
+        page[header] = 0x07
+    }
+}
+
 /// Takes the last entry (by key) out of `index` of a store file, as damage to its page does:
 /// the index, a single leaf page here, counts one cell fewer; its table keeps the row.
 func dropLastEntry(ofIndex index: String, at path: String) throws {
