@@ -84,6 +84,11 @@ struct DemoCommand: ParsableCommand {
             } else {
                 try story(path: path)
             }
+        } catch let error as ArchiveStoreError {
+            // A write lock another connection held past the busy timeout (the app, another
+            // demo), a file that cannot be written or a full disk: said in words, as the
+            // commands that write say them, rather than as SQLite's codes.
+            Diagnostics.failWriting(path, error, busyTimeout: ArchiveStore.Configuration().busyTimeout)
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
