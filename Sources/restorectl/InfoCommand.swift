@@ -248,7 +248,7 @@ struct InfoCommand: ParsableCommand {
     static func describe(_ marker: CrashMarker?) -> String {
         guard let marker else { return "none (no restoration in progress or died)" }
         if marker.isDamaged {
-            return "generation \(marker.generation), damaged (its values cannot be read): \(MarkersCommand.meaning(of: marker))"
+            return "generation \(marker.generation), damaged (\(MarkersCommand.damaged)): \(MarkersCommand.meaning(of: marker))"
         }
         return "generation \(marker.generation), begun \(Timestamp.text(marker.startedAt)): \(MarkersCommand.meaning(of: marker))"
     }

@@ -38,7 +38,7 @@ struct MarkersCommand: ParsableCommand {
             for marker in markers {
                 out += "  archive \(TerminalText.escaped(marker.archive.rawValue)), generation \(marker.generation)"
                 out += marker.isDamaged
-                    ? ": damaged, its values cannot be read\n"
+                    ? ": damaged, \(Self.damaged)\n"
                     : ", begun \(Timestamp.text(marker.startedAt)) by process \(marker.processID)\n"
                 out += "    \(Self.meaning(of: marker))\n"
             }
@@ -48,6 +48,10 @@ struct MarkersCommand: ParsableCommand {
         }
         Diagnostics.failIfAny(unreadable, problems: markers.compactMap(Self.damage))
     }
+
+    /// What is wrong with a damaged marker (``CrashMarker/isDamaged``), which the library does
+    /// not say further: a value of another type, or values that do not match its checksum.
+    static let damaged = "its values cannot be read or do not match its checksum"
 
     static func meaning(of marker: CrashMarker) -> String {
         if marker.isDamaged {
@@ -63,7 +67,7 @@ struct MarkersCommand: ParsableCommand {
     /// that row, which its archive's next launch deals with, not to the store (as `check` says it).
     static func damage(of marker: CrashMarker) -> String? {
         guard marker.isDamaged else { return nil }
-        return "archive '\(marker.archive)': its crash marker is damaged (its values cannot be read): "
+        return "archive '\(marker.archive)': its crash marker is damaged (\(Self.damaged)): "
             + "the archive's next launch takes it for a restoration that died."
     }
 }

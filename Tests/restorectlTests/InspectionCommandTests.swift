@@ -209,20 +209,20 @@ struct InspectionCommandTests {
                 """
             #expect(try runProcess("/usr/bin/env", ["python3", "-c", damage]).status == 0)
             // Damage to that row, in `check`'s words, not to the store (which an app erases).
-            let named = "restorectl: error: archive 'main': its crash marker is damaged (its values cannot be read): "
+            let named = "restorectl: error: archive 'main': its crash marker is damaged (its values cannot be read or do not match its checksum): "
                 + "the archive's next launch takes it for a restoration that died.\n"
             let meaning = "the next launch takes it for a restoration that died, and applies its crash policy to generation 4"
 
             let markers = try run(["markers", path])
             #expect(markers.status == 1 && markers.standardError == named)
-            #expect(markers.standardOutput.contains("archive main, generation 4: damaged, its values cannot be read\n    \(meaning)\n"))
+            #expect(markers.standardOutput.contains("archive main, generation 4: damaged, its values cannot be read or do not match its checksum\n    \(meaning)\n"))
             let document = try json(try run(["markers", path, "--format", "json"]))
             let marker = try #require((document["markers"] as? [[String: Any]])?.first)
             #expect(marker["damaged"] as? Bool == true && marker["generation"] as? Int == 4)
 
             let info = try run(["info", path])
             #expect(info.status == 1 && info.standardError == named)
-            #expect(info.standardOutput.contains("crash marker:  generation 4, damaged (its values cannot be read): \(meaning)\n"))
+            #expect(info.standardOutput.contains("crash marker:  generation 4, damaged (its values cannot be read or do not match its checksum): \(meaning)\n"))
             #expect(info.standardOutput.contains("valid; 1 restoration begun since one completed, never restored cleanly\n"))
             // Another archive's listing does not meet it.
             let other = try run(["info", path, "--archive", "scene-2"])
