@@ -45,13 +45,16 @@ extension Connection {
         else { return nil }
         var status = stat()
         guard stat(path, &status) == 0 else { return errno == ENOENT || errno == ENOTDIR ? .log : nil }
+        // Both files are recorded at the first look, whatever the sizes say then (another
+        // connection's commit in between, without the write lock).
+        let logReplaced = logFiles.logIsElsewhere(status)
+        let indexReplaced = logFiles.indexIsElsewhere(logPath: path)
         var openSize: sqlite3_int64 = 0
         // SQLite's unix VFS reports a file of one byte as empty (its work-around for a file
         // system of OS X): a killed app's log torn to one byte is that size at the path too.
         let pathSize = status.st_size == 1 ? 0 : sqlite3_int64(status.st_size)
-        if size(log, &openSize) == SQLITE_OK, openSize != pathSize { return .log }
-        if logFiles.logIsElsewhere(status) { return .log }
-        return logFiles.indexIsElsewhere(logPath: path) ? .index : nil
+        if logReplaced || (size(log, &openSize) == SQLITE_OK && openSize != pathSize) { return .log }
+        return indexReplaced ? .index : nil
     }
 
     /// Records the log and its index at their paths as the files this connection has open,
