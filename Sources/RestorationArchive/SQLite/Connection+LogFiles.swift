@@ -78,7 +78,9 @@ extension Connection {
     /// without an error, what is lost once the process is killed.
     ///
     /// The index's header is read where SQLite maps it (`xShmMap`), then the log's size and
-    /// header through SQLite's own handle, then the index's header again: the answer is kept
+    /// header through SQLite's own handle (its header only when the index's salts are not
+    /// the ones this connection last found there: ``logSaltsRead``, a read less for each
+    /// write), then the index's header again: the answer is kept
     /// only when the index did not change meanwhile (another connection's commit or
     /// checkpoint), and is `false` after three tries that it did. With the write lock held no
     /// other connection changes either. `false` when the connection has no log or index
@@ -100,14 +102,22 @@ extension Connection {
             guard let index = LogIndexHeader(mappedAt: region) else { continue }
             guard index.lastCommittedFrame > 0 else { return false }
             var logSize: sqlite3_int64 = 0
-            var header = [UInt8](repeating: 0, count: 24)
             guard size(log, &logSize) == SQLITE_OK else { return false }
-            // A log shorter than its header reads short, the rest as zeros.
-            let code = header.withUnsafeMutableBytes { read(log, $0.baseAddress, Int32($0.count), 0) }
-            guard code == SQLITE_OK || code == ResultCode.ioErrorShortRead.rawValue else { return false }
-            let salts = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self) }
+            var salts = logSaltsRead
+            // The log's header changes only as the log starts over, which gives the index
+            // new salts too: read again only then.
+            if logSize >= index.logSize, salts != index.logSalts {
+                var header = [UInt8](repeating: 0, count: 24)
+                // A log shorter than its header reads short, the rest as zeros.
+                let code = header.withUnsafeMutableBytes { read(log, $0.baseAddress, Int32($0.count), 0) }
+                guard code == SQLITE_OK || code == ResultCode.ioErrorShortRead.rawValue else { return false }
+                salts = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self) }
+            }
             let lacks = logSize < index.logSize || salts != index.logSalts
-            if LogIndexHeader(mappedAt: region) == index { return lacks }
+            if LogIndexHeader(mappedAt: region) == index {
+                if !lacks { logSaltsRead = salts }
+                return lacks
+            }
         }
         return false
     }

@@ -98,6 +98,11 @@ final class Connection {
     /// ``logFilesAreElsewhere``.
     var logFiles = LogFilesWatch()
 
+    /// The salts of the log's header as ``logLacksCommitsItsIndexNames`` last read them, when
+    /// they were the index's: the header of the log this connection has open changes only as
+    /// the log starts over, which gives the index new salts.
+    var logSaltsRead: UInt64?
+
     /// Whether ``enableWriteAheadLogging()`` turned the database to write-ahead logging (or
     /// found it so): the connection's journal is a write-ahead log, not a rollback journal.
     private(set) var logsAhead = false

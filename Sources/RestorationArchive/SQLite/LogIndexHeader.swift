@@ -102,13 +102,29 @@ struct LogIndexHeader: Equatable {
 
     /// The header in `bytes`, the index file's first ``bytesRead`` bytes.
     init?(bytes: [UInt8]) {
+        guard let header = bytes.withUnsafeBytes({ LogIndexHeader(raw: $0) }) else { return nil }
+        self = header
+    }
+
+    /// The header SQLite's index maps at `region`, the first of its 32 KiB regions, read as
+    /// SQLite reads it: copied first (another connection may change it meanwhile), then the
+    /// two copies must be the same (a writer changing it makes them differ for an instant).
+    init?(mappedAt region: UnsafeRawPointer) {
+        let header = withUnsafeTemporaryAllocation(byteCount: Self.bytesRead, alignment: 8) { copy in
+            copy.copyMemory(from: UnsafeRawBufferPointer(start: region, count: Self.bytesRead))
+            return LogIndexHeader(raw: UnsafeRawBufferPointer(copy))
+        }
+        guard let header else { return nil }
+        self = header
+    }
+
+    /// The header in `raw`, at least ``bytesRead`` bytes.
+    private init?(raw bytes: UnsafeRawBufferPointer) {
         guard bytes.count >= Self.bytesRead,
             bytes[0..<Self.headerSize].elementsEqual(bytes[Self.headerSize..<2 * Self.headerSize])
         else { return nil }
         func word<Word: FixedWidthInteger>(at offset: Int, as: Word.Type = UInt32.self) -> Word {
-            var value: Word = 0
-            withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[offset..<offset + Word.bitWidth / 8]) }
-            return value
+            bytes.loadUnaligned(fromByteOffset: offset, as: Word.self)
         }
         // iVersion at 0, isInit at 12, mxFrame at 16; nBackfill first after the two copies.
         guard word(at: 0) == Self.version, bytes[12] == 1 else { return nil }
@@ -128,10 +144,4 @@ struct LogIndexHeader: Equatable {
         logSalts = word(at: 32, as: UInt64.self)
     }
 
-    /// The header SQLite's index maps at `region`, the first of its 32 KiB regions, read as
-    /// SQLite reads it: the two copies must be the same (a writer changing it makes them
-    /// differ for an instant).
-    init?(mappedAt region: UnsafeRawPointer) {
-        self.init(bytes: Array(UnsafeRawBufferPointer(start: region, count: Self.bytesRead)))
-    }
 }
