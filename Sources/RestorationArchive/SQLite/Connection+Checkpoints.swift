@@ -41,11 +41,12 @@ extension Connection {
     /// log's write lock (``withTheWriteLockHeld(waiting:_:)``). The next commit starts the
     /// log over when all of it was copied and no reader is still reading it. Copies nothing
     /// while another connection holds the write lock (a save under way, in this process or
-    /// another), from a log that its path no longer names, or whose index is not the one it
-    /// was (``logFilesAreElsewhere``): it returns `false` then, `true` when it ran.
+    /// another), from a log that its path no longer names, whose index is not the one it
+    /// was, or that lacks commits its index names (``logMustNotBeCopied``): it returns
+    /// `false` then, `true` when it ran.
     @discardableResult
     func checkpointPassively() throws(DatabaseError) -> Bool {
-        guard !logFilesAreElsewhere else { return false }
+        guard !logMustNotBeCopied else { return false }
         return try withTheWriteLockHeld(waiting: false) { () throws(DatabaseError) in
             try check(sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil))
         }
@@ -55,8 +56,8 @@ extension Connection {
     /// (`SQLITE_CHECKPOINT_TRUNCATE`), waiting as long as the busy timeout for another
     /// connection's write and for readers of the log to end. Returns `false` when one
     /// outlasted it: the log was copied as far as no reader needed it, and keeps its pages;
-    /// and, copying nothing, when the log's path no longer names it, or its index is not the
-    /// one it was (``logFilesAreElsewhere``).
+    /// and, copying nothing, when the log's path no longer names it, its index is not the one
+    /// it was, or it lacks commits its index names (``logMustNotBeCopied``).
     ///
     /// The checkpoint takes the write lock itself, as it must to empty the log: it is asked
     /// for only once ``withTheWriteLockHeld(waiting:_:)`` has found the lock free, so that
@@ -67,7 +68,7 @@ extension Connection {
     /// whose schema cannot be read any more (an erase's, on a file whose header said another
     /// text encoding than the content it was given).
     func checkpointTruncating() throws(DatabaseError) -> Bool {
-        guard !logFilesAreElsewhere, try withTheWriteLockHeld(waiting: true, {}) else { return false }
+        guard !logMustNotBeCopied, try withTheWriteLockHeld(waiting: true, {}) else { return false }
         let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         if code == SQLITE_BUSY { return false }
         try check(code)

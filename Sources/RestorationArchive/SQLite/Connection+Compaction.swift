@@ -35,14 +35,14 @@ extension Connection {
     /// the log back delays it, and the file keeps its length until then.
     ///
     /// Returns `false`, writing nothing, when the database's path no longer names this
-    /// connection's file (``hasMoved``) or the log's paths its log files
-    /// (``logFilesAreElsewhere``), as the checkpoints do: what it wrote would go to files no
-    /// path names. `VACUUM` takes the write lock itself, so those are looked at just before,
+    /// connection's file (``hasMoved``) or the log's paths its log files, or the log lacks
+    /// commits its index names (``logMustNotBeCopied``), as the checkpoints do: what it wrote
+    /// would go to files no path names, or after frames the next launch does not read. `VACUUM` takes the write lock itself, so those are looked at just before,
     /// without it; a file moved in between loses nothing but the compaction, and another
     /// connection's commit in between may skip it.
     @discardableResult
     func compact() throws(DatabaseError) -> Bool {
-        guard !hasMoved, !logFilesAreElsewhere else { return false }
+        guard !hasMoved, !logMustNotBeCopied else { return false }
         try execute("VACUUM")
         return true
     }

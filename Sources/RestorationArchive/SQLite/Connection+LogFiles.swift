@@ -122,6 +122,14 @@ extension Connection {
         return false
     }
 
+    /// Whether the log must not be copied into the database file (a checkpoint, the last
+    /// connection's close, a `VACUUM`): its files are not the ones at their paths
+    /// (``logFilesAreElsewhere``), or it lacks commits its index names
+    /// (``logLacksCommitsItsIndexNames``). A checkpoint reads frames where the index says
+    /// they are, without their checksums: from a log with holes there (another process's
+    /// writes after them), it copied zeros over the pages, and the store read as malformed.
+    var logMustNotBeCopied: Bool { logFilesAreElsewhere || logLacksCommitsItsIndexNames }
+
     /// Throws when the log lacks commits its index names (``logLacksCommitsItsIndexNames``):
     /// ``ResultCode/ioErrorShortRead``, what a read of them fails with.
     func checkTheLogHoldsWhatItsIndexNames() throws(DatabaseError) {

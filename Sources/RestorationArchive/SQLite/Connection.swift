@@ -58,8 +58,9 @@ final class Connection {
         writeLockHolder = nil
         // The last connection's close copies the log into the file: from a log no path names,
         // a kill during the copy would leave the file torn, with no log to finish it from; by
-        // an index not the log's any more, it would copy another connection's pages.
-        if logFilesAreElsewhere { restoration_skip_checkpoint_on_close(handle) }
+        // an index not the log's any more, it would copy another connection's pages; from a
+        // log lacking commits the index names, what is in their place.
+        if logMustNotBeCopied { restoration_skip_checkpoint_on_close(handle) }
         // The hook of `countPagesInLog()` holds this object unretained; a statement kept
         // elsewhere keeps the handle open past this point.
         sqlite3_wal_hook(handle, nil, nil)
