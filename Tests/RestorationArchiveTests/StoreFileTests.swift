@@ -1093,6 +1093,9 @@ struct StoreFileTests {
             try log.seek(toOffset: 32 + 4 * UInt64(24 + 4096))
             try log.write(contentsOf: Data(repeating: 7, count: 24 + 4096))
             try log.close()
+            let index = try #require(LogIndexHeader(indexAt: path + "-shm"))
+            #expect(index.lastCommittedFrame > 0 && index.lastCommittedFrame < 5)
+            #expect(Int64(try #require(fileSize(path + "-wal"))) >= index.logSize, "as long as the index says")
 
             #expect(try store?.withConnection { connection in try connection.checkpointPassively() } == false)
             store = nil

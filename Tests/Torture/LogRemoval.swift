@@ -13,12 +13,13 @@ import TestSupport
 /// thread opens a store at the path, which makes an empty `-wal` again: while the child's
 /// store has the removed log's commits in the index they share, the opening is refused
 /// (`writeAheadLogNeedsRecovery`); otherwise that store records a launch's first event and
-/// saves an archive of its own, `scene-3`. After the index's removal, a second process starts saving the archive
-/// `scene-2` (a `save-loop` child), through an index of its own. The saves after the removal
-/// must be refused with `storeFileMoved`: the child then does what the error says, releases
-/// the store, opens it again (while the thread's opening, still under way, keeps the removed
-/// log's index, that opening says the log needs recovery, and is tried again, as the error
-/// says), announces the newest generation it finds there, and saves on. The
+/// saves an archive of its own, `scene-3`. After the index's removal, a second process
+/// starts saving the archive `scene-2` (a `save-loop` child), through an index of its own.
+/// The saves after the removal must be refused with `storeFileMoved`: the child then does
+/// what the error says, releases the store, opens it again (while the thread's opening,
+/// still under way, keeps the removed log's index, that opening says the log needs
+/// recovery, and is tried again, as the error says), announces the newest generation it
+/// finds there, and saves on. The
 /// parent kills the child at a random moment (after the index's removal, 0–20 ms after the
 /// second process is ready), or 0–3 ms after a refusal (a quarter of the trials), and checks:
 /// - no save begun after the removal was acknowledged before the store was opened again (one
@@ -164,7 +165,7 @@ enum LogRemoval {
                 otherSave?.acknowledged = true
                 tally.otherSaves += 1
             } else if words.count == 2, words[0] == "other-refused" {
-                // Another store's commit since (the child's, opened again) made its log not this one's.
+                // Refused, it was never acknowledged: what scene-3 holds is checked below.
             } else if words.count == 2, words[0] == "tried-again", Int(words[1]) != nil {
                 tally.reopeningsTriedAgain += 1
             } else if words.count == 3, words[0] == "reopened", let generation, let digest {

@@ -143,5 +143,4 @@ struct LogIndexHeader: Equatable {
         pageSize = (size & 0xFE00) + ((size & 1) << 16)
         logSalts = word(at: 32, as: UInt64.self)
     }
-
 }

@@ -61,8 +61,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// the file as it was. Release it first: a store opened at the path while this one is
     /// open may be refused with ``writeAheadLogNeedsRecovery(path:)``, since this one keeps
     /// the removed log's commits in the index they share (`self.store = try ArchiveStore(…)`
-    /// opens the new store before it releases the old one); so does one opened while
-    /// another store of the app, holding it too, is still open.
+    /// opens the new store before it releases the old one), and so may one opened while any
+    /// other store of the app that was open as the log went is.
     ///
     /// When the log went, what it held since SQLite last copied it into the file went with
     /// it: the store opened again reads the file as it was then. The release copies nothing
