@@ -1107,6 +1107,43 @@ struct StoreFileTests {
         }
     }
 
+    /// What a read of a log with holes where its index names commits finds (another
+    /// process's writes after those frames: an older version of the library's, or a program
+    /// without it) is not damage: SQLite read zeros there, and the store said its file was
+    /// not an SQLite database, or malformed, which an app answers by erasing it. Read-write
+    /// and read-only, at the opening and at a read, it says the log needs recovery, until the
+    /// process holding the index is gone; then the store reads as its file holds it.
+    @Test(arguments: ["PRAGMA user_version = 13", "UPDATE archive SET name = name"])
+    func aLogWithHolesWhereItsIndexNamesCommitsIsNotDamage(_ commit: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let saved = try SampleArchives.tree(count: 3)
+            try ArchiveStore(path: path).save(saved, header: SampleArchives.header)
+            var readOnly: ArchiveStore? = try ArchiveStore(path: path, mode: .readOnly)
+            var shell: Connection? = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            try shell?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            #expect(FileManager.default.createFile(atPath: path + "-wal", contents: nil))
+            // Into the removed log, which the index then names (the first page, or the
+            // archive table's); the new log written past those frames.
+            try shell?.execute(commit)
+            let log = try #require(FileHandle(forWritingAtPath: path + "-wal"))
+            try log.seek(toOffset: 32 + 4 * UInt64(24 + 4096))
+            try log.write(contentsOf: Data(repeating: 0, count: 24 + 4096))
+            try log.close()
+
+            let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            #expect(throws: needsRecovery) { try ArchiveStore(path: path) }
+            #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
+            #expect(throws: needsRecovery) { try readOnly?.snapshot() }
+
+            (shell, readOnly) = (nil, nil)
+            let next = try ArchiveStore(path: path)
+            #expect(try next.snapshot()?.nodes == saved)
+            #expect(try next.check().filter { $0.path == nil }.isEmpty)
+        }
+    }
+
     /// The log removed when it was empty (a discard had emptied it), and made again, as empty,
     /// by a store opened since: the two logs were of one size, which was all that told them
     /// apart, and the first store's next save went into the log no path names, acknowledged,

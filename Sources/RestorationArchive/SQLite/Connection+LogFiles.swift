@@ -84,11 +84,12 @@ extension Connection {
     /// only when the index did not change meanwhile (another connection's commit or
     /// checkpoint), and is `false` after three tries that it did. With the write lock held no
     /// other connection changes either. `false` when the connection has no log or index
-    /// open, or the index names no frame.
+    /// open (one that reads the file alone, `immutable`, has none), or the index names no
+    /// frame.
     var logLacksCommitsItsIndexNames: Bool {
         var database: UnsafeMutablePointer<sqlite3_file>?
         var log: UnsafeMutablePointer<sqlite3_file>?
-        guard logsAhead,
+        guard logsAhead || fileSaysItLogsAhead,
             sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &database) == SQLITE_OK, let database,
             let methods = database.pointee.pMethods?.pointee, methods.iVersion >= 2, let map = methods.xShmMap,
             sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &log) == SQLITE_OK, let log,
@@ -120,6 +121,15 @@ extension Connection {
             }
         }
         return false
+    }
+
+    /// Whether the database file's header says it is in write-ahead logging (its read and
+    /// write versions, bytes 18 and 19, are 2), read through SQLite's handle: for a
+    /// connection that did not turn it on itself (``logsAhead``), a read-only one or an
+    /// opening's first read.
+    private var fileSaysItLogsAhead: Bool {
+        guard let header = fileBytes(count: 20) else { return false }
+        return header[18] == 2 && header[19] == 2
     }
 
     /// Whether the log must not be copied into the database file (a checkpoint, the last

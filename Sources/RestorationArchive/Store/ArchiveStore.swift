@@ -296,7 +296,13 @@ public final class ArchiveStore: Sendable {
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
-        let status = try connection.readTransaction { try migrator.inspect(connection, path: path) }
+        let status: SchemaMigrator.Status
+        do {
+            status = try connection.readTransaction { try migrator.inspect(connection, path: path) }
+            if status == .empty { try connection.checkTheLogHoldsWhatItsIndexNames() }
+        } catch {
+            throw blamingALogThatLacksCommits(error, connection, path: path)
+        }
         let journalMode = try connection.enableWriteAheadLogging()
         guard journalMode == "wal" else {
             throw ArchiveStoreError.notAStore(
@@ -411,8 +417,11 @@ public final class ArchiveStore: Sendable {
             {
                 throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
             }
-            throw error
+            throw blamingALogThatLacksCommits(error, connection, path: path)
         }
+        // As a read-write opening refuses (`openForWriting`): what it read may be the file's
+        // pages for the commits its log lacks, and its reads of those fail.
+        try connection.checkTheLogHoldsWhatItsIndexNames()
         switch status {
         case .empty:
             throw ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")
@@ -494,6 +503,8 @@ public final class ArchiveStore: Sendable {
                         guard open.isStale(path: path) else { return result }
                     } catch where open.isStale(path: path) {
                         // Pages of two states met: the error may be theirs.
+                    } catch {
+                        throw Self.blamingALogThatLacksCommits(error, open.connection, path: path)
                     }
                 }
                 throw Self.changingStore()
@@ -641,6 +652,24 @@ public final class ArchiveStore: Sendable {
         if let damage = StoreLocation.headerDamage(header: header) { return damage }
         guard orCutShort, let cut = StoreLocation.cutShort(path: path, header: header) else { return nil }
         return .damagedStore(cut)
+    }
+
+    /// `error`, or, when it says the store is damaged or not a store and `connection`'s log
+    /// lacks commits its index names (`Connection.logLacksCommitsItsIndexNames`), what that
+    /// says (``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``): SQLite reads those
+    /// frames where the index says they are, and from a log with holes there (another
+    /// process's writes after them: an older version of the library's, a program without it)
+    /// read zeros, which it took for a malformed file, or for no SQLite database at all, and
+    /// an app erases a store it is told is damaged. Asked after the read that failed.
+    static func blamingALogThatLacksCommits(_ error: any Error, _ connection: Connection, path: String) -> any Error {
+        let translated = translated(error, path: path)
+        guard translated.isDamage || translated.isUnusableStore else { return error }
+        do {
+            try connection.checkTheLogHoldsWhatItsIndexNames()
+            return error
+        } catch let lacking {
+            return lacking
+        }
     }
 
     /// The ``ArchiveStoreError`` an internal error (SQLite's, a column's) stands for.
