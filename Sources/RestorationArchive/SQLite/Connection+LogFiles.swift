@@ -80,12 +80,11 @@ extension Connection {
     /// The index's header is read where SQLite maps it (`xShmMap`), then the log's size and
     /// header through SQLite's own handle (its header only when the index's salts are not
     /// the ones this connection last found there: ``logSaltsRead``, a read less for each
-    /// write), then the index's header again: the answer is kept
-    /// only when the index did not change meanwhile (another connection's commit or
-    /// checkpoint), and is `false` after three tries that it did. With the write lock held no
-    /// other connection changes either. `false` when the connection has no log or index
-    /// open (one that reads the file alone, `immutable`, has none), or the index names no
-    /// frame.
+    /// write), then the index's header again: the answer is kept only when the index did
+    /// not change meanwhile (another connection's commit or checkpoint), and is `false`
+    /// after three tries that it did. With the write lock held no other connection changes
+    /// either. `false` when the connection has no log or index open (one that reads the file
+    /// alone, `immutable`, has none), or the index names no frame.
     var logLacksCommitsItsIndexNames: Bool {
         var database: UnsafeMutablePointer<sqlite3_file>?
         var log: UnsafeMutablePointer<sqlite3_file>?
