@@ -1111,7 +1111,7 @@ struct StoreFileTests {
     /// process's writes after those frames: an older version of the library's, or a program
     /// without it) is not damage: SQLite read zeros there, and the store said its file was
     /// not an SQLite database, or malformed, which an app answers by erasing it. Read-write
-    /// and read-only, at the opening and at a read, it says the log needs recovery, until the
+    /// and read-only, at the opening and at a read (of a store opened before), it says the log needs recovery, until the
     /// process holding the index is gone; then the store reads as its file holds it.
     @Test(arguments: [true, false])
     func aLogWithHolesWhereItsIndexNamesCommitsIsNotDamage(firstPage: Bool) throws {
@@ -1124,6 +1124,8 @@ struct StoreFileTests {
             try shell?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try FileManager.default.removeItem(atPath: path + "-wal")
             #expect(FileManager.default.createFile(atPath: path + "-wal", contents: nil))
+            // Opened while the index names no frame: it opens, and reads through the new log.
+            var opened: ArchiveStore? = try ArchiveStore(path: path)
             // Into the removed log, which the index then names (the first page, its schema
             // version written as it is, or the archive table's); the new log written past
             // those frames.
@@ -1138,8 +1140,9 @@ struct StoreFileTests {
             #expect(throws: needsRecovery) { try ArchiveStore(path: path) }
             #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
             #expect(throws: needsRecovery) { try readOnly?.snapshot() }
+            #expect(throws: needsRecovery) { try opened?.snapshot() }
 
-            (shell, readOnly) = (nil, nil)
+            (shell, readOnly, opened) = (nil, nil, nil)
             let next = try ArchiveStore(path: path)
             #expect(try next.snapshot()?.nodes == saved)
             #expect(try next.check().filter { $0.path == nil }.isEmpty)

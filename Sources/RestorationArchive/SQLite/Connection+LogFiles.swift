@@ -155,24 +155,13 @@ extension Connection {
 /// `-shm` for `-wal`).
 struct LogFilesWatch {
     private var indexPath: [CChar]?
-    private var log: FileIdentity?
-    private var index: FileIdentity?
-
-    /// A file's device and inode.
-    private struct FileIdentity: Equatable {
-        let device: UInt64
-        let inode: UInt64
-
-        init(_ status: stat) {
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-        }
-    }
+    private var log: StoreFileIdentity?
+    private var index: StoreFileIdentity?
 
     /// Whether the file at the log's path, whose `stat` is `status`, is not the one first
     /// seen there; `false` the first time, which records it.
     mutating func logIsElsewhere(_ status: stat) -> Bool {
-        let seen = FileIdentity(status)
+        let seen = StoreFileIdentity(status)
         guard let log else {
             self.log = seen
             return false
@@ -187,7 +176,7 @@ struct LogFilesWatch {
         guard let indexPath else { return false }
         var status = stat()
         guard stat(indexPath, &status) == 0 else { return index != nil && (errno == ENOENT || errno == ENOTDIR) }
-        let seen = FileIdentity(status)
+        let seen = StoreFileIdentity(status)
         guard let index else {
             self.index = seen
             return false

@@ -296,24 +296,14 @@ public final class ArchiveStore: Sendable {
         try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
         let migrator = SchemaMigrator()
         // Refuse a store we cannot serve before writing anything to it.
-        let status: SchemaMigrator.Status
-        do {
-            status = try connection.readTransaction { try migrator.inspect(connection, path: path) }
-            if status == .empty { try connection.checkTheLogHoldsWhatItsIndexNames() }
-        } catch {
-            throw blamingALogThatLacksCommits(error, connection, path: path)
-        }
+        let status = try inspectedSchema(connection, path: path, migrator: migrator)
         let journalMode = try connection.enableWriteAheadLogging()
         guard journalMode == "wal" else {
             throw ArchiveStoreError.notAStore(
                 path: path, reason: "SQLite refused write-ahead logging (journal mode '\(journalMode ?? "none")')")
         }
-        // The log and its index as SQLite opened them with the first read. Another connection
-        // that had the store open as its log was removed keeps the index naming the removed
-        // log's commits, and SQLite made the log again for this one: a store opened so would
-        // fail its reads of them, and commit where the next launch does not read.
+        // The log and its index as SQLite opened them with the first read.
         connection.lookAtTheLogFiles()
-        try connection.checkTheLogHoldsWhatItsIndexNames()
         switch configuration.durability {
         case .normal: try connection.execute("PRAGMA synchronous = NORMAL")
         // Each commit synced with F_FULLFSYNC where the system has it (Apple's): a plain
@@ -396,6 +386,27 @@ public final class ArchiveStore: Sendable {
         throw changingStore()
     }
 
+    /// What `migrator` finds of the store's schema at an opening's first read (read-write or
+    /// read-only). Another connection that had the store open as its log was removed keeps
+    /// the index naming the removed log's commits, and SQLite made the log again for this
+    /// one: a store opened so would fail its reads of them (or read zeros where the log has
+    /// holes), and commit where the next launch does not read. Such a log found after the
+    /// read, or one that explains its error (``blamingALogThatLacksCommits(_:_:path:)``),
+    /// throws ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``; so does an empty
+    /// database read through it.
+    private static func inspectedSchema(_ connection: Connection, path: String, migrator: SchemaMigrator) throws
+        -> SchemaMigrator.Status
+    {
+        let status: SchemaMigrator.Status
+        do {
+            status = try connection.readTransaction { try migrator.inspect(connection, path: path) }
+        } catch {
+            throw blamingALogThatLacksCommits(error, connection, path: path)
+        }
+        try connection.checkTheLogHoldsWhatItsIndexNames()
+        return status
+    }
+
     /// ``openForReading(path:configuration:logger:)`` as `opening` reads the store.
     private static func openForReading(
         path: String, stamp: StoreLocation.FileStamp, opening: StoreLocation.ReadOnlyOpening,
@@ -408,20 +419,14 @@ public final class ArchiveStore: Sendable {
         try connection.execute("PRAGMA query_only = ON")
         let status: SchemaMigrator.Status
         do {
-            status = try connection.readTransaction { try SchemaMigrator().inspect(connection, path: path) }
-        } catch {
+            status = try inspectedSchema(connection, path: path, migrator: SchemaMigrator())
+        } catch ArchiveStoreError.database(let failure)
+            where failure.resultCode == .cantOpen && StoreLocation.writeAheadLogExists(for: path)
+        {
             // With readonly_shm, a -wal whose -shm is gone cannot be read: SQLite opens the
             // file, then fails the first read with SQLITE_CANTOPEN.
-            if let error = error as? DatabaseError, error.resultCode == .cantOpen,
-                StoreLocation.writeAheadLogExists(for: path)
-            {
-                throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
-            }
-            throw blamingALogThatLacksCommits(error, connection, path: path)
+            throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
         }
-        // As a read-write opening refuses (`openForWriting`): what it read may be the file's
-        // pages for the commits its log lacks, and its reads of those fail.
-        try connection.checkTheLogHoldsWhatItsIndexNames()
         switch status {
         case .empty:
             throw ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")
@@ -660,15 +665,19 @@ public final class ArchiveStore: Sendable {
     /// frames where the index says they are, and from a log with holes there (another
     /// process's writes after them: an older version of the library's, a program without it)
     /// read zeros, which it took for a malformed file, or for no SQLite database at all, and
-    /// an app erases a store it is told is damaged. Asked after the read that failed.
-    static func blamingALogThatLacksCommits(_ error: any Error, _ connection: Connection, path: String) -> any Error {
+    /// an app erases a store it is told is damaged. Asked after the read that failed;
+    /// returns the error translated (``translated(_:path:)``), which a damaged header's look
+    /// makes costly, once.
+    static func blamingALogThatLacksCommits(_ error: any Error, _ connection: Connection, path: String)
+        -> ArchiveStoreError
+    {
         let translated = translated(error, path: path)
-        guard translated.isDamage || translated.isUnusableStore else { return error }
+        guard translated.isDamage || translated.isUnusableStore else { return translated }
         do {
             try connection.checkTheLogHoldsWhatItsIndexNames()
-            return error
-        } catch let lacking {
-            return lacking
+            return translated
+        } catch {
+            return Self.translated(error, path: path)
         }
     }
 
