@@ -1110,9 +1110,10 @@ struct StoreFileTests {
     /// What a read of a log with holes where its index names commits finds (another
     /// process's writes after those frames: an older version of the library's, or a program
     /// without it) is not damage: SQLite read zeros there, and the store said its file was
-    /// not an SQLite database, or malformed, which an app answers by erasing it. Read-write
-    /// and read-only, at the opening and at a read (of a store opened before), it says the log needs recovery, until the
-    /// process holding the index is gone; then the store reads as its file holds it.
+    /// not an SQLite database, or malformed, which an app answers by erasing it; `check()`
+    /// named the zeros as damage. Read-write and read-only, at the opening, at a read and at
+    /// a check (of a store opened before), it says the log needs recovery, until the process
+    /// holding the index is gone; then the store reads as its file holds it.
     @Test(arguments: [true, false])
     func aLogWithHolesWhereItsIndexNamesCommitsIsNotDamage(firstPage: Bool) throws {
         try withTemporaryDirectory { directory in
@@ -1141,6 +1142,8 @@ struct StoreFileTests {
             #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
             #expect(throws: needsRecovery) { try readOnly?.snapshot() }
             #expect(throws: needsRecovery) { try opened?.snapshot() }
+            #expect(throws: needsRecovery) { try opened?.check() }
+            #expect(throws: needsRecovery) { try readOnly?.check() }
 
             (shell, readOnly, opened) = (nil, nil, nil)
             let next = try ArchiveStore(path: path)

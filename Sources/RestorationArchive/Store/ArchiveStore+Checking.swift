@@ -39,7 +39,10 @@ extension ArchiveStore {
     /// and so is a file shorter than its header says (cut short by a copy or a full disk).
     ///
     /// - Returns: the problems found, each once; empty for a healthy store.
-    /// - Throws: only when the store cannot be read at all.
+    /// - Throws: when the store cannot be read at all, and
+    ///   ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)`` when its write-ahead log
+    ///   lacks commits its index names (what the store's reads throw then): what is read
+    ///   through such a log is not what the store holds.
     public func check() throws(ArchiveStoreError) -> [StoreProblem] {
         let path = self.path
         let seal = self.seal
@@ -58,6 +61,10 @@ extension ArchiveStore {
             // called a healthy store cut short. (A file SQLite cannot read is looked at all the
             // same.)
             _ = try? connection.pragmaInteger("SELECT count(*) FROM sqlite_schema")
+            // A log that lacks commits its index names (removed while another connection had
+            // the store open) reads as zeros where they are, which the checks below took for
+            // damage, and an app erases a store it is told is damaged.
+            try connection.checkTheLogHoldsWhatItsIndexNames()
             if let header = connection.fileBytes(count: 100), let cut = StoreLocation.cutShort(path: path, header: header) {
                 problems.append(StoreProblem(problem: cut))
             }
