@@ -135,9 +135,10 @@ struct StoreRetentionTests {
     /// An incremental save prunes before it writes too: the row it inserts takes the place of
     /// the node's row the prune deletes. Pruning after, a node's page held three of its rows
     /// for a moment (the two retained and the new one), and a page without room for the third
-    /// was split at every save of that node. Each save here is the only frames in the log (truncated before it); once a node's page has
-    /// room for its rows (its first save splits the page a full save filled), a save writes
-    /// four: the node's page, the `node_retired` index, the generation and the archive row.
+    /// was split at every save of that node. Each save here is the only frames in the log
+    /// (truncated before it); once a node's page has room for its rows (its first save splits
+    /// the page a full save filled), a save writes four: the node's page, the `node_retired`
+    /// index, the generation and the archive row.
     @Test
     func repeatedSavesOfANodeWriteFourPages() throws {
         try withTemporaryStore { store in

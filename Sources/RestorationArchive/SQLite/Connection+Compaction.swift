@@ -37,9 +37,10 @@ extension Connection {
     /// Returns `false`, writing nothing, when the database's path no longer names this
     /// connection's file (``hasMoved``) or the log's paths its log files, or the log lacks
     /// commits its index names (``logMustNotBeCopied``), as the checkpoints do: what it wrote
-    /// would go to files no path names, or after frames the next launch does not read. `VACUUM` takes the write lock itself, so those are looked at just before,
-    /// without it; a file moved in between loses nothing but the compaction, and another
-    /// connection's commit in between may skip it.
+    /// would go to files no path names, or after frames the next launch does not read.
+    /// `VACUUM` takes the write lock itself, so those are looked at just before, without it;
+    /// a file moved in between loses nothing but the compaction, and another connection's
+    /// commit in between may skip it.
     @discardableResult
     func compact() throws(DatabaseError) -> Bool {
         guard !hasMoved, !logMustNotBeCopied else { return false }
