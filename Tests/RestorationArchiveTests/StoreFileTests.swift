@@ -1107,6 +1107,36 @@ struct StoreFileTests {
         }
     }
 
+    /// A compaction (`VACUUM`, after a discard that frees most of the store) of a store whose
+    /// log lacks commits its index names is not run, as a checkpoint is not: it reads every
+    /// page through the index, from the log's holes (here `VACUUM` fails on them, reading
+    /// short), and writes the store again after frames the next launch does not read.
+    @Test func aLogLackingCommitsItsIndexNamesIsNotCompacted() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let saved = try SampleArchives.tree(count: 3)
+            try ArchiveStore(path: path).save(saved, header: SampleArchives.header)
+            var shell: Connection? = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            try shell?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            var store: ArchiveStore? = try ArchiveStore(path: path)
+            try shell?.execute("UPDATE archive SET name = name")
+            shell = nil
+            let log = try #require(FileHandle(forWritingAtPath: path + "-wal"))
+            try log.seek(toOffset: 32 + 4 * UInt64(24 + 4096))
+            try log.write(contentsOf: Data(repeating: 7, count: 24 + 4096))
+            try log.close()
+            let before = try #require(fileBytes(path + "-wal"))
+
+            #expect(try store?.withConnection { connection in try connection.compact() } == false)
+            #expect(fileBytes(path + "-wal") == before, "nothing was written")
+            store = nil
+            let next = try ArchiveStore(path: path)
+            #expect(try next.check().filter { $0.path == nil }.isEmpty)
+            #expect(try next.snapshot()?.nodes == saved)
+        }
+    }
+
     /// What a read of a log with holes where its index names commits finds (another
     /// process's writes after those frames: an older version of the library's, or a program
     /// without it) is not damage: SQLite read zeros there, and the store said its file was
