@@ -1080,19 +1080,7 @@ struct StoreFileTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
             let saved = try SampleArchives.tree(count: 3)
-            try ArchiveStore(path: path).save(saved, header: SampleArchives.header)
-            var shell: Connection? = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
-            try shell?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try FileManager.default.removeItem(atPath: path + "-wal")
-            var store: ArchiveStore? = try ArchiveStore(path: path)
-            // Into the removed log, which the index then names; then the new log written past
-            // those frames, its first bytes left as zeros.
-            try shell?.execute("UPDATE archive SET name = name")
-            shell = nil
-            let log = try #require(FileHandle(forWritingAtPath: path + "-wal"))
-            try log.seek(toOffset: 32 + 4 * UInt64(24 + 4096))
-            try log.write(contentsOf: Data(repeating: 7, count: 24 + 4096))
-            try log.close()
+            var store: ArchiveStore? = try storeWhoseLogLacksCommits(saved, at: path)
             let index = try #require(LogIndexHeader(indexAt: path + "-shm"))
             #expect(index.lastCommittedFrame > 0 && index.lastCommittedFrame < 5)
             #expect(Int64(try #require(fileSize(path + "-wal"))) >= index.logSize, "as long as the index says")
@@ -1115,17 +1103,7 @@ struct StoreFileTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
             let saved = try SampleArchives.tree(count: 3)
-            try ArchiveStore(path: path).save(saved, header: SampleArchives.header)
-            var shell: Connection? = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
-            try shell?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try FileManager.default.removeItem(atPath: path + "-wal")
-            var store: ArchiveStore? = try ArchiveStore(path: path)
-            try shell?.execute("UPDATE archive SET name = name")
-            shell = nil
-            let log = try #require(FileHandle(forWritingAtPath: path + "-wal"))
-            try log.seek(toOffset: 32 + 4 * UInt64(24 + 4096))
-            try log.write(contentsOf: Data(repeating: 7, count: 24 + 4096))
-            try log.close()
+            var store: ArchiveStore? = try storeWhoseLogLacksCommits(saved, at: path)
             let before = try #require(fileBytes(path + "-wal"))
 
             #expect(try store?.withConnection { connection in try connection.compact() } == false)
@@ -1135,6 +1113,25 @@ struct StoreFileTests {
             #expect(try next.check().filter { $0.path == nil }.isEmpty)
             #expect(try next.snapshot()?.nodes == saved)
         }
+    }
+
+    /// A store at `path` that saved `saved`, opened after its log was removed, whose log then
+    /// lacks commits its index names: a raw connection (an SQLite shell, an older version of
+    /// the app) that had the store open commits into the removed log, which the index then
+    /// names, and the new log is written past those frames, its first bytes left as zeros.
+    private func storeWhoseLogLacksCommits(_ saved: [ArchivedNode], at path: String) throws -> ArchiveStore {
+        try ArchiveStore(path: path).save(saved, header: SampleArchives.header)
+        var shell: Connection? = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+        try shell?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        let store = try ArchiveStore(path: path)
+        try shell?.execute("UPDATE archive SET name = name")
+        shell = nil
+        let log = try #require(FileHandle(forWritingAtPath: path + "-wal"))
+        try log.seek(toOffset: 32 + 4 * UInt64(24 + 4096))
+        try log.write(contentsOf: Data(repeating: 7, count: 24 + 4096))
+        try log.close()
+        return store
     }
 
     /// What a read of a log with holes where its index names commits finds (another
