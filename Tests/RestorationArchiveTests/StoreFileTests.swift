@@ -1311,8 +1311,49 @@ struct StoreFileTests {
             #expect(throws: needsRecovery) { try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header) }
             #expect(sink.messages.contains(
                 "A write to the store at '\(path)' was refused: the write-ahead log (-wal) lacks commits its index (-shm) "
-                    + "names: it was removed or cut while another connection had the store open"))
+                    + "names: it was removed or cut while the store was open"))
             #expect(fileSize(path + "-wal") == 0, "nothing was written")
+        }
+    }
+
+    /// The store's own write-ahead log cut in place while the app runs (the same file, emptied
+    /// or shortened: a tool that truncates logs, a copy-and-truncate rotation), not removed:
+    /// its path still names the log the store has open, so nothing says the file moved, and
+    /// the index still names the commits cut away. A write is refused, saying the log needs
+    /// recovery (SQLite would append it after those frames, where the next launch does not
+    /// read), and writes nothing; so are a check and a read-only open, which would read the
+    /// cut frames as missing. Released and opened again, the store reads the file as SQLite
+    /// last copied the log into it (the release copies nothing from the cut log), and saves.
+    @Test(arguments: [0, 100, 10_000])
+    func aLogCutInPlaceWhileTheStoreIsOpenRefusesToWriteUntilItIsOpenedAgain(length: Int) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let copied = try SampleArchives.tree(count: 3)
+            do {
+                let sink = LogSink()
+                let store = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in sink })
+                try store.save(copied, header: SampleArchives.header)
+                _ = try store.withConnection { connection in try connection.checkpointPassively() }
+                try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+                try store.record(.willFinishLaunching)
+                #expect(try #require(fileSize(path + "-wal")) > length)
+                #expect(truncate(path + "-wal", off_t(length)) == 0)
+
+                let needsRecovery = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+                #expect(throws: needsRecovery) { try store.save(try SampleArchives.tree(count: 5), header: SampleArchives.header) }
+                #expect(throws: needsRecovery) { try store.record(.didEnterBackground) }
+                #expect(throws: needsRecovery) { try store.discard(reason: "the user quit") }
+                #expect(throws: needsRecovery) { try store.check() }
+                #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
+                #expect(sink.messages.contains { $0.hasPrefix("A write to the store at '\(path)' was refused: the write-ahead log (-wal) lacks commits") })
+                #expect(fileSize(path + "-wal") == length, "nothing was written")
+            }
+            let reopened = try ArchiveStore(path: path)
+            #expect(try reopened.snapshot()?.nodes == copied, "the file as SQLite last copied the log into it")
+            #expect(try reopened.check().filter { $0.path == nil }.isEmpty)
+            let next = try SampleArchives.tree(count: 2)
+            try reopened.save(next, header: SampleArchives.header)
+            #expect(try ArchiveStore(path: path, mode: .readOnly).snapshot()?.nodes == next)
         }
     }
 

@@ -69,13 +69,14 @@ extension Connection {
     /// Whether the log's index names commits the log does not hold: its index (shared
     /// memory, which every connection to the database shares) names frames past the log's
     /// end, or in a log whose header has other salts, which SQLite reads as a log started
-    /// over. The log was removed, or cut, while another connection had the store open (in
-    /// this process or another), and this connection made it again; the index stays what
-    /// that connection has mapped until every connection to the store has closed. A read
-    /// of a page the index names fails short (`SQLITE_IOERR_SHORT_READ`); a commit appends
-    /// its frames after those the index names, in a log without a header, and the next
-    /// launch, which rebuilds the index from the log, reads none of them: it commits,
-    /// without an error, what is lost once the process is killed.
+    /// over. The log was removed while another connection had the store open (in this
+    /// process or another), and this connection made it again, or it was cut in place (the
+    /// same file, emptied or shortened) while a connection had the store open; the index
+    /// stays what the connections have mapped until every connection to the store has
+    /// closed. A read of a page the index names fails short (`SQLITE_IOERR_SHORT_READ`); a
+    /// commit appends its frames after those the index names, in a log without a header,
+    /// and the next launch, which rebuilds the index from the log, reads none of them: it
+    /// commits, without an error, what is lost once the process is killed.
     ///
     /// The index's header is read where SQLite maps it (`xShmMap`), then the log's size and
     /// header through SQLite's own handle (its header only when the index's salts are not
@@ -146,7 +147,7 @@ extension Connection {
         throw DatabaseError(
             extendedCode: ResultCode.ioErrorShortRead.rawValue,
             message: "the write-ahead log (-wal) lacks commits its index (-shm) names: it was removed or cut while "
-                + "another connection had the store open")
+                + "the store was open")
     }
 }
 

@@ -36,18 +36,20 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// mark a reader can use, while another process has it open; only a read-write open can
     /// recover it.
     ///
-    /// Or an open (or a read) found the write-ahead log shorter than its index says, made
-    /// again without the commits its index names (another process's writes after them read
-    /// as zeros, not as damage), or missing while its index names commits the store's file
-    /// does not hold yet: the log was removed or cut while another store had the store open,
-    /// in this process or another (that store refuses to write, ``storeFileMoved(path:)``),
-    /// or after a process was killed with the store open, or by a power cut (which takes
-    /// back the log's writes not yet synced). What those commits held is lost; a read-only
-    /// open does not read the file alone as if it were the store, and a read-write open,
-    /// which would commit after them where the next launch does not read, opens nothing (a
-    /// write of a store open already is refused so, too). The index is rebuilt from what is
-    /// left once every store holding it is released (or its process ends), by the next
-    /// read-write open.
+    /// Or an open (or a read, a check) found the write-ahead log shorter than its index says,
+    /// made again without the commits its index names (another process's writes after them
+    /// read as zeros, not as damage), or missing while its index names commits the store's
+    /// file does not hold yet: the log was removed or cut while another store had the store
+    /// open, in this process or another (that store refuses to write,
+    /// ``storeFileMoved(path:)``), or after a process was killed with the store open, or by a
+    /// power cut (which takes back the log's writes not yet synced). What those commits held
+    /// is lost; a read-only open does not read the file alone as if it were the store, and a
+    /// read-write open, which would commit after them where the next launch does not read,
+    /// opens nothing. A store already open refuses its writes so too, and when the log was cut
+    /// in place under it (the same file, emptied or shortened: nothing says the file moved),
+    /// it is answered as ``storeFileMoved(path:)`` is: release the store, then open it again.
+    /// The index is rebuilt from what is left once every store holding it is released (or
+    /// its process ends), by the next read-write open.
     case writeAheadLogNeedsRecovery(path: String)
     /// A write was attempted on a store opened read-only.
     case readOnly
