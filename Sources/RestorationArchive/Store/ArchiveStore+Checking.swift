@@ -61,9 +61,9 @@ extension ArchiveStore {
             // called a healthy store cut short. (A file SQLite cannot read is looked at all the
             // same.)
             _ = try? connection.pragmaInteger("SELECT count(*) FROM sqlite_schema")
-            // A log that lacks commits its index names (removed while another connection had
-            // the store open) reads as zeros where they are, which the checks below took for
-            // damage, and an app erases a store it is told is damaged.
+            // A log that lacks commits its index names (removed or cut while the store was
+            // open) reads as zeros where they are, which the checks below took for damage,
+            // and an app erases a store it is told is damaged.
             try connection.checkTheLogHoldsWhatItsIndexNames()
             if let header = connection.fileBytes(count: 100), let cut = StoreLocation.cutShort(path: path, header: header) {
                 problems.append(StoreProblem(problem: cut))
