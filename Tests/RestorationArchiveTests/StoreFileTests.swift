@@ -366,6 +366,9 @@ struct StoreFileTests {
             let reader = try ArchiveStore(path: path, mode: .readOnly)
             #expect(try reader.snapshot()?.nodes.count == 5)
             #expect(try reader.archives().count == 1)
+            // A check asks whether the log lacks commits its index names: with no log open,
+            // it maps no index (which would make one).
+            #expect(try reader.check().filter { $0.path == nil }.isEmpty)
             #expect(!fileExists(path + "-wal"))
             #expect(!fileExists(path + "-shm"))
             #expect(fileBytes(path) == before)
