@@ -1099,9 +1099,9 @@ struct StoreFileTests {
     }
 
     /// A compaction (`VACUUM`, after a discard that frees most of the store) of a store whose
-    /// log lacks commits its index names is not run, as a checkpoint is not: it reads every
-    /// page through the index, from the log's holes (here `VACUUM` fails on them, reading
-    /// short), and writes the store again after frames the next launch does not read.
+    /// log lacks commits its index names is not run, as a checkpoint is not: it would read
+    /// every page through the index, from the log's holes (here `VACUUM` fails on them,
+    /// reading short), and write the store again after frames the next launch does not read.
     @Test func aLogLackingCommitsItsIndexNamesIsNotCompacted() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
@@ -1348,7 +1348,9 @@ struct StoreFileTests {
                 #expect(throws: needsRecovery) { try store.discard(reason: "the user quit") }
                 #expect(throws: needsRecovery) { try store.check() }
                 #expect(throws: needsRecovery) { try ArchiveStore(path: path, mode: .readOnly) }
-                #expect(sink.messages.contains { $0.hasPrefix("A write to the store at '\(path)' was refused: the write-ahead log (-wal) lacks commits") })
+                #expect(sink.messages.contains {
+                    $0.hasPrefix("A write to the store at '\(path)' was refused: the write-ahead log (-wal) lacks commits")
+                })
                 #expect(fileSize(path + "-wal") == length, "nothing was written")
             }
             let reopened = try ArchiveStore(path: path)
