@@ -1150,6 +1150,46 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A killed app's write-ahead log without its index (`-shm`: removed, or not copied with
+    /// the store, as some backups leave it): only a read-write open rebuilds the index, and
+    /// `restorectl` leaves that to the app (`discard` looks at the store read-only first, to
+    /// never make a store where there is none). Every command refuses the store (status 2,
+    /// one line that says nothing is lost, nothing on stdout) and makes no file; once the
+    /// app's store is opened, they read what the log held.
+    @Test func aLogWithoutItsIndexIsLeftToTheAppToRecover() throws {
+        try withTemporaryStorePath { path in
+            let killed = try run(["demo", "--step", "background-kill", "--db", path])
+            #expect(killed.wasSignalled, "the step's child kills itself in the background")
+            #expect((fileSize(path + "-wal") ?? 0) > 0)
+            try FileManager.default.removeItem(atPath: path + "-shm")
+            let directory = URL(filePath: path).deletingLastPathComponent().path
+            let listing = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+            let (file, log) = (fileBytes(path), fileBytes(path + "-wal"))
+            for command in Self.commands {
+                var arguments = command.map { $0.replacingOccurrences(of: "@", with: path) }
+                if !command.contains("@") { arguments.append(path) }
+                let outcome = try run(arguments)
+                #expect(outcome.status == 2, "\(command[0]): status \(outcome.status)")
+                #expect(outcome.standardOutput.isEmpty, "\(command[0])")
+                #expect(
+                    outcome.standardError.hasPrefix(
+                        "restorectl: error: '\(path)' has a write-ahead log only a read-write open can recover: its index "
+                            + "(-shm) is missing or must be rebuilt (nothing is lost)")
+                        && outcome.standardError.split(separator: "\n").count == 1,
+                    "\(command[0]): \(outcome.standardError)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == listing)
+            #expect(fileBytes(path) == file && fileBytes(path + "-wal") == log, "no file changed")
+
+            let app = try ArchiveStore(path: path)
+            let tree = try run(["tree", path])
+            #expect(tree.status == 0, "\(tree.standardError)")
+            #expect(tree.standardOutput.contains("generation \(try #require(try app.snapshot()).header.generation)"))
+            let check = try run(["check", path])
+            #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
+        }
+    }
+
     static let commands: [[String]] = [
         ["info"], ["tree"], ["show", "@", "Tabs"], ["markers"], ["events"], ["report"], ["diff", "@", "--from", "1", "--to", "2"],
         ["check"], ["export", "@", "--output", "@.json"], ["discard", "@", "--archive", "main", "--reason", "x"],
