@@ -1334,9 +1334,7 @@ struct StoreFileTests {
             let copied = try SampleArchives.tree(count: 3)
             do {
                 let sink = LogSink()
-                let store = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in sink })
-                try store.save(copied, header: SampleArchives.header)
-                _ = try store.withConnection { connection in try connection.checkpointPassively() }
+                let store = try storeCopiedIntoItsFile(copied, at: path, logger: Logger(label: "test") { _ in sink })
                 try store.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
                 try store.record(.willFinishLaunching)
                 #expect(try #require(fileSize(path + "-wal")) > length)
@@ -1485,9 +1483,11 @@ struct StoreFileTests {
     }
 
     /// A store at `path` that saved `nodes` and copied its log into its file (a checkpoint):
-    /// what a store opened again finds after its log is lost.
-    private func storeCopiedIntoItsFile(_ nodes: [ArchivedNode], at path: String) throws -> ArchiveStore {
-        let store = try ArchiveStore(path: path)
+    /// what a store opened again finds after its log is lost. It logs to `logger`, if any.
+    private func storeCopiedIntoItsFile(_ nodes: [ArchivedNode], at path: String, logger: Logger? = nil) throws
+        -> ArchiveStore
+    {
+        let store = try ArchiveStore(path: path, logger: logger)
         try store.save(nodes, header: SampleArchives.header)
         _ = try store.withConnection { connection in try connection.checkpointPassively() }
         return store

@@ -19,9 +19,9 @@ import TestSupport
 /// what the error says, releases the store, opens it again (while the thread's opening,
 /// still under way, keeps the removed log's index, that opening says the log needs
 /// recovery, and is tried again, as the error says), announces the newest generation it
-/// finds there, and saves on. The
-/// parent kills the child at a random moment (after the index's removal, 0–20 ms after the
-/// second process is ready), or 0–3 ms after a refusal (a quarter of the trials), and checks:
+/// finds there, and saves on. The parent kills the child at a random moment (after the
+/// index's removal, 0–20 ms after the second process is ready), or 0–3 ms after a refusal (a
+/// quarter of the trials), and checks:
 /// - no save begun after the removal was acknowledged before the store was opened again (one
 ///   under way as the file went may have committed, and been acknowledged), and none was
 ///   refused before the removal began;

@@ -1166,8 +1166,7 @@ struct InspectionCommandTests {
             let listing = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
             let (file, log) = (fileBytes(path), fileBytes(path + "-wal"))
             for command in Self.commands {
-                var arguments = command.map { $0.replacingOccurrences(of: "@", with: path) }
-                if !command.contains("@") { arguments.append(path) }
+                let arguments = Self.arguments(of: command, path: path)
                 let outcome = try run(arguments)
                 #expect(outcome.status == 2, "\(command[0]): status \(outcome.status)")
                 #expect(outcome.standardOutput.isEmpty, "\(command[0])")
@@ -1188,6 +1187,13 @@ struct InspectionCommandTests {
             let check = try run(["check", path])
             #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
         }
+    }
+
+    /// `command` (one of ``commands``) run on the store at `path`: `@` stands for it, and
+    /// without one the path comes last.
+    static func arguments(of command: [String], path: String) -> [String] {
+        let arguments = command.map { $0.replacingOccurrences(of: "@", with: path) }
+        return command.contains("@") ? arguments : arguments + [path]
     }
 
     static let commands: [[String]] = [
@@ -1259,8 +1265,7 @@ struct InspectionCommandTests {
         try withBadInput(kind) { path, directory in
             let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
             for command in Self.commands {
-                var arguments = command.map { $0.replacingOccurrences(of: "@", with: path) }
-                if !command.contains("@") { arguments.append(path) }
+                let arguments = Self.arguments(of: command, path: path)
                 let outcome = try run(arguments)
                 #expect(outcome.status != 0 && !outcome.wasSignalled, "\(kind) \(command[0]): status \(outcome.status)")
                 if kind == "damaged" && command[0] == "check" {
