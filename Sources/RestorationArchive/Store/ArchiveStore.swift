@@ -393,7 +393,7 @@ public final class ArchiveStore: Sendable {
     /// holes), and commit where the next launch does not read. Such a log found after the
     /// read, or one that explains its error (``blamingALogThatLacksCommits(_:_:path:)``),
     /// throws ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``; so does an empty
-    /// database read through it.
+    /// database read through it. Every error is thrown translated (``translated(_:path:)``).
     private static func inspectedSchema(_ connection: Connection, path: String, migrator: SchemaMigrator) throws
         -> SchemaMigrator.Status
     {
@@ -403,7 +403,11 @@ public final class ArchiveStore: Sendable {
         } catch {
             throw blamingALogThatLacksCommits(error, connection, path: path)
         }
-        try connection.checkTheLogHoldsWhatItsIndexNames()
+        do {
+            try connection.checkTheLogHoldsWhatItsIndexNames()
+        } catch {
+            throw translated(error, path: path)
+        }
         return status
     }
 
