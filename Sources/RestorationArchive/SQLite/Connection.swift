@@ -374,6 +374,22 @@ final class Connection {
         return copy
     }
 
+    /// A connection to a database in memory that holds `image`, the bytes of a database file
+    /// in rollback mode (SQLite's deserialize: a database in memory has no write-ahead log),
+    /// writable; it shares nothing with any file. An empty `image` is an empty database.
+    static func inMemory(holding image: [UInt8]) throws(DatabaseError) -> Connection {
+        let connection = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
+        guard !image.isEmpty else { return connection }
+        // SQLite frees the copy with the connection, or at once when it fails.
+        guard let copy = sqlite3_malloc64(UInt64(image.count)) else { throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil) }
+        image.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        let size = Int64(image.count)
+        let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+        try connection.check(
+            sqlite3_deserialize(connection.handle, "main", copy.assumingMemoryBound(to: UInt8.self), size, size, flags))
+        return connection
+    }
+
     /// Replaces this connection's database with a copy of `source`'s, in one write
     /// transaction, with SQLite's online backup: another connection reads the old database or
     /// the new one, never one in between, and reads the new schema (the backup moves the

@@ -53,51 +53,11 @@ struct LogIndexHeader: Equatable {
     /// one, or it cannot be read), when it is too short, not initialised, of another version,
     /// its two copies differ (a writer was changing it: SQLite reads it again then), or its
     /// checksum does not match it (SQLite takes it for no header then, and rebuilds the index).
-    ///
-    /// A descriptor this process already has open on the file (SQLite's, for another store
-    /// object at the same path) is read, and left open: closing any descriptor of a file
-    /// releases every POSIX lock the process holds on it, SQLite's locks on the index among
-    /// them, and a process opening the store next would take the index for unused and rebuild
-    /// it under that connection. Only with none open is a descriptor of its own opened and
-    /// closed (the process then holds no lock on the file to lose).
+    /// Read through a descriptor this process has open on the file, if any
+    /// (``StoreFileBytes``): closing one would release SQLite's locks on the index.
     init?(indexAt path: String) {
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        if let shared = Self.descriptorOpen(on: status) {
-            guard let bytes = Self.header(from: shared) else { return nil }
-            self.init(bytes: bytes)
-            return
-        }
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-            let bytes = Self.header(from: descriptor)
-        else { return nil }
+        guard let bytes = StoreFileBytes.read(at: path, count: Self.bytesRead) else { return nil }
         self.init(bytes: bytes)
-    }
-
-    /// The first ``bytesRead`` bytes of the file open as `descriptor`.
-    private static func header(from descriptor: Int32) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: bytesRead)
-        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        return count == bytesRead ? bytes : nil
-    }
-
-    /// A descriptor this process has open on the file `file` describes (the same device and
-    /// inode), found in the list of its descriptors (`/dev/fd`); `nil` when it has none, or
-    /// the list cannot be read.
-    private static func descriptorOpen(on file: stat) -> Int32? {
-        var found: Int32?
-        FolderListing.forEachName(inFolderAt: "/dev/fd") { name, listing in
-            guard let descriptor = Int32(name), descriptor != listing else { return true }
-            var status = stat()
-            if fstat(descriptor, &status) == 0, status.st_dev == file.st_dev, status.st_ino == file.st_ino {
-                found = descriptor
-            }
-            return found == nil
-        }
-        return found
     }
 
     /// The header in `bytes`, the index file's first ``bytesRead`` bytes.

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads a store's files (the database, its `-wal`, its `-shm`) without SQLite, and without
+/// taking SQLite's locks from it.
+///
+/// A descriptor this process already has open on the file (SQLite's, for another store
+/// object at the same path) is read, and left open: closing any descriptor of a file
+/// releases every POSIX lock the process holds on it, SQLite's among them (on the index, a
+/// process opening the store next would take it for unused and rebuild it under that
+/// connection; on the database file, another process could write or checkpoint under a
+/// connection that believes it holds a lock). Only with none open is a descriptor of its own
+/// opened and closed (the process then holds no lock on the file to lose).
+enum StoreFileBytes {
+    /// The first `count` bytes of the file at `path`, or all of them when `count` is `nil`
+    /// (as many as its size said before the read: a file that grows meanwhile is read as it
+    /// was). `nil` when no regular file is there (a symbolic link is not followed), it cannot
+    /// be read, or it holds fewer than `count` bytes.
+    static func read(at path: String, count: Int? = nil) -> [UInt8]? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        if let shared = descriptorOpen(on: status) { return read(from: shared, count: count) }
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return read(from: descriptor, count: count)
+    }
+
+    /// See ``read(at:count:)``: the same of the file open as `descriptor`.
+    private static func read(from descriptor: Int32, count: Int?) -> [UInt8]? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let wanted = count ?? Int(status.st_size)
+        var bytes = [UInt8](repeating: 0, count: wanted)
+        var done = 0
+        while done < wanted {
+            let read = bytes.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress! + done, wanted - done, off_t(done))
+            }
+            if read < 0, errno == EINTR { continue }
+            guard read > 0 else { break }
+            done += read
+        }
+        guard done == wanted || count == nil else { return nil }
+        bytes.removeSubrange(done...)
+        return bytes
+    }
+
+    /// A descriptor this process has open on the file `file` describes (the same device and
+    /// inode), found in the list of its descriptors (`/dev/fd`); `nil` when it has none, or
+    /// the list cannot be read.
+    private static func descriptorOpen(on file: stat) -> Int32? {
+        var found: Int32?
+        FolderListing.forEachName(inFolderAt: "/dev/fd") { name, listing in
+            guard let descriptor = Int32(name), descriptor != listing else { return true }
+            var status = stat()
+            if fstat(descriptor, &status) == 0, status.st_dev == file.st_dev, status.st_ino == file.st_ino {
+                found = descriptor
+            }
+            return found == nil
+        }
+        return found
+    }
+}

@@ -1,0 +1,211 @@
+import CSQLite
+import Foundation
+import Testing
+import TestSupport
+@testable import RestorationArchive
+
+/// `LogReplay` replays a write-ahead log into its database file as SQLite's recovery does:
+/// each case's database is compared, byte for byte, with the file SQLite's own recovery and
+/// checkpoint of the same two files leave.
+@Suite("Write-ahead log replay")
+struct LogReplayTests {
+    /// Databases of every page size, written in random transactions (rows added, changed
+    /// and deleted, overflow pages, a `VACUUM` that shrinks the file, checkpoints that copy
+    /// the log into the file and make the next commit start it over), their log then kept
+    /// whole, cut at a random length, or with a random byte changed: the replay is the
+    /// database SQLite recovers from the same files, and reads as sound.
+    @Test(arguments: 0..<48)
+    func aReplayIsTheDatabaseSQLiteRecovers(seed: UInt64) throws {
+        var random = SeededGenerator(seed: 0x5EED_0000 + seed)
+        try withTemporaryDirectory { directory in
+            let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
+            var damaged = log
+            switch seed % 3 {
+            case 1: damaged.removeSubrange(Int.random(in: 0...damaged.count, using: &random)...)
+            case 2: damaged[Int.random(in: damaged.indices, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
+            default: break
+            }
+            let replayed = try #require(LogReplay.database(file: file, log: damaged))
+            let recovered = try Self.recoveredBySQLite(file: file, log: damaged, in: directory)
+            // Where they differ, not the arrays: a failure would print megabytes.
+            let differing = replayed.indices.first { $0 < recovered.count && replayed[$0] != recovered[$0] }
+            #expect(replayed.count == recovered.count, "seed \(seed): \(replayed.count) bytes, SQLite's \(recovered.count)")
+            #expect(differing == nil, "seed \(seed): the first byte that differs")
+            let copy = try Connection.inMemory(holding: replayed)
+            #expect(try copy.pragmaText("PRAGMA integrity_check") == "ok", "seed \(seed)")
+        }
+    }
+
+    /// A log whose header SQLite takes for none (not a log's magic number, a page size that
+    /// is not a power of two, a checksum that does not match), one that holds no commit, and
+    /// one whose first frame SQLite takes for its end (other salts than the header's, though
+    /// its checksum matches; page 0), leave the file as it is, in rollback mode.
+    @Test func aLogWithoutACommitLeavesTheFileAsItIs() throws {
+        var random = SeededGenerator(seed: 7)
+        try withTemporaryDirectory { directory in
+            let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
+            var alone = file
+            (alone[18], alone[19]) = (1, 1)
+            #expect(file[18] == 2 && file[19] == 2)
+            #expect(LogReplay.database(file: file, log: log).map { $0 != alone } == true, "the log holds a commit")
+            var badMagic = log
+            badMagic[3] ^= 0x10
+            var badPageSize = log
+            badPageSize[10] |= 0x01
+            var badSum = log
+            badSum[31] ^= 0x01
+            for (name, variant) in [
+                ("magic", badMagic), ("page size", badPageSize), ("checksum", badSum), ("empty", []),
+                ("header only", Array(log.prefix(32))), ("no commit", Self.withoutCommits(log)),
+                ("first frame's salt", Self.resummed(log, changing: 32 + 8, to: log[16] ^ 1)),
+                ("first frame's page 0", Self.resummed(log, changing: 32 + 3, to: 0)),
+            ] {
+                let replayed = LogReplay.database(file: file, log: variant)
+                #expect(replayed.map { $0 == alone } == true, "\(name)")
+            }
+        }
+    }
+
+    /// A log SQLite would refuse (a version of the format it does not know) and one whose
+    /// commit needs more pages than the file and the log hold, or holds pages of another size
+    /// than the database's header says, are not replayed: only SQLite's own recovery judges
+    /// them.
+    @Test func aLogOnlySQLiteMayJudgeIsNotReplayed() throws {
+        var random = SeededGenerator(seed: 11)
+        try withTemporaryDirectory { directory in
+            let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
+            let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
+            #expect(LogReplay.database(file: file, log: log)?.count != nil)
+            #expect(LogReplay.database(file: file, log: Self.resummed(log, changing: 7, to: 0x59))?.count == nil, "version")
+            // The file's header says another page size; the log's first frame is of page 2.
+            var smaller = file
+            let half = pageSize / 2
+            (smaller[16], smaller[17]) = (UInt8(half >> 8), UInt8(half & 0xFF))
+            let logWithoutPageOne = Self.withoutFramesOf(page: 1, log)
+            #expect(LogReplay.database(file: smaller, log: logWithoutPageOne)?.count == nil, "page size")
+            #expect(LogReplay.database(file: file, log: logWithoutPageOne)?.count != nil)
+            // A last commit that says the database has 2^31 pages.
+            let last = try #require(Self.frames(of: log).last { Self.word(log, $0 + 4) != 0 })
+            #expect(LogReplay.database(file: file, log: Self.resummed(log, changing: last + 4, to: 0x80))?.count == nil, "pages")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A database in write-ahead logging at a random page size, written in random
+    /// transactions with the log kept (no checkpoint of SQLite's own), the last one a write,
+    /// and its file and log as a process killed then would leave them.
+    private static func writtenWithALog(in directory: String, using random: inout SeededGenerator) throws -> (
+        file: [UInt8], log: [UInt8]
+    ) {
+        let path = directory + "/written.sqlite"
+        let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        try connection.execute("PRAGMA page_size = \([512, 1024, 4096, 65_536].randomElement(using: &random)!)")
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        let steps = Int.random(in: 3...12, using: &random)
+        for step in 0..<steps {
+            // The last is a write, which the file does not hold.
+            switch step == steps - 1 ? 9 : Int.random(in: 0..<10, using: &random) {
+            case 0:
+                try connection.execute("DELETE FROM t WHERE k % 3 != 0")
+                try connection.execute("VACUUM")
+            case 1:
+                try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            default:
+                try connection.execute("BEGIN")
+                for _ in 0..<Int.random(in: 1...40, using: &random) {
+                    let size = Int.random(in: 0...9_000, using: &random)
+                    try connection.execute(
+                        "INSERT OR REPLACE INTO t (k, v) VALUES (\(Int.random(in: 0..<200, using: &random)), "
+                            + "randomblob(\(size)))")
+                }
+                try connection.execute("DELETE FROM t WHERE k = \(Int.random(in: 0..<200, using: &random))")
+                try connection.execute("COMMIT")
+            }
+        }
+        return (try #require(fileBytes(path)), try #require(fileBytes(path + "-wal")))
+    }
+
+    /// The database file SQLite's recovery of `file` and `log` (with no index) gives, copied
+    /// whole into the file by a checkpoint, its header in rollback mode as the replay's is.
+    private static func recoveredBySQLite(file: [UInt8], log: [UInt8], in directory: String) throws -> [UInt8] {
+        let path = directory + "/recovered.sqlite"
+        for name in [path, path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: name) }
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(file)))
+        #expect(FileManager.default.createFile(atPath: path + "-wal", contents: Data(log)))
+        do {
+            let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            _ = try connection.pragmaInteger("SELECT count(*) FROM sqlite_schema")
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        var recovered = try #require(fileBytes(path))
+        for version in 18...19 where recovered[version] == 2 { recovered[version] = 1 }
+        return recovered
+    }
+
+    /// `log` with the byte at `offset` of its header or first frame header set to `value`,
+    /// and every checksum after it made again, so that the change is all SQLite would see.
+    private static func resummed(_ log: [UInt8], changing offset: Int, to value: UInt8) -> [UInt8] {
+        var log = log
+        log[offset] = value
+        return withChecksumsMadeAgain(log)
+    }
+
+    /// `log` without the frames that hold `page`, its checksums made again.
+    private static func withoutFramesOf(page: UInt32, _ log: [UInt8]) -> [UInt8] {
+        let frameSize = 24 + Int(word(log, 8))
+        var kept = Array(log.prefix(32))
+        for frame in frames(of: log) where word(log, frame) != page { kept += log[frame..<frame + frameSize] }
+        return withChecksumsMadeAgain(kept)
+    }
+
+    /// `log` with no frame saying it ends a commit, its checksums made again.
+    private static func withoutCommits(_ log: [UInt8]) -> [UInt8] {
+        var log = log
+        for frame in frames(of: log) { log.replaceSubrange(frame + 4..<frame + 8, with: [0, 0, 0, 0]) }
+        return withChecksumsMadeAgain(log)
+    }
+
+    /// The offsets of `log`'s whole frames.
+    private static func frames(of log: [UInt8]) -> [Int] {
+        let frameSize = 24 + Int(word(log, 8))
+        return Array(stride(from: 32, to: log.count - frameSize + 1, by: frameSize))
+    }
+
+    /// `log` with its header's checksum and every frame's made again, in its byte order.
+    private static func withChecksumsMadeAgain(_ log: [UInt8]) -> [UInt8] {
+        var log = log
+        let bigEndian = word(log, 0) & 1 == 1
+        let pageSize = Int(word(log, 8))
+        var sums: (UInt32, UInt32) = (0, 0)
+        func add(_ range: Range<Int>) {
+            for at in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                let (x, y) = bigEndian ? (word(log, at), word(log, at + 4)) : (littleWord(log, at), littleWord(log, at + 4))
+                sums.0 = sums.0 &+ x &+ sums.1
+                sums.1 = sums.1 &+ y &+ sums.0
+            }
+        }
+        func put(_ value: UInt32, at offset: Int) {
+            for index in 0..<4 { log[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * index)) }
+        }
+        add(0..<24)
+        put(sums.0, at: 24)
+        put(sums.1, at: 28)
+        for frame in frames(of: log) {
+            add(frame..<frame + 8)
+            add(frame + 24..<frame + 24 + pageSize)
+            put(sums.0, at: frame + 16)
+            put(sums.1, at: frame + 20)
+        }
+        return log
+    }
+
+    private static func word(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+        bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    private static func littleWord(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+        bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}
