@@ -146,7 +146,7 @@ struct LogReplayTests {
 
     /// `log` with the byte at `offset` of its header or first frame header set to `value`,
     /// and every checksum after it made again, so that the change is all SQLite would see.
-    private static func resummed(_ log: [UInt8], changing offset: Int, to value: UInt8) -> [UInt8] {
+    static func resummed(_ log: [UInt8], changing offset: Int, to value: UInt8) -> [UInt8] {
         var log = log
         log[offset] = value
         return withChecksumsMadeAgain(log)

@@ -386,6 +386,30 @@ struct MigrationTests {
         }
     }
 
+    /// An older store a killed app of the old version left with commits in its write-ahead
+    /// log, copied without the log's index (`-shm`): the read-only open replays the log in
+    /// memory, then migrates that copy, and reads the log's commits; no file is made or
+    /// changed.
+    @Test func anOlderStoreWhoseLogLostItsIndexIsReadReplayedAndMigrated() throws {
+        try withTemporaryStorePath { path in
+            try SchemaV6Fixture.copy(to: path)
+            let copy = path + ".copy"
+            do {
+                let app = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+                try app.execute("DELETE FROM archive WHERE name = 'closed'")
+                #expect(framesInWriteAheadLog(path + "-wal") > 0)
+                for suffix in ["", "-wal"] {
+                    #expect(FileManager.default.createFile(atPath: copy + suffix, contents: fileBytes(path + suffix).map { Data($0) }))
+                }
+            }
+            let (file, log) = (fileBytes(copy), fileBytes(copy + "-wal"))
+            let reader = try ArchiveStore(path: copy, mode: .readOnly)
+            #expect(try reader.archiveNames() == [.main, SchemaV6Fixture.scene])
+            try SchemaV6Fixture.expectRetainedGenerations(in: reader)
+            #expect(fileBytes(copy) == file && fileBytes(copy + "-wal") == log && !fileExists(copy + "-shm"))
+        }
+    }
+
     /// An older store whose migration fails (here: a table it rebuilds is gone) fails its
     /// read-only open as the read-write one would, as damage naming what is missing, and the
     /// file is left as it was.

@@ -240,13 +240,16 @@ enum PowerCut {
         let candidates = history.epochs.indices.filter { durability == .normal || $0 >= history.erasedTo ?? 0 }
 
         // A tool (`restorectl`) reads the store before the app's next launch, read-only, which
-        // never writes: the log's index the cut left is stale, or gone.
+        // never writes: the log's index the cut left is stale, or gone (the log is replayed in
+        // memory then). What it reads is what the launch recovers.
+        var readOnly: [String]?
         do {
             let reader = try ArchiveStore(path: path, mode: .readOnly)
             let problems = try reader.check()
             trial.expect(problems.isEmpty, "read-only check: \(problems)")
             let found = try candidates.contains { try isIn(history.epochs[$0], reader) }
             trial.expect(found, "read-only, the store reads as none of the states it may be in")
+            readOnly = try contents(of: reader)
             tally.readOnly["read", default: 0] += 1
         } catch ArchiveStoreError.writeAheadLogNeedsRecovery {
             tally.readOnly["refused until the app recovers the log", default: 0] += 1
@@ -262,6 +265,9 @@ enum PowerCut {
         // The next launch.
         do {
             let store = try ArchiveStore(path: path, configuration: .init(durability: durability))
+            if let readOnly {
+                trial.expect(try contents(of: store) == readOnly, "the read-only open read another state than the launch")
+            }
             let problems = try store.check()
             trial.expect(problems.isEmpty, "check: \(problems)")
             _ = try store.journal(limit: 16)
@@ -296,6 +302,16 @@ enum PowerCut {
             trial.fail("the next launch: \(error)")
         }
         if let kept { Files.settle(kept, of: &trial, children: [child]) }
+    }
+
+    /// Every retained generation of each archive of `store`, with its nodes' digest.
+    private static func contents(of store: ArchiveStore) throws -> [String] {
+        try store.archiveNames().sorted().flatMap { archive in
+            try store.generations(of: archive).map { summary in
+                let snapshot = try store.snapshot(of: archive, generation: summary.generation)
+                return "\(archive) \(summary.generation): \(snapshot.map { Content.digest($0.nodes) } ?? 0)"
+            }
+        }
     }
 
     /// Whether `store` holds exactly what `archives` say: each retained generation of every

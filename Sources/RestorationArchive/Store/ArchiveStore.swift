@@ -335,7 +335,10 @@ public final class ArchiveStore: Sendable {
 
     /// Opens the store read-only, without creating or writing any file. A store of an older
     /// schema is read through a copy in memory, migrated as the app's next read-write open
-    /// will migrate the file.
+    /// will migrate the file; so is one whose write-ahead log has lost its index (`-shm`),
+    /// which only a connection that writes the index can read through SQLite: the file and
+    /// its log are read and replayed in the copy, as that connection will recover them
+    /// (``LogReplay``).
     ///
     /// An opening that reads the file alone reads it again when the file or its log changed
     /// as it read (an app's checkpoint copying its log into the file), whether it failed or
@@ -358,7 +361,8 @@ public final class ArchiveStore: Sendable {
             let (stamp, filename, beside, names) = try StoreLocation.checkForReading(path: path)
             let opening = StoreLocation.readOnlyOpening(
                 file: stamp, sqliteFilename: filename,
-                log: beside.contains(.log) ? StoreLocation.FileStamp(path: path + "-wal") : nil)
+                log: beside.contains(.log) ? StoreLocation.FileStamp(path: path + "-wal") : nil,
+                indexExists: beside.contains(.index))
             if case .frozen = opening.source, beside.contains(.index),
                 let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0
             {
@@ -416,10 +420,15 @@ public final class ArchiveStore: Sendable {
         path: String, stamp: StoreLocation.FileStamp, opening: StoreLocation.ReadOnlyOpening,
         configuration: Configuration
     ) throws -> (Connection, StoreFileIdentity, StoreLocation.ReadOnlySource) {
-        let connection = try Connection(
-            filename: opening.uri,
-            flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
-        try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
+        let connection: Connection
+        switch opening.reader {
+        case .uri(let uri):
+            connection = try Connection(
+                filename: uri, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+            try connection.setBusyTimeout(milliseconds: milliseconds(configuration.busyTimeout))
+        case .replayedLog:
+            connection = try replayedLog(path: path)
+        }
         try connection.execute("PRAGMA query_only = ON")
         let status: SchemaMigrator.Status
         do {
@@ -428,7 +437,8 @@ public final class ArchiveStore: Sendable {
             where failure.resultCode == .cantOpen && StoreLocation.writeAheadLogExists(for: path)
         {
             // With readonly_shm, a -wal whose -shm is gone cannot be read: SQLite opens the
-            // file, then fails the first read with SQLITE_CANTOPEN.
+            // file, then fails the first read with SQLITE_CANTOPEN. (The opening replays such
+            // a log; the -shm went since it looked.)
             throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
         }
         switch status {
@@ -445,6 +455,18 @@ public final class ArchiveStore: Sendable {
         case .compatible:
             return (connection, stamp.file, opening.source)
         }
+    }
+
+    /// The store at `path` as its file and write-ahead log make it, read and replayed in a
+    /// database in memory (``LogReplay``), for a log whose index is gone: throws
+    /// ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)`` when the files cannot be read
+    /// (gone since they were looked at: the opening looks again) or the log is one only
+    /// SQLite's own recovery may judge.
+    private static func replayedLog(path: String) throws -> Connection {
+        guard let file = StoreFileBytes.read(at: path), let log = StoreFileBytes.read(at: path + "-wal"),
+            let database = LogReplay.database(file: file, log: log)
+        else { throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path) }
+        return try Connection.inMemory(holding: database)
     }
 
     /// Verifies the key against the store's key check, which the first read-write open with a

@@ -31,10 +31,13 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// A migration this store applied has a different text in this library: the schema it
     /// has is not the schema this code expects.
     case migrationChanged(identifier: String)
-    /// A read-only open found a write-ahead log without its shared-memory index (the app
-    /// was killed and the index deleted), or with an index that stays torn, or without a read
-    /// mark a reader can use, while another process has it open; only a read-write open can
-    /// recover it.
+    /// A read-only open found a write-ahead log with an index (`-shm`) that stays torn, or
+    /// without a read mark a reader can use, while another process has it open; or without
+    /// its index and one only SQLite's recovery may judge (a version of the log's format
+    /// SQLite does not know, a commit needing pages neither the file nor the log holds, or
+    /// pages of another size than the database's); only a read-write open can recover it. (A
+    /// killed app's log without its index, as a backup that leaves `-shm` out copies it, is
+    /// read: replayed in memory as the app's next open will recover it.)
     ///
     /// Or an open (or a read, a check) found the write-ahead log shorter than its index says,
     /// made again without the commits its index names (another process's writes after them

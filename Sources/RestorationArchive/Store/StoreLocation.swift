@@ -544,12 +544,25 @@ enum StoreLocation {
     /// commit reached the disk): through such a log of exactly 32 bytes, with no app holding
     /// the index, SQLite rebuilds a private index without the log's salts, finds them
     /// differing from the log's, and tries again for 10 seconds before it fails with
-    /// `SQLITE_PROTOCOL` ("locking protocol").
+    /// `SQLITE_PROTOCOL` ("locking protocol"). A `-wal` with frames and no `-shm` (a killed
+    /// app's store, copied without it, or whose `-shm` a cleaning tool removed) is one only a
+    /// connection that writes the index can read through SQLite (which fails the read with
+    /// `SQLITE_CANTOPEN`): the file and its log are read and replayed in memory
+    /// (``LogReplay``), as that connection's recovery will read them.
     struct ReadOnlyOpening {
-        /// The URI to open.
-        let uri: String
+        /// How the connection reads the store.
+        enum Reader {
+            /// SQLite opens this URI.
+            case uri(String)
+            /// The file and its log, read into memory and replayed there.
+            case replayedLog
+        }
+
+        /// How the connection reads the store.
+        let reader: Reader
         /// What the connection will read: the file as it was before the open, with no `-wal`
-        /// (immutable), or the store live, through the write-ahead log.
+        /// (immutable), or with the `-wal` it had (replayed), or the store live, through the
+        /// write-ahead log.
         let source: ReadOnlySource
     }
 
@@ -561,11 +574,15 @@ enum StoreLocation {
     ///   - sqliteFilename: the file name ``checkForReading(path:)`` gave.
     ///   - log: the `-wal` as a look after ``checkForReading(path:)``'s saw it, `nil` when
     ///     there is none: a log that grows after it is caught by the next look.
-    static func readOnlyOpening(file: FileStamp, sqliteFilename: String, log: FileStamp?) -> ReadOnlyOpening {
+    ///   - indexExists: whether ``checkForReading(path:)`` found the log's index (`-shm`).
+    static func readOnlyOpening(file: FileStamp, sqliteFilename: String, log: FileStamp?, indexExists: Bool)
+        -> ReadOnlyOpening
+    {
         if let log, log.size > writeAheadLogHeaderBytes {
-            return ReadOnlyOpening(uri: uri(sqliteFilename, "mode=ro&readonly_shm=1"), source: .live)
+            guard indexExists else { return ReadOnlyOpening(reader: .replayedLog, source: .frozen(file: file, log: log)) }
+            return ReadOnlyOpening(reader: .uri(uri(sqliteFilename, "mode=ro&readonly_shm=1")), source: .live)
         }
-        return ReadOnlyOpening(uri: fileAloneURI(sqliteFilename), source: .frozen(file: file, log: log))
+        return ReadOnlyOpening(reader: .uri(fileAloneURI(sqliteFilename)), source: .frozen(file: file, log: log))
     }
 
     /// The length of a write-ahead log's header, before its first frame.
@@ -620,7 +637,8 @@ enum StoreLocation {
         case live
         /// The store as its file and `-wal` were (`nil`: none), stamped before the connection
         /// read them: the file alone read as immutable (with no log, or one that holds no
-        /// frame), or a copy in memory (a store of an older schema, migrated in the copy).
+        /// frame), or a copy in memory (a store of an older schema, migrated in the copy; a
+        /// log whose index is gone, replayed into the copy).
         /// Stale once either changes, gone or replaced included: a `-wal` that appears or
         /// grows means an app writes, and what it commits is only in the log until a
         /// checkpoint copies it into the file.
