@@ -64,7 +64,12 @@ public final class ArchiveStore: Sendable {
         /// opened read-write by the new one) is read through a copy in memory, migrated as the
         /// app's next read-write open will migrate the file; the file is left as it is. The
         /// copy costs memory of the store's size, and is made again when the file or its
-        /// `-wal` changes.
+        /// `-wal` changes. So is a store whose `-wal` lost its index (the `-shm` file, removed
+        /// by a cleaning tool or left out of a copy of a killed app's files), which SQLite
+        /// reads only through a connection that writes the index: the file and the log's
+        /// commits are replayed in the copy, as the app's next read-write open will recover
+        /// them. A log that only SQLite's own recovery may judge is refused with
+        /// ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``.
         ///
         /// Do not open a store read-only in the process that then opens it read-write while
         /// its `-wal` file exists (say, after a crash): SQLite shares the first connection's

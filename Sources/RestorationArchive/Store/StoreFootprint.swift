@@ -19,8 +19,9 @@ extension ArchiveStore {
     /// How much disk the store takes: for an app that reports the storage it uses, or a tool
     /// that inspects the store (`restorectl info`).
     ///
-    /// A store of an older schema opened read-only is read through a copy migrated in memory
-    /// (see ``AccessMode/readOnly``): its free bytes are the copy's.
+    /// A store of an older schema opened read-only is read through a copy migrated in memory,
+    /// and so is one whose write-ahead log lost its index, replayed in the copy (see
+    /// ``AccessMode/readOnly``): its free bytes are the copy's.
     ///
     /// - Throws: ``ArchiveStoreError`` when the store cannot be read (its free pages are
     ///   counted by SQLite, through the store's connection).
