@@ -381,7 +381,9 @@ final class Connection {
         let connection = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
         guard !image.isEmpty else { return connection }
         // SQLite frees the copy with the connection, or at once when it fails.
-        guard let copy = sqlite3_malloc64(UInt64(image.count)) else { throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil) }
+        guard let copy = sqlite3_malloc64(UInt64(image.count)) else {
+            throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil)
+        }
         image.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         let size = Int64(image.count)
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)

@@ -33,7 +33,8 @@ enum LogReplay {
             sums = checksum(
                 log, from: offset + frameHeaderSize, count: header.pageSize, bigEndian: header.bigEndianSums,
                 startingAt: sums)
-            guard sums.0 == word(log, at: offset + 16, bigEndian: true), sums.1 == word(log, at: offset + 20, bigEndian: true)
+            guard sums.0 == word(log, at: offset + 16, bigEndian: true),
+                sums.1 == word(log, at: offset + 20, bigEndian: true)
             else { break }
             offset += frameSize
             if pagesAfterCommit != 0 {
@@ -112,11 +113,13 @@ enum LogReplay {
     ) -> (UInt32, UInt32) {
         var (first, second) = sums
         bytes.withUnsafeBytes { raw in
+            func word(at offset: Int) -> UInt32 {
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                return bigEndian ? UInt32(bigEndian: word) : UInt32(littleEndian: word)
+            }
             for at in stride(from: offset, to: offset + count, by: 8) {
-                var (x, y) = (raw.loadUnaligned(fromByteOffset: at, as: UInt32.self), raw.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self))
-                (x, y) = bigEndian ? (UInt32(bigEndian: x), UInt32(bigEndian: y)) : (UInt32(littleEndian: x), UInt32(littleEndian: y))
-                first = first &+ x &+ second
-                second = second &+ y &+ first
+                first = first &+ word(at: at) &+ second
+                second = second &+ word(at: at + 4) &+ first
             }
         }
         return (first, second)

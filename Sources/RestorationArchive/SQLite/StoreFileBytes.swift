@@ -19,8 +19,9 @@ import Darwin
 enum StoreFileBytes {
     /// The first `count` bytes of the file at `path`, or all of them when `count` is `nil`
     /// (as many as its size said before the read: a file that grows meanwhile is read as it
-    /// was). `nil` when no regular file is there (a symbolic link is not followed), it cannot
-    /// be read, or it holds fewer than `count` bytes.
+    /// was, and one that shrinks as it was up to its new end). `nil` when no regular file is
+    /// there (a symbolic link is not followed), it cannot be read (a read error, too), or it
+    /// holds fewer than `count` bytes.
     static func read(at path: String, count: Int? = nil) -> [UInt8]? {
         var status = stat()
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
@@ -43,7 +44,8 @@ enum StoreFileBytes {
                 pread(descriptor, buffer.baseAddress! + done, wanted - done, off_t(done))
             }
             if read < 0, errno == EINTR { continue }
-            guard read > 0 else { break }
+            guard read >= 0 else { return nil }
+            if read == 0 { break }
             done += read
         }
         guard done == wanted || count == nil else { return nil }
