@@ -399,7 +399,8 @@ struct MigrationTests {
                 try app.execute("DELETE FROM archive WHERE name = 'closed'")
                 #expect(framesInWriteAheadLog(path + "-wal") > 0)
                 for suffix in ["", "-wal"] {
-                    #expect(FileManager.default.createFile(atPath: copy + suffix, contents: fileBytes(path + suffix).map { Data($0) }))
+                    let bytes = try #require(fileBytes(path + suffix))
+                    #expect(FileManager.default.createFile(atPath: copy + suffix, contents: Data(bytes)))
                 }
             }
             let (file, log) = (fileBytes(copy), fileBytes(copy + "-wal"))
