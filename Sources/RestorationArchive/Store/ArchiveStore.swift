@@ -347,7 +347,8 @@ public final class ArchiveStore: Sendable {
     ///
     /// An opening that reads the file alone reads it again when the file or its log changed
     /// as it read (an app's checkpoint copying its log into the file), whether it failed or
-    /// not, as the calls after it do (`withOpenConnection(_:)`).
+    /// not, as the calls after it do (`withOpenConnection(_:)`); one that found the log's
+    /// index looks again when SQLite does not find it (``IndexWentBeforeTheOpening``).
     ///
     /// Without a log, or with one that holds no frame, the file is read alone: an index left
     /// beside it that names commits the file does not hold says a log was removed or cut
@@ -390,6 +391,9 @@ public final class ArchiveStore: Sendable {
                 }
             } catch where opening.source.isStale(path: path) {
                 // Pages of two states met: the error may be theirs.
+            } catch is IndexWentBeforeTheOpening {
+                // The next look replays the log, reads the file alone, or reads through the
+                // index made since.
             }
         }
         throw changingStore()
@@ -442,9 +446,9 @@ public final class ArchiveStore: Sendable {
             where failure.resultCode == .cantOpen && StoreLocation.writeAheadLogExists(for: path)
         {
             // With readonly_shm, a -wal whose -shm is gone cannot be read: SQLite opens the
-            // file, then fails the first read with SQLITE_CANTOPEN. (The opening replays such
-            // a log; the -shm went since it looked.)
-            throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+            // file, then fails the first read with SQLITE_CANTOPEN. The opening read through
+            // SQLite only because it found the -shm.
+            throw IndexWentBeforeTheOpening()
         }
         switch status {
         case .empty:
@@ -461,6 +465,13 @@ public final class ArchiveStore: Sendable {
             return (connection, stamp.file, opening.source)
         }
     }
+
+    /// The write-ahead log's index (`-shm`) an opening for reading found was gone when SQLite
+    /// opened it: an app's last close removes the index, then the log, and the next open
+    /// makes both again (often as files of the same inode numbers). The opening looks again.
+    /// (Such an opening threw ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``: 14 of
+    /// 22,262 opens beside a process opening the store, writing and closing it in a loop.)
+    private struct IndexWentBeforeTheOpening: Error {}
 
     /// The store at `path` as its file and write-ahead log make it, read and replayed in a
     /// database in memory (``LogReplay``), for a log whose index is gone: throws
