@@ -454,13 +454,22 @@ public final class ArchiveStore: Sendable {
         case .empty:
             throw ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")
         case .compatible(let pending) where pending > 0:
-            // Stamped before the copy: a commit after the stamp is caught by the next look.
-            let log = StoreLocation.FileStamp(path: path + "-wal")
-            let copy = try connection.readTransaction { try connection.copyInMemory() }
+            let (copy, source): (Connection, StoreLocation.ReadOnlySource)
+            if case .replayedLog = opening.reader {
+                // Already a copy, of the files as the opening stamped them before it read
+                // them: a stamp taken now would miss a commit made since that read.
+                try connection.execute("PRAGMA query_only = OFF")
+                (copy, source) = (connection, opening.source)
+            } else {
+                // Stamped before the copy: a commit after the stamp is caught by the next look.
+                let log = StoreLocation.FileStamp(path: path + "-wal")
+                copy = try connection.readTransaction { try connection.copyInMemory() }
+                source = .frozen(file: stamp, log: log)
+            }
             try copy.execute("PRAGMA foreign_keys = ON")  // as for a read-write open's migration
             try SchemaMigrator().migrate(copy, path: path)
             try copy.execute("PRAGMA query_only = ON")
-            return (copy, stamp.file, .frozen(file: stamp, log: log))
+            return (copy, stamp.file, source)
         case .compatible:
             return (connection, stamp.file, opening.source)
         }
