@@ -543,9 +543,10 @@ struct StoreFileTests {
             #expect(FileManager.default.createFile(atPath: other, contents: Data(main)))
             let unknownVersion = LogReplayTests.resummed(wal, changing: 7, to: 0x59)
             #expect(FileManager.default.createFile(atPath: other + "-wal", contents: Data(unknownVersion)))
-            #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: other)) {
+            let refusal = #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: other)) {
                 try ArchiveStore(path: other, mode: .readOnly)
             }
+            #expect(refusal?.description.contains("or is gone beside a log only SQLite's recovery may read") == true)
             #expect(fileBytes(other) == main)
             #expect(fileBytes(other + "-wal") == unknownVersion)
             #expect(!fileExists(other + "-shm"))

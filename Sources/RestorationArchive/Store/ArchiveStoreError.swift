@@ -191,8 +191,10 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .migrationChanged(let identifier):
             "The store applied migration '\(identifier)', whose text differs in this library."
         case .writeAheadLogNeedsRecovery(let path):
-            "'\(path)' has a write-ahead log only a read-write open can recover: its index (-shm) is missing or "
-                + "must be rebuilt (nothing is lost), or names commits the log does not have (the log was removed or "
+            "'\(path)' has a write-ahead log only a read-write open can recover: its index (-shm) must be rebuilt "
+                + "(nothing is lost), or is gone beside a log only SQLite's recovery may read (of a format version this "
+                + "library does not know, or whose pages do not fit the file), or names commits the log does not have "
+                + "(the log was removed or "
                 + "cut while a process had the store open, after one was killed, or by a power cut: those commits are "
                 + "lost); the app recovers it with its next read of the store, once it releases the store, or at its "
                 + "next launch; then try again."
