@@ -1186,7 +1186,7 @@ struct InspectionCommandTests {
             for (before, after) in zip(replayed, recovered) { #expect(before == after) }
             let generation = try #require(try app.snapshot()).header.generation
             #expect(recovered.contains { $0.contains("generation \(generation)") })
-            let discard = try run(Self.arguments(of: Self.commands.last!, path: path))
+            let discard = try run(Self.arguments(of: try #require(Self.commands.first { $0[0] == "discard" }), path: path))
             #expect(discard.status == 0, "\(discard.standardError)")
         }
     }
