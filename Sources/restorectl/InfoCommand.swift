@@ -164,8 +164,13 @@ struct InfoCommand: ParsableCommand {
     static func text(_ status: CrashStatus, path: String) -> String {
         var out = "Store \(TerminalText.escaped(path))\n"
         let footprint = status.footprint
-        out += "  size:          \(footprint.fileBytes) bytes, \(footprint.freeBytes) of them free; "
-            + "write-ahead log \(footprint.logBytes) bytes\n"
+        out += "  size:          \(footprint.storeBytes) bytes, \(footprint.freeBytes) of them free"
+        if footprint.fileBytes != footprint.storeBytes {
+            // Saves the log still holds (a killed app's, a running app's), or a compaction
+            // waiting for its checkpoint: the file has another length until the log is copied back.
+            out += " (its file \(footprint.fileBytes) bytes until the write-ahead log is copied back)"
+        }
+        out += "; write-ahead log \(footprint.logBytes) bytes\n"
         if let damage = status.journalDamage {
             out += "  last launch:   cannot be read: \(TerminalText.escaped(damage.description))\n"
         } else {
@@ -321,11 +326,13 @@ struct InfoJSON: Encodable {
 
 struct SizeJSON: Encodable {
     let file_bytes: Int
+    let store_bytes: Int
     let free_bytes: Int
     let log_bytes: Int
 
     init(_ footprint: StoreFootprint) {
-        (file_bytes, free_bytes, log_bytes) = (footprint.fileBytes, footprint.freeBytes, footprint.logBytes)
+        (file_bytes, store_bytes, free_bytes, log_bytes) =
+            (footprint.fileBytes, footprint.storeBytes, footprint.freeBytes, footprint.logBytes)
     }
 }
 

@@ -171,6 +171,7 @@ struct StoreCompactionTests {
             let store = try ArchiveStore(path: path)
             let empty = try store.footprint()
             #expect(empty.fileBytes == fileSize(path) && empty.logBytes == (fileSize(path + "-wal") ?? 0))
+            #expect(empty.storeBytes == Int(try store.withConnection { try $0.pageCounts() }.bytes))
             // The migrations leave a few pages free (the tables they made again).
             #expect(empty.freeBytes == Int(try store.withConnection { try $0.pageCounts() }.freeBytes))
             try Self.saveALargeArchive(in: store)
@@ -181,6 +182,7 @@ struct StoreCompactionTests {
             let full = try store.footprint()
             let pages = try store.withConnection { try $0.pageCounts() }
             #expect(full.freeBytes == Int(pages.freeBytes) && full.freeBytes > 1_000_000)
+            #expect(full.storeBytes == Int(pages.bytes) && full.freeBytes < full.storeBytes)
             #expect(full.fileBytes == fileSize(path) && full.logBytes == fileSize(path + "-wal"))
             // Read-only, as restorectl reads it.
             #expect(try ArchiveStore(path: path, mode: .readOnly).footprint() == full)
@@ -189,6 +191,8 @@ struct StoreCompactionTests {
             let compacted = try store.footprint()
             #expect(compacted.freeBytes == 0 && compacted.logBytes == 0)
             #expect(compacted.fileBytes == fileSize(path) && compacted.fileBytes < 100_000)
+            // The compaction's checkpoint copied the log back: the file is the store's size.
+            #expect(compacted.storeBytes == compacted.fileBytes)
         }
     }
 

@@ -772,19 +772,53 @@ struct InspectionCommandTests {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try store.save(try SampleArchives.tree(count: 4_000, stateSize: 400), header: SampleArchives.header)
-            // Two small saves prune the large generation: its pages are free.
+            // Two small saves prune the large generation: its pages are free. The checkpoint
+            // copies the log back: the file is the store's size.
             for _ in 0..<2 { try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header) }
-            let free = try store.withConnection { try Int($0.pageCounts().freeBytes) }
+            #expect(try store.withConnection { try $0.checkpointTruncating() })
+            let pages = try store.withConnection { try $0.pageCounts() }
+            let free = Int(pages.freeBytes)
             #expect(free > 1_000_000)
             let (file, log) = (try #require(fileSize(path)), try #require(fileSize(path + "-wal")))
+            #expect(file == Int(pages.bytes) && log == 0)
             let text = try run(["info", path])
             #expect(text.status == 0, "\(text.standardError)")
             #expect(
                 text.standardOutput.contains(
-                    "\n  size:          \(file) bytes, \(free) of them free; write-ahead log \(log) bytes\n"),
+                    "\n  size:          \(file) bytes, \(free) of them free; write-ahead log 0 bytes\n"),
                 "\(text.standardOutput)")
             let size = try #require(try json(run(["info", path, "--format", "json"]))["size"] as? [String: Int])
-            #expect(size == ["file_bytes": file, "free_bytes": free, "log_bytes": log])
+            #expect(size == ["file_bytes": file, "store_bytes": file, "free_bytes": free, "log_bytes": 0])
+        }
+    }
+
+    /// While the log holds saves not yet copied back (an app killed, or running, with them
+    /// there), `info` gives the store's size as it reads, which its free pages are part of,
+    /// and the file's own length beside it (a killed app's file may be shorter than its free
+    /// pages alone).
+    @Test func infoGivesTheSizeTheStoreReadsWhileItsLogHoldsItsSaves() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            // The opening's first save leaves the log as it finds it (empty): the save is in
+            // the log, and the file holds the store as its creation left it.
+            try store.save(try SampleArchives.tree(count: 400, stateSize: 400), header: SampleArchives.header)
+            let pages = try store.withConnection { try $0.pageCounts() }
+            let (file, log) = (try #require(fileSize(path)), try #require(fileSize(path + "-wal")))
+            #expect(file < Int(pages.bytes) / 4, "the save is in the log")
+            let text = try run(["info", path])
+            #expect(text.status == 0, "\(text.standardError)")
+            #expect(
+                text.standardOutput.contains(
+                    "\n  size:          \(pages.bytes) bytes, \(pages.freeBytes) of them free "
+                        + "(its file \(file) bytes until the write-ahead log is copied back); "
+                        + "write-ahead log \(log) bytes\n"),
+                "\(text.standardOutput)")
+            let size = try #require(try json(run(["info", path, "--format", "json"]))["size"] as? [String: Int])
+            #expect(
+                size == [
+                    "file_bytes": file, "store_bytes": Int(pages.bytes), "free_bytes": Int(pages.freeBytes),
+                    "log_bytes": log,
+                ])
         }
     }
 
