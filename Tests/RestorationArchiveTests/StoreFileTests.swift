@@ -550,6 +550,22 @@ struct StoreFileTests {
             #expect(fileBytes(other) == main)
             #expect(fileBytes(other + "-wal") == unknownVersion)
             #expect(!fileExists(other + "-shm"))
+
+            // The same log with its header's checksum broken: SQLite reads no commit of it,
+            // and the file alone is the empty database the store's first commit found. The
+            // refusal names the log, whose bytes the user sees beside a file that holds nothing.
+            let damaged = path + ".damaged"
+            #expect(FileManager.default.createFile(atPath: damaged, contents: Data(main)))
+            var unreadable = wal
+            unreadable[24] ^= 0x01  // the header's first checksum word
+            #expect(FileManager.default.createFile(atPath: damaged + "-wal", contents: Data(unreadable)))
+            let empty = ArchiveStoreError.notAStore(
+                path: damaged,
+                reason: "it is an empty SQLite database, and the write-ahead log beside it (\(wal.count) bytes) "
+                    + "holds no commit SQLite can read")
+            #expect(throws: empty) { try ArchiveStore(path: damaged, mode: .readOnly) }
+            #expect(fileBytes(damaged) == main && fileBytes(damaged + "-wal") == unreadable)
+            #expect(!fileExists(damaged + "-shm"))
         }
     }
 

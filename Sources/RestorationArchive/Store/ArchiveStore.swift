@@ -424,6 +424,18 @@ public final class ArchiveStore: Sendable {
         return status
     }
 
+    /// Why a store that reads as an empty SQLite database is not a store. A log beside it
+    /// that is not empty holds no commit SQLite reads, or the store's schema would be there:
+    /// a log whose first bytes were damaged, one cut before its first commit, or that of a
+    /// store being made at that instant. Said, since the user sees a log of many bytes beside
+    /// a file that holds nothing.
+    private static func emptyDatabaseReason(path: String) -> String {
+        let log = StoreLocation.FileStamp(path: path + "-wal")?.size ?? 0
+        guard log > 0 else { return "it is an empty SQLite database" }
+        return "it is an empty SQLite database, and the write-ahead log beside it (\(log) bytes) "
+            + "holds no commit SQLite can read"
+    }
+
     /// ``openForReading(path:configuration:logger:)`` as `opening` reads the store.
     private static func openForReading(
         path: String, stamp: StoreLocation.FileStamp, opening: StoreLocation.ReadOnlyOpening,
@@ -452,7 +464,7 @@ public final class ArchiveStore: Sendable {
         }
         switch status {
         case .empty:
-            throw ArchiveStoreError.notAStore(path: path, reason: "it is an empty SQLite database")
+            throw ArchiveStoreError.notAStore(path: path, reason: emptyDatabaseReason(path: path))
         case .compatible(let pending) where pending > 0:
             let (copy, source): (Connection, StoreLocation.ReadOnlySource)
             if case .replayedLog = opening.reader {
