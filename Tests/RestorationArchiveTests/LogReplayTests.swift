@@ -90,10 +90,45 @@ struct LogReplayTests {
         }
     }
 
+    /// A last commit that makes the database larger than the file and the log's frames hold,
+    /// by as much as SQLite's checkpoint allows (64 KiB, for the page of the lock byte at
+    /// 1 GiB, which no log holds): replayed as SQLite recovers it, the pages no frame holds
+    /// zeros. One page more, and SQLite's checkpoint calls the database corrupt: not replayed.
+    @Test(arguments: 0..<4)
+    func aCommitAsLargeAsSQLiteAllowsIsReplayedAsSQLiteRecoversIt(seed: UInt64) throws {
+        var random = SeededGenerator(seed: 0xB0_0000 + seed)
+        try withTemporaryDirectory { directory in
+            let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
+            let pageSize = Int(Self.word(log, 8))
+            let frames = Self.frames(of: log)
+            let last = try #require(frames.lastIndex { Self.word(log, $0 + 4) != 0 })
+            let allowed = (file.count + 65_536 + (last + 1) * pageSize) / pageSize
+            let (atTheBound, past) = (
+                Self.committing(pages: allowed, at: frames[last], log), Self.committing(pages: allowed + 1, at: frames[last], log)
+            )
+            // Counts and indices, not the arrays: a failure would print megabytes.
+            let replayed = LogReplay.database(file: file, log: atTheBound) ?? []
+            let recovered = try Self.recoveredBySQLite(file: file, log: atTheBound, in: directory)
+            #expect(replayed.count == allowed * pageSize && recovered.count == replayed.count, "seed \(seed)")
+            let differing = replayed.indices.first { $0 < recovered.count && replayed[$0] != recovered[$0] }
+            #expect(differing == nil, "seed \(seed): the first byte that differs")
+
+            #expect(LogReplay.database(file: file, log: past)?.count == nil, "seed \(seed)")
+            // (`#expect(throws:)` here crashes the compiler's SendNonSendable pass, Swift 6.3.1.)
+            var refusal: ResultCode?
+            do {
+                _ = try Self.recoveredBySQLite(file: file, log: past, in: directory)
+            } catch let error as DatabaseError {
+                refusal = error.resultCode
+            }
+            #expect(refusal == .corrupt, "seed \(seed): SQLite's checkpoint")
+        }
+    }
+
     /// Logs no SQLite wrote, whose checksums hold: random page numbers and commit sizes
     /// (0, small, past the file's end, up to 2^32 - 1), random page sizes and files. The replay
     /// never traps, and a database it gives is never larger than the file and the log
-    /// together.
+    /// together, with the 64 KiB SQLite's checkpoint allows.
     @Test(arguments: 0..<200)
     func arbitraryFramesWhoseChecksumsHoldAreReplayedSafely(seed: UInt64) {
         var random = SeededGenerator(seed: 0xF4A3_0000 + seed)
@@ -125,7 +160,7 @@ struct LogReplayTests {
         log = Self.withChecksumsMadeAgain(log)
         if Bool.random(using: &random) { log.removeLast(Int.random(in: 0...log.count - 32, using: &random)) }
         guard let database = LogReplay.database(file: file, log: log) else { return }
-        #expect(database.count <= file.count + log.count, "seed \(seed)")
+        #expect(database.count <= file.count + log.count + 65_536, "seed \(seed)")
     }
 
     // MARK: Helpers
@@ -187,6 +222,14 @@ struct LogReplayTests {
     static func resummed(_ log: [UInt8], changing offset: Int, to value: UInt8) -> [UInt8] {
         var log = log
         log[offset] = value
+        return withChecksumsMadeAgain(log)
+    }
+
+    /// `log` with the frame at `offset` ending a commit that gives the database `pages`
+    /// pages, its checksums made again.
+    private static func committing(pages: Int, at offset: Int, _ log: [UInt8]) -> [UInt8] {
+        var log = log
+        for index in 0..<4 { log[offset + 4 + index] = UInt8(truncatingIfNeeded: pages >> (24 - 8 * index)) }
         return withChecksumsMadeAgain(log)
     }
 

@@ -14,8 +14,9 @@ enum LogReplay {
     /// rollback mode (bytes 18 and 19 of its header say 1 rather than 2: a database in memory
     /// has no log). `nil` when the log is one SQLite would not recover either (a version of
     /// the format it does not know, which SQLite fails to open), or one this replay cannot
-    /// vouch for: its last commit needs pages neither the file nor the log holds, or its
-    /// pages are not the size the database's header says.
+    /// vouch for: its last commit needs more pages than the file and the log hold (with the
+    /// 64 KiB SQLite's checkpoint allows), or its pages are not the size the database's header
+    /// says.
     static func database(file: [UInt8], log: [UInt8]) -> [UInt8]? {
         guard let header = Header(log) else { return inRollbackMode(file) }
         guard header.version == supportedVersion else { return nil }
@@ -42,9 +43,12 @@ enum LogReplay {
             }
         }
         guard let committed else { return inRollbackMode(file) }
-        // Each page past the file's end comes from a frame: a commit that needs more is not
-        // SQLite's (and would make a database as large as it says).
-        guard committed.pages - file.count / header.pageSize <= committed.frames else { return nil }
+        // SQLite's checkpoint refuses, as corrupt, a commit that makes the database larger
+        // than the file, the commit's frames and 64 KiB (the page of the 1 GiB lock byte,
+        // which SQLite never writes) together: a commit that needs more is not SQLite's, and
+        // would make a database as large as it says.
+        guard committed.pages * header.pageSize <= file.count + pendingBytePage + committed.frames * header.pageSize
+        else { return nil }
         var database = [UInt8](repeating: 0, count: committed.pages * header.pageSize)
         let kept = min(file.count, database.count)
         database.replaceSubrange(0..<kept, with: file[0..<kept])
@@ -71,6 +75,10 @@ enum LogReplay {
 
     /// The only version of the log's format SQLite writes (`WAL_MAX_VERSION`).
     static let supportedVersion: UInt32 = 3_007_000
+    /// The most a database's size may pass the file and the log's frames (`walCheckpoint`'s
+    /// bound): the largest page size, for the page holding the lock byte at 1 GiB, which the
+    /// log never holds.
+    private static let pendingBytePage = 65_536
     private static let headerSize = 32
     private static let frameHeaderSize = 24
 
