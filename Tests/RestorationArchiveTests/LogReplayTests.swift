@@ -31,7 +31,7 @@ struct LogReplayTests {
             let differing = replayed.indices.first { $0 < recovered.count && replayed[$0] != recovered[$0] }
             #expect(replayed.count == recovered.count, "seed \(seed): \(replayed.count) bytes, SQLite's \(recovered.count)")
             #expect(differing == nil, "seed \(seed): the first byte that differs")
-            let copy = try Connection.inMemory(holding: replayed)
+            let copy = try Self.inMemory(replayed)
             #expect(try copy.pragmaText("PRAGMA integrity_check") == "ok", "seed \(seed)")
         }
     }
@@ -184,7 +184,7 @@ struct LogReplayTests {
             } catch let error as DatabaseError where error.resultCode == .corrupt || error.resultCode == .notADatabase {
                 guard let replayed else { return }
                 #expect(throws: DatabaseError.self, "seed \(seed), \(changes): SQLite's recovery: \(error)") {
-                    _ = try Connection.inMemory(holding: replayed).pragmaInteger("SELECT count(*) FROM sqlite_schema")
+                    _ = try Self.inMemory(replayed).pragmaInteger("SELECT count(*) FROM sqlite_schema")
                 }
                 return
             }
@@ -295,6 +295,15 @@ struct LogReplayTests {
         var log = log
         log[offset] = value
         return withChecksumsMadeAgain(log)
+    }
+
+    /// A database in memory that holds `image`.
+    private static func inMemory(_ image: [UInt8]) throws -> Connection {
+        let connection = try Connection.inMemory(byteCount: image.count) { bytes in
+            image.withUnsafeBytes { bytes.copyMemory(from: $0) }
+            return true
+        }
+        return try #require(connection)
     }
 
     /// `log` with the frame at `offset` ending a commit that gives the database `pages`

@@ -569,6 +569,47 @@ struct StoreFileTests {
         }
     }
 
+    /// A killed app's store without its index, whose files something made sparse and huge
+    /// (a log, or the file, grown to 40 GiB of zeros past what SQLite wrote): the replay reads
+    /// the log's frames up to the first that is not one, and the file's pages the last commit
+    /// keeps, not the files' lengths (it read both whole, and the process trapped for want of
+    /// 40 GiB). Where the file alone is the store (a log without a commit) and is longer than
+    /// the replay holds in memory (1 GiB), the open is refused, typed, and reads none of it.
+    @Test func aReplayReadsWhatTheStoreHoldsNotTheLengthsOfItsFiles() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
+            try writer.save(try SampleArchives.tree(count: 7, fill: 3), header: SampleArchives.header)
+            let saved = try #require(try writer.snapshot())
+            let (main, wal) = (try #require(fileBytes(path)), try #require(fileBytes(path + "-wal")))
+            func copy(named name: String, log: [UInt8] = wal, growing grown: [String]) throws -> String {
+                let copy = path + "." + name
+                #expect(FileManager.default.createFile(atPath: copy, contents: Data(main)))
+                #expect(FileManager.default.createFile(atPath: copy + "-wal", contents: Data(log)))
+                for (suffix, length) in [("", 40 << 30), ("-wal", 40 << 30)] where grown.contains(suffix) {
+                    #expect(truncate(copy + suffix, off_t(length)) == 0)
+                }
+                return copy
+            }
+            let grownLog = try copy(named: "log", growing: ["-wal"])
+            #expect(try ArchiveStore(path: grownLog, mode: .readOnly).snapshot() == saved)
+            let grownBoth = try copy(named: "both", growing: ["", "-wal"])
+            #expect(try ArchiveStore(path: grownBoth, mode: .readOnly).snapshot() == saved)
+            #expect(fileSize(grownBoth) == 40 << 30 && fileSize(grownBoth + "-wal") == 40 << 30)
+            #expect(!fileExists(grownBoth + "-shm"))
+
+            // No commit the log's header vouches for: the file alone, 40 GiB, is the store.
+            var unreadable = wal
+            unreadable[24] ^= 0x01
+            let tooLarge = try copy(named: "file", log: unreadable, growing: [""])
+            let refusal = #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: tooLarge)) {
+                try ArchiveStore(path: tooLarge, mode: .readOnly)
+            }
+            #expect(refusal?.description.contains("beside a store too large to replay in memory (over 1 GiB)") == true)
+            #expect(fileSize(tooLarge) == 40 << 30 && fileBytes(tooLarge + "-wal") == unreadable)
+        }
+    }
+
     /// The log's index as a writer leaves it for an instant while it updates the index's
     /// header: its two copies differ. A read-only open, which cannot rebuild the index, tries
     /// again for a while (a writer's update would be over), then gives the typed error while

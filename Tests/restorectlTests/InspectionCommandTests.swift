@@ -1213,6 +1213,13 @@ struct InspectionCommandTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == listing)
             #expect(fileBytes(path) == file && fileBytes(path + "-wal") == log, "no file changed")
             #expect(replayed.first { $0.hasPrefix("tree: 0\n") } != nil, "\(replayed)")
+            // The log grown to 40 GiB past its frames (a sparse file of zeros): read as it was.
+            let length = try #require(log?.count)
+            #expect(truncate(path + "-wal", 40 << 30) == 0)
+            let tree = try run(["tree", path])
+            let treeRead = try #require(replayed.first { $0.hasPrefix("tree: ") })
+            #expect("tree: \(tree.status)\n\(tree.standardOutput)\(tree.standardError)" == treeRead)
+            #expect(truncate(path + "-wal", off_t(length)) == 0 && fileBytes(path + "-wal") == log)
 
             let app = try ArchiveStore(path: path)
             #expect(fileExists(path + "-shm"), "the app's store rebuilt the index")

@@ -374,21 +374,27 @@ final class Connection {
         return copy
     }
 
-    /// A connection to a database in memory that holds `image`, the bytes of a database file
-    /// in rollback mode (SQLite's deserialize: a database in memory has no write-ahead log),
-    /// writable; it shares nothing with any file. An empty `image` is an empty database.
-    static func inMemory(holding image: [UInt8]) throws(DatabaseError) -> Connection {
+    /// A connection to a database in memory of `byteCount` bytes, which `fill` writes (the
+    /// bytes of a database file in rollback mode: a database in memory has no write-ahead
+    /// log), writable; it shares nothing with any file. `nil` when `fill` returns `false`.
+    /// The bytes are SQLite's from the start (`sqlite3_malloc64`), which frees them with the
+    /// connection: memory SQLite cannot have is its error (`SQLITE_NOMEM`), and the database
+    /// is never held twice. An empty database when `byteCount` is 0.
+    static func inMemory(byteCount: Int, filling fill: (UnsafeMutableRawBufferPointer) -> Bool)
+        throws(DatabaseError) -> Connection?
+    {
         let connection = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
-        guard !image.isEmpty else { return connection }
-        // SQLite frees the copy with the connection, or at once when it fails.
-        guard let copy = sqlite3_malloc64(UInt64(image.count)) else {
-            throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil)
+        guard byteCount > 0 else { return fill(UnsafeMutableRawBufferPointer(start: nil, count: 0)) ? connection : nil }
+        guard let bytes = sqlite3_malloc64(UInt64(byteCount)) else { throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil) }
+        guard fill(UnsafeMutableRawBufferPointer(start: bytes, count: byteCount)) else {
+            sqlite3_free(bytes)
+            return nil
         }
-        image.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        let size = Int64(image.count)
+        // SQLite frees them with the connection, or at once when it fails.
+        let size = Int64(byteCount)
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
         try connection.check(
-            sqlite3_deserialize(connection.handle, "main", copy.assumingMemoryBound(to: UInt8.self), size, size, flags))
+            sqlite3_deserialize(connection.handle, "main", bytes.assumingMemoryBound(to: UInt8.self), size, size, flags))
         return connection
     }
 

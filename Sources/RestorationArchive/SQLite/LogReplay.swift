@@ -10,69 +10,147 @@
 /// gives. A log whose header is not one (another magic number, a bad page size, a checksum
 /// that does not match) holds no commit, and the file is read alone, as SQLite reads it.
 enum LogReplay {
-    /// The database `file` (the bytes of the database file) and `log` (its `-wal`'s) make, in
-    /// rollback mode (bytes 18 and 19 of its header say 1 rather than 2: a database in memory
-    /// has no log). `nil` when the log is one SQLite would not recover either (a version of
-    /// the format it does not know, which SQLite fails to open), or one this replay cannot
-    /// vouch for: its last commit needs more pages than the file and the log hold (with the
-    /// 64 KiB SQLite's checkpoint allows), or its pages are not the size the database's header
-    /// says.
-    static func database(file: [UInt8], log: [UInt8]) -> [UInt8]? {
-        guard let header = Header(log) else { return inRollbackMode(file) }
+    /// The bytes of a file the replay reads (the database's, the log's), read at an offset
+    /// into a buffer: how many bytes were read, fewer than the buffer holds only at the end;
+    /// `nil` when they cannot be read.
+    struct Bytes {
+        let count: Int
+        let read: (_ offset: Int, _ buffer: UnsafeMutableRawBufferPointer) -> Int?
+
+        init(count: Int, read: @escaping (_ offset: Int, _ buffer: UnsafeMutableRawBufferPointer) -> Int?) {
+            (self.count, self.read) = (count, read)
+        }
+
+        /// The bytes of `array`.
+        init(_ array: [UInt8]) {
+            self.init(count: array.count) { offset, buffer in
+                guard offset < array.count else { return 0 }
+                let read = min(buffer.count, array.count - offset)
+                array.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + read])) }
+                return read
+            }
+        }
+
+        /// `count` bytes from `offset`, or `nil` when fewer can be read.
+        fileprivate func bytes(at offset: Int, count: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count)
+            return bytes.withUnsafeMutableBytes({ read(offset, $0) }) == count ? bytes : nil
+        }
+    }
+
+    /// A replay: the database's length, and where each of its pages comes from. Made reading
+    /// the log a frame at a time, so that a log of any length (a garbage one, a sparse one of
+    /// terabytes) costs a read of its valid frames, not of its length; the database is then
+    /// written straight into the memory that holds it.
+    struct Replay {
+        /// The database's length in bytes: the last commit's pages, or the file's length
+        /// when the log holds no commit.
+        let byteCount: Int
+        /// How many of the file's first bytes the database starts with.
+        fileprivate let fileBytes: Int
+        fileprivate let pageSize: Int
+        /// The offset in the log of the newest copy of each page (0 is page 1) the log holds
+        /// up to its last commit, in the database.
+        fileprivate let newest: [Int: Int]
+
+        /// Writes the database into `buffer`, ``byteCount`` bytes long: `false` when the files
+        /// cannot be read as they were when the replay was made (they changed since).
+        func write(into buffer: UnsafeMutableRawBufferPointer, file: Bytes, log: Bytes) -> Bool {
+            precondition(buffer.count == byteCount)
+            guard file.read(0, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<fileBytes])) == fileBytes else {
+                return false
+            }
+            buffer[fileBytes...].initializeMemory(as: UInt8.self, repeating: 0)
+            for (page, offset) in newest {
+                let at = page * pageSize
+                guard log.read(offset, UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + pageSize])) == pageSize
+                else { return false }
+            }
+            for version in 18...19 where byteCount > version && buffer[version] == 2 { buffer[version] = 1 }
+            return true
+        }
+    }
+
+    /// The replay of `log` into `file`. `nil` when the log is one SQLite would not recover
+    /// either (a version of the format it does not know, which SQLite fails to open), or one
+    /// this replay cannot vouch for: its last commit needs more pages than the file and the
+    /// log hold (with the 64 KiB SQLite's checkpoint allows), or its pages are not the size
+    /// the database's header says; when the database would be larger than
+    /// ``largestDatabase``; or when the files cannot be read.
+    static func replay(file: Bytes, log: Bytes) -> Replay? {
+        let fileAlone = Replay(byteCount: file.count, fileBytes: file.count, pageSize: 0, newest: [:])
+        guard let headerBytes = log.bytes(at: 0, count: headerSize), let header = Header(headerBytes) else {
+            return file.count <= largestDatabase ? fileAlone : nil
+        }
         guard header.version == supportedVersion else { return nil }
         let frameSize = frameHeaderSize + header.pageSize
         var sums = header.sums
-        // The end of the last commit's frames, how many frames it ends, and the size in pages
-        // it gives the database.
-        var committed: (end: Int, frames: Int, pages: Int)?
+        // The newest frame of each page up to the last commit, and those after it.
+        var (committed, pending) = ([Int: Int](), [Int: Int]())
+        // How many frames the last commit ends, and the size in pages it gives the database.
+        var lastCommit: (frames: Int, pages: Int)?
+        var frame = [UInt8](repeating: 0, count: frameSize)
         var offset = headerSize
         while offset + frameSize <= log.count {
-            let page = word(log, at: offset, bigEndian: true)
-            let pagesAfterCommit = word(log, at: offset + 4, bigEndian: true)
-            guard page != 0, log[offset + 8..<offset + 16].elementsEqual(log[16..<24]) else { break }
-            sums = checksum(log, from: offset, count: 8, bigEndian: header.bigEndianSums, startingAt: sums)
+            // Frames of more pages than the largest database replayed holds: refused, which
+            // bounds the pages tracked.
+            guard (committed.count + pending.count) * header.pageSize <= largestDatabase else { return nil }
+            // Read short: the log was cut as it was read (the opening sees it changed).
+            guard frame.withUnsafeMutableBytes({ log.read(offset, $0) }) == frameSize else { break }
+            let page = word(frame, at: 0, bigEndian: true)
+            let pagesAfterCommit = word(frame, at: 4, bigEndian: true)
+            guard page != 0, frame[8..<16].elementsEqual(headerBytes[16..<24]) else { break }
+            sums = checksum(frame, from: 0, count: 8, bigEndian: header.bigEndianSums, startingAt: sums)
             sums = checksum(
-                log, from: offset + frameHeaderSize, count: header.pageSize, bigEndian: header.bigEndianSums,
+                frame, from: frameHeaderSize, count: header.pageSize, bigEndian: header.bigEndianSums,
                 startingAt: sums)
-            guard sums.0 == word(log, at: offset + 16, bigEndian: true),
-                sums.1 == word(log, at: offset + 20, bigEndian: true)
+            guard sums.0 == word(frame, at: 16, bigEndian: true), sums.1 == word(frame, at: 20, bigEndian: true)
             else { break }
+            pending[Int(page) - 1] = offset + frameHeaderSize
             offset += frameSize
             if pagesAfterCommit != 0 {
-                committed = (offset, (offset - headerSize) / frameSize, Int(pagesAfterCommit))
+                committed.merge(pending) { _, newer in newer }
+                pending.removeAll(keepingCapacity: true)
+                lastCommit = ((offset - headerSize) / frameSize, Int(pagesAfterCommit))
             }
         }
-        guard let committed else { return inRollbackMode(file) }
+        guard let lastCommit else { return file.count <= largestDatabase ? fileAlone : nil }
         // SQLite's checkpoint refuses, as corrupt, a commit that makes the database larger
         // than the file, the commit's frames and 64 KiB (the page of the 1 GiB lock byte,
         // which SQLite never writes) together: a commit that needs more is not SQLite's, and
         // would make a database as large as it says.
-        guard committed.pages * header.pageSize <= file.count + pendingBytePage + committed.frames * header.pageSize
+        let byteCount = lastCommit.pages * header.pageSize
+        guard byteCount <= file.count + pendingBytePage + lastCommit.frames * header.pageSize,
+            byteCount <= largestDatabase
         else { return nil }
-        var database = [UInt8](repeating: 0, count: committed.pages * header.pageSize)
-        let kept = min(file.count, database.count)
-        database.replaceSubrange(0..<kept, with: file[0..<kept])
-        // In the log's order, so that each page ends as its newest frame holds it.
-        for frame in stride(from: headerSize, to: committed.end, by: frameSize) {
-            let page = Int(word(log, at: frame, bigEndian: true))
-            guard page <= committed.pages else { continue }
-            let (at, from) = ((page - 1) * header.pageSize, frame + frameHeaderSize)
-            database.replaceSubrange(at..<at + header.pageSize, with: log[from..<from + header.pageSize])
-        }
-        // The page size the database's header gives (bytes 16 and 17, big-endian; 1 is 65,536).
-        let stored = Int(database[16]) << 8 | Int(database[17])
+        let replay = Replay(
+            byteCount: byteCount, fileBytes: min(file.count, byteCount), pageSize: header.pageSize,
+            newest: committed.filter { $0.key < lastCommit.pages })
+        // The page size the database's header gives (bytes 16 and 17 of page 1, big-endian;
+        // 1 is 65,536).
+        let firstPage = replay.newest[0].map { (log, $0) } ?? (file, 0)
+        guard let bytes = firstPage.0.bytes(at: firstPage.1 + 16, count: 2) else { return nil }
+        let stored = Int(bytes[0]) << 8 | Int(bytes[1])
         guard (stored == 1 ? 65_536 : stored) == header.pageSize else { return nil }
-        return inRollbackMode(database)
+        return replay
     }
 
-    /// `database` with its header's read and write versions (bytes 18 and 19) saying
-    /// rollback mode where they say write-ahead logging (2).
-    private static func inRollbackMode(_ database: [UInt8]) -> [UInt8] {
-        var database = database
-        for version in 18...19 where database.count > version && database[version] == 2 { database[version] = 1 }
-        return database
+    /// The database `file` (the bytes of the database file) and `log` (its `-wal`'s) make, in
+    /// rollback mode (bytes 18 and 19 of its header say 1 rather than 2: a database in memory
+    /// has no log). `nil` when ``replay(file:log:)`` is.
+    static func database(file: [UInt8], log: [UInt8]) -> [UInt8]? {
+        let (file, log) = (Bytes(file), Bytes(log))
+        guard let replay = replay(file: file, log: log) else { return nil }
+        var database = [UInt8](repeating: 0, count: replay.byteCount)
+        let written = database.withUnsafeMutableBytes { replay.write(into: $0, file: file, log: log) }
+        return written ? database : nil
     }
 
+    /// The largest database replayed, which is held in memory: 1 GiB, SQLite's own default
+    /// largest database in memory (`SQLITE_MEMDB_DEFAULT_MAXSIZE`). A restoration store is a
+    /// few megabytes; a file or log that says more (a sparse file of terabytes beside a log)
+    /// is not replayed, rather than exhausting the memory of the process that reads it.
+    static let largestDatabase = 1 << 30
     /// The only version of the log's format SQLite writes (`WAL_MAX_VERSION`).
     static let supportedVersion: UInt32 = 3_007_000
     /// The most a database's size may pass the file and the log's frames (`walCheckpoint`'s

@@ -23,34 +23,57 @@ enum StoreFileBytes {
     /// there (a symbolic link is not followed), it cannot be read (a read error, too), or it
     /// holds fewer than `count` bytes.
     static func read(at path: String, count: Int? = nil) -> [UInt8]? {
+        withFile(at: path) { file in
+            let wanted = count ?? file.size
+            var bytes = [UInt8](repeating: 0, count: wanted)
+            let done = bytes.withUnsafeMutableBytes { file.read(at: 0, into: $0) }
+            guard let done, done == wanted || count == nil else { return nil }
+            bytes.removeSubrange(done...)
+            return bytes
+        } ?? nil
+    }
+
+    /// An open file, read at any offset.
+    struct OpenFile {
+        fileprivate let descriptor: Int32
+        /// The file's size when it was opened.
+        let size: Int
+
+        /// Reads the file from `offset` into `buffer`: how many bytes it read, fewer than the
+        /// buffer holds only at the file's end; `nil` on a read error.
+        func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+            var done = 0
+            while done < buffer.count {
+                let read = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if read < 0, errno == EINTR { continue }
+                guard read >= 0 else { return nil }
+                if read == 0 { break }
+                done += read
+            }
+            return done
+        }
+    }
+
+    /// `body` of the file at `path`, read through a descriptor this process already has open
+    /// on it, or one of its own, closed after; `nil` when no regular file is there (a
+    /// symbolic link is not followed) or it cannot be opened.
+    static func withFile<Result>(at path: String, _ body: (OpenFile) throws -> Result) rethrows -> Result? {
         var status = stat()
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        if let shared = descriptorOpen(on: status) { return read(from: shared, count: count) }
+        if let shared = descriptorOpen(on: status) { return try withFile(open: shared, body) }
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        return read(from: descriptor, count: count)
+        return try withFile(open: descriptor, body)
     }
 
-    /// See ``read(at:count:)``: the same of the file open as `descriptor`.
-    private static func read(from descriptor: Int32, count: Int?) -> [UInt8]? {
+    /// See ``withFile(at:_:)``: `body` of the file open as `descriptor`.
+    private static func withFile<Result>(open descriptor: Int32, _ body: (OpenFile) throws -> Result) rethrows
+        -> Result?
+    {
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        let wanted = count ?? Int(status.st_size)
-        var bytes = [UInt8](repeating: 0, count: wanted)
-        var done = 0
-        while done < wanted {
-            let read = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + done, wanted - done, off_t(done))
-            }
-            if read < 0, errno == EINTR { continue }
-            guard read >= 0 else { return nil }
-            if read == 0 { break }
-            done += read
-        }
-        guard done == wanted || count == nil else { return nil }
-        bytes.removeSubrange(done...)
-        return bytes
+        return try body(OpenFile(descriptor: descriptor, size: Int(status.st_size)))
     }
 
     /// A descriptor this process has open on the file `file` describes (the same device and
@@ -67,5 +90,12 @@ enum StoreFileBytes {
             return found == nil
         }
         return found
+    }
+}
+
+extension LogReplay.Bytes {
+    /// The bytes of `file`, as long as its size said when it was opened.
+    init(_ file: StoreFileBytes.OpenFile) {
+        self.init(count: file.size) { offset, buffer in file.read(at: offset, into: buffer) }
     }
 }

@@ -68,7 +68,9 @@ public final class ArchiveStore: Sendable {
         /// by a cleaning tool or left out of a copy of a killed app's files), which SQLite
         /// reads only through a connection that writes the index: the file and the log's
         /// commits are replayed in the copy, as the app's next read-write open will recover
-        /// them. A log that only SQLite's own recovery may judge is refused with
+        /// them, reading the log's frames and the pages its last commit keeps, whatever the
+        /// files' lengths. A log that only SQLite's own recovery may judge, or a store that
+        /// would be larger than 1 GiB in memory, is refused with
         /// ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``.
         ///
         /// Do not open a store read-only in the process that then opens it read-write while
@@ -497,13 +499,20 @@ public final class ArchiveStore: Sendable {
     /// The store at `path` as its file and write-ahead log make it, read and replayed in a
     /// database in memory (``LogReplay``), for a log whose index is gone: throws
     /// ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)`` when the files cannot be read
-    /// (gone since they were looked at: the opening looks again) or the log is one only
-    /// SQLite's own recovery may judge.
+    /// (gone or changed since they were looked at: the opening looks again), the log is one
+    /// only SQLite's own recovery may judge, or the store is larger than the replay holds in
+    /// memory (``LogReplay/largestDatabase``).
     private static func replayedLog(path: String) throws -> Connection {
-        guard let file = StoreFileBytes.read(at: path), let log = StoreFileBytes.read(at: path + "-wal"),
-            let database = LogReplay.database(file: file, log: log)
-        else { throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path) }
-        return try Connection.inMemory(holding: database)
+        func replayed(_ file: StoreFileBytes.OpenFile, _ log: StoreFileBytes.OpenFile) throws -> Connection? {
+            let (file, log) = (LogReplay.Bytes(file), LogReplay.Bytes(log))
+            guard let replay = LogReplay.replay(file: file, log: log) else { return nil }
+            return try Connection.inMemory(byteCount: replay.byteCount) { replay.write(into: $0, file: file, log: log) }
+        }
+        let connection = try StoreFileBytes.withFile(at: path) { file in
+            try StoreFileBytes.withFile(at: path + "-wal") { log in try replayed(file, log) } ?? nil
+        }
+        guard let connection = connection ?? nil else { throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path) }
+        return connection
     }
 
     /// Verifies the key against the store's key check, which the first read-write open with a

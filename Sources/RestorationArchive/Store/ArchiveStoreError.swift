@@ -35,7 +35,8 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     /// without a read mark a reader can use, while another process has it open; or without
     /// its index and one only SQLite's recovery may judge (a version of the log's format
     /// SQLite does not know, a commit needing pages neither the file nor the log holds, or
-    /// pages of another size than the database's); only a read-write open can recover it. (A
+    /// pages of another size than the database's), or beside a store too large to replay in
+    /// memory (over 1 GiB); only a read-write open can recover it. (A
     /// killed app's log without its index, as a backup that leaves `-shm` out copies it, is
     /// read: replayed in memory as the app's next open will recover it.)
     ///
@@ -193,11 +194,11 @@ public enum ArchiveStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         case .writeAheadLogNeedsRecovery(let path):
             "'\(path)' has a write-ahead log only a read-write open can recover: its index (-shm) must be rebuilt "
                 + "(nothing is lost), or is gone beside a log only SQLite's recovery may read (of a format version this "
-                + "library does not know, or whose pages do not fit the file), or names commits the log does not have "
-                + "(the log was removed or "
-                + "cut while a process had the store open, after one was killed, or by a power cut: those commits are "
-                + "lost); the app recovers it with its next read of the store, once it releases the store, or at its "
-                + "next launch; then try again."
+                + "library does not know, or whose pages do not fit the file) or beside a store too large to replay "
+                + "in memory (over 1 GiB), or names commits the log does not have (the log was removed or cut while "
+                + "a process had the store open, after one was killed, or by a power cut: those commits are lost); "
+                + "the app recovers it with its next read of the store, once it releases the store, or at its next "
+                + "launch; then try again."
         case .readOnly:
             "The store is open read-only."
         case .storeFileMoved(let path):
