@@ -167,8 +167,11 @@ struct InfoCommand: ParsableCommand {
         out += "  size:          \(footprint.storeBytes) bytes, \(footprint.freeBytes) of them free"
         if footprint.fileBytes != footprint.storeBytes {
             // Saves the log still holds (a killed app's, a running app's), or a compaction
-            // waiting for its checkpoint: the file has another length until the log is copied back.
-            out += " (its file \(footprint.fileBytes) bytes until the write-ahead log is copied back)"
+            // waiting for its checkpoint: the file has another length until the log is copied
+            // back. Without a log: a store of an older schema, read through a copy migrated in
+            // memory, or a file longer than SQLite's count of its pages.
+            out += " (its file \(footprint.fileBytes) bytes"
+                + (footprint.logBytes > 0 ? " until the write-ahead log is copied back)" : ")")
         }
         out += "; write-ahead log \(footprint.logBytes) bytes\n"
         if let damage = status.journalDamage {
