@@ -411,6 +411,29 @@ struct MigrationTests {
         }
     }
 
+    /// An older store whose file says it is larger than a copy in memory may be (a header
+    /// whose size field no longer counts, and a file grown sparse to 2 GiB: SQLite then counts
+    /// the file's length) is refused read-only, typed, at once: it was copied page by page
+    /// into memory, as much memory as the file is long. Its file is left as it was.
+    @Test func anOlderStoreLargerThanACopyInMemoryMayBeIsRefusedReadOnly() throws {
+        try withTemporaryStorePath { path in
+            try SchemaV6Fixture.copy(to: path)
+            // The header's "version valid for" (bytes 92–95) no longer the change counter's.
+            let header = try #require(fopen(path, "r+b"))
+            #expect(fseek(header, 92, SEEK_SET) == 0 && fwrite([0xFF, 0xFF, 0xFF, 0xFF], 1, 4, header) == 4)
+            fclose(header)
+            #expect(truncate(path, 2 << 30) == 0)
+            let refusal = #expect(throws: ArchiveStoreError.self) { try ArchiveStore(path: path, mode: .readOnly) }
+            guard case .database(let failure) = refusal else {
+                Issue.record("\(String(describing: refusal))")
+                return
+            }
+            #expect(failure.resultCode == .full)
+            #expect(failure.message.contains("is larger than the 1073741824 bytes this library copies into memory"))
+            #expect(fileSize(path) == 2 << 30 && !fileExists(path + "-wal") && !fileExists(path + "-shm"))
+        }
+    }
+
     /// An older store whose migration fails (here: a table it rebuilds is gone) fails its
     /// read-only open as the read-write one would, as damage naming what is missing, and the
     /// file is left as it was.

@@ -357,11 +357,27 @@ final class Connection {
 
     // MARK: Copying
 
+    /// The largest database this library holds in memory (a log replayed without SQLite, a
+    /// copy migrated for a read-only open): 1 GiB, SQLite's own default largest deserialized
+    /// database (`SQLITE_MEMDB_DEFAULT_MAXSIZE`). A restoration store is a few megabytes; a
+    /// file that says more (damage, a sparse file of terabytes) is refused rather than read
+    /// until the process that reads it runs out of memory.
+    static let largestInMemory = 1 << 30
+
     /// A copy of this connection's database in memory, read in the caller's read transaction
     /// (open one first: see ``readTransaction(_:)``), with SQLite's online backup. The copy
     /// holds what that transaction sees, the write-ahead log's commits included; it shares
-    /// nothing with the file.
-    func copyInMemory() throws(DatabaseError) -> Connection {
+    /// nothing with the file. A database larger than ``largestInMemory`` is not copied:
+    /// `SQLITE_FULL`, as SQLite answers a database in memory that would grow past it.
+    func copyInMemory() throws -> Connection {
+        let bytes = try pageCounts().bytes
+        guard bytes <= Self.largestInMemory else {
+            throw DatabaseError(
+                extendedCode: SQLITE_FULL,
+                message: "the database, \(bytes) bytes, is larger than the \(Self.largestInMemory) bytes this library "
+                    + "copies into memory (a read-only open reads a store of an older schema through a copy migrated "
+                    + "in memory; a read-write open migrates the file itself)")
+        }
         let copy = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
         guard let backup = sqlite3_backup_init(copy.handle, "main", handle, "main") else {
             throw DatabaseError(handle: copy.handle, code: sqlite3_errcode(copy.handle))

@@ -146,11 +146,9 @@ enum LogReplay {
         return written ? database : nil
     }
 
-    /// The largest database replayed, which is held in memory: 1 GiB, SQLite's own default
-    /// largest database in memory (`SQLITE_MEMDB_DEFAULT_MAXSIZE`). A restoration store is a
-    /// few megabytes; a file or log that says more (a sparse file of terabytes beside a log)
-    /// is not replayed, rather than exhausting the memory of the process that reads it.
-    static let largestDatabase = 1 << 30
+    /// The largest database replayed, which is held in memory
+    /// (``Connection/largestInMemory``).
+    static let largestDatabase = Connection.largestInMemory
     /// The only version of the log's format SQLite writes (`WAL_MAX_VERSION`).
     static let supportedVersion: UInt32 = 3_007_000
     /// The most a database's size may pass the file and the log's frames (`walCheckpoint`'s

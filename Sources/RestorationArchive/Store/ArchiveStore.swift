@@ -64,7 +64,9 @@ public final class ArchiveStore: Sendable {
         /// opened read-write by the new one) is read through a copy in memory, migrated as the
         /// app's next read-write open will migrate the file; the file is left as it is. The
         /// copy costs memory of the store's size, and is made again when the file or its
-        /// `-wal` changes. So is a store whose `-wal` lost its index (the `-shm` file, removed
+        /// `-wal` changes; a store larger than 1 GiB is not copied (``ResultCode/full`` in
+        /// ``ArchiveStoreError/database(_:)``, as SQLite answers a database in memory grown
+        /// past that). So is a store whose `-wal` lost its index (the `-shm` file, removed
         /// by a cleaning tool or left out of a copy of a killed app's files), which SQLite
         /// reads only through a connection that writes the index: the file and the log's
         /// commits are replayed in the copy, as the app's next read-write open will recover
