@@ -395,13 +395,15 @@ final class Connection {
     /// log), writable; it shares nothing with any file. `nil` when `fill` returns `false`.
     /// The bytes are SQLite's from the start (`sqlite3_malloc64`), which frees them with the
     /// connection: memory SQLite cannot have is its error (`SQLITE_NOMEM`), and the database
-    /// is never held twice. An empty database when `byteCount` is 0.
+    /// is never held twice. An empty database when `byteCount` is 0 (`fill` is not called).
     static func inMemory(byteCount: Int, filling fill: (UnsafeMutableRawBufferPointer) -> Bool)
         throws(DatabaseError) -> Connection?
     {
         let connection = try Connection(filename: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
-        guard byteCount > 0 else { return fill(UnsafeMutableRawBufferPointer(start: nil, count: 0)) ? connection : nil }
-        guard let bytes = sqlite3_malloc64(UInt64(byteCount)) else { throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil) }
+        guard byteCount > 0 else { return connection }
+        guard let bytes = sqlite3_malloc64(UInt64(byteCount)) else {
+            throw DatabaseError(extendedCode: SQLITE_NOMEM, message: nil)
+        }
         guard fill(UnsafeMutableRawBufferPointer(start: bytes, count: byteCount)) else {
             sqlite3_free(bytes)
             return nil
