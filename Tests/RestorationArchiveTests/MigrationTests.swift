@@ -411,11 +411,11 @@ struct MigrationTests {
         }
     }
 
-    /// An older store whose file says it is larger than a copy in memory may be (a header
-    /// whose size field no longer counts, and a file grown sparse to 2 GiB: SQLite then counts
-    /// the file's length) is refused read-only, typed, at once: it was copied page by page
-    /// into memory, as much memory as the file is long. Its file is left as it was.
-    @Test func anOlderStoreLargerThanACopyInMemoryMayBeIsRefusedReadOnly() throws {
+    /// An older store whose file says it is larger than the 1 GiB a copy in memory may hold (a
+    /// header whose size field no longer counts, and a file grown sparse to 2 GiB: SQLite then
+    /// counts the file's length) is refused read-only, typed, at once: it was copied page by
+    /// page into memory, as much memory as the file is long. Its file is left as it was.
+    @Test func anOlderStoreTooLargeToCopyIntoMemoryIsRefusedReadOnly() throws {
         try withTemporaryStorePath { path in
             try SchemaV6Fixture.copy(to: path)
             // The header's "version valid for" (bytes 92–95) no longer the change counter's.
