@@ -90,6 +90,33 @@ struct LogReplayTests {
         }
     }
 
+    /// Files that changed between the replay and its write (an app's checkpoint starting the
+    /// log over, or writing the file, after the opening read them): the write says so, and the
+    /// opening looks again, rather than fill the database with pages the replay did not
+    /// check. A log cut as it is read (shorter than its size said) reads as the log it holds.
+    @Test func filesThatChangeUnderAReplayAreNotWrittenAsIfTheyHadNot() throws {
+        var random = SeededGenerator(seed: 23)
+        try withTemporaryDirectory { directory in
+            let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
+            let replay = try #require(LogReplay.replay(file: .init(file), log: .init(log)))
+            var database = [UInt8](repeating: 0, count: replay.byteCount)
+            let (cutFile, cutLog) = (Array(file.prefix(10)), Array(log.prefix(32)))
+            database.withUnsafeMutableBytes { buffer in
+                #expect(replay.write(into: buffer, file: .init(file), log: .init(log)))
+                #expect(!replay.write(into: buffer, file: .init(file), log: .init(cutLog, count: log.count)), "log cut")
+                #expect(!replay.write(into: buffer, file: .init(cutFile, count: file.count), log: .init(log)), "file cut")
+            }
+
+            let frameSize = 24 + Int(Self.word(log, 8))
+            let shorter = Array(log.prefix(32 + frameSize * (Self.frames(of: log).count / 2)))
+            let readShort = try #require(LogReplay.replay(file: .init(file), log: .init(shorter, count: log.count)))
+            var replayed = [UInt8](repeating: 0, count: readShort.byteCount)
+            #expect(replayed.withUnsafeMutableBytes { readShort.write(into: $0, file: .init(file), log: .init(shorter)) })
+            let cut = try #require(LogReplay.database(file: file, log: shorter))
+            #expect(replayed.count == cut.count && replayed.indices.first { replayed[$0] != cut[$0] } == nil)
+        }
+    }
+
     /// A last commit that makes the database larger than the file and the log's frames hold,
     /// by as much as SQLite's checkpoint allows (64 KiB, for the page of the lock byte at
     /// 1 GiB, which no log holds): replayed as SQLite recovers it, the pages no frame holds
@@ -369,5 +396,31 @@ struct LogReplayTests {
 
     private static func littleWord(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
         bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}
+
+extension LogReplay {
+    /// The database `file` (the bytes of the database file) and `log` (its `-wal`'s) make, in
+    /// rollback mode, as a read-only open replays them into memory; `nil` when
+    /// ``replay(file:log:)`` is.
+    static func database(file: [UInt8], log: [UInt8]) -> [UInt8]? {
+        let (file, log) = (Bytes(file), Bytes(log))
+        guard let replay = replay(file: file, log: log) else { return nil }
+        var database = [UInt8](repeating: 0, count: replay.byteCount)
+        let written = database.withUnsafeMutableBytes { replay.write(into: $0, file: file, log: log) }
+        return written ? database : nil
+    }
+}
+
+extension LogReplay.Bytes {
+    /// The bytes of `array`, said to be `count` long (by default, its length): a file cut
+    /// after it was opened holds fewer bytes than its size said.
+    init(_ array: [UInt8], count: Int? = nil) {
+        self.init(count: count ?? array.count) { offset, buffer in
+            guard offset < array.count else { return 0 }
+            let read = min(buffer.count, array.count - offset)
+            array.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + read])) }
+            return read
+        }
     }
 }

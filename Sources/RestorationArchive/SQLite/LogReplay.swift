@@ -21,16 +21,6 @@ enum LogReplay {
             (self.count, self.read) = (count, read)
         }
 
-        /// The bytes of `array`.
-        init(_ array: [UInt8]) {
-            self.init(count: array.count) { offset, buffer in
-                guard offset < array.count else { return 0 }
-                let read = min(buffer.count, array.count - offset)
-                array.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + read])) }
-                return read
-            }
-        }
-
         /// `count` bytes from `offset`, or `nil` when fewer can be read.
         fileprivate func bytes(at offset: Int, count: Int) -> [UInt8]? {
             var bytes = [UInt8](repeating: 0, count: count)
@@ -46,8 +36,6 @@ enum LogReplay {
         /// The database's length in bytes: the last commit's pages, or the file's length
         /// when the log holds no commit.
         let byteCount: Int
-        /// How many of the file's first bytes the database starts with.
-        fileprivate let fileBytes: Int
         fileprivate let pageSize: Int
         /// The offset in the log of the newest copy of each page (0 is page 1) the log holds
         /// up to its last commit, in the database.
@@ -57,6 +45,8 @@ enum LogReplay {
         /// cannot be read as they were when the replay was made (they changed since).
         func write(into buffer: UnsafeMutableRawBufferPointer, file: Bytes, log: Bytes) -> Bool {
             precondition(buffer.count == byteCount)
+            // The file's pages the database keeps: all of them, or those the commit keeps.
+            let fileBytes = min(file.count, byteCount)
             guard file.read(0, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<fileBytes])) == fileBytes else {
                 return false
             }
@@ -78,9 +68,10 @@ enum LogReplay {
     /// the database's header says; when the database would be larger than
     /// ``largestDatabase``; or when the files cannot be read.
     static func replay(file: Bytes, log: Bytes) -> Replay? {
-        let fileAlone = Replay(byteCount: file.count, fileBytes: file.count, pageSize: 0, newest: [:])
+        // A log that holds no commit leaves the file alone, as SQLite reads it.
+        let fileAlone = file.count <= largestDatabase ? Replay(byteCount: file.count, pageSize: 0, newest: [:]) : nil
         guard let headerBytes = log.bytes(at: 0, count: headerSize), let header = Header(headerBytes) else {
-            return file.count <= largestDatabase ? fileAlone : nil
+            return fileAlone
         }
         guard header.version == supportedVersion else { return nil }
         let frameSize = frameHeaderSize + header.pageSize
@@ -114,7 +105,7 @@ enum LogReplay {
                 lastCommit = ((offset - headerSize) / frameSize, Int(pagesAfterCommit))
             }
         }
-        guard let lastCommit else { return file.count <= largestDatabase ? fileAlone : nil }
+        guard let lastCommit else { return fileAlone }
         // SQLite's checkpoint refuses, as corrupt, a commit that makes the database larger
         // than the file, the commit's frames and 64 KiB (the page of the 1 GiB lock byte,
         // which SQLite never writes) together: a commit that needs more is not SQLite's, and
@@ -124,8 +115,7 @@ enum LogReplay {
             byteCount <= largestDatabase
         else { return nil }
         let replay = Replay(
-            byteCount: byteCount, fileBytes: min(file.count, byteCount), pageSize: header.pageSize,
-            newest: committed.filter { $0.key < lastCommit.pages })
+            byteCount: byteCount, pageSize: header.pageSize, newest: committed.filter { $0.key < lastCommit.pages })
         // The page size the database's header gives (bytes 16 and 17 of page 1, big-endian;
         // 1 is 65,536).
         let firstPage = replay.newest[0].map { (log, $0) } ?? (file, 0)
@@ -133,17 +123,6 @@ enum LogReplay {
         let stored = Int(bytes[0]) << 8 | Int(bytes[1])
         guard (stored == 1 ? 65_536 : stored) == header.pageSize else { return nil }
         return replay
-    }
-
-    /// The database `file` (the bytes of the database file) and `log` (its `-wal`'s) make, in
-    /// rollback mode (bytes 18 and 19 of its header say 1 rather than 2: a database in memory
-    /// has no log). `nil` when ``replay(file:log:)`` is.
-    static func database(file: [UInt8], log: [UInt8]) -> [UInt8]? {
-        let (file, log) = (Bytes(file), Bytes(log))
-        guard let replay = replay(file: file, log: log) else { return nil }
-        var database = [UInt8](repeating: 0, count: replay.byteCount)
-        let written = database.withUnsafeMutableBytes { replay.write(into: $0, file: file, log: log) }
-        return written ? database : nil
     }
 
     /// The largest database replayed, which is held in memory

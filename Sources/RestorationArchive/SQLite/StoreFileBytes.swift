@@ -17,19 +17,13 @@ import Darwin
 /// connection that believes it holds a lock). Only with none open is a descriptor of its own
 /// opened and closed (the process then holds no lock on the file to lose).
 enum StoreFileBytes {
-    /// The first `count` bytes of the file at `path`, or all of them when `count` is `nil`
-    /// (as many as its size said before the read: a file that grows meanwhile is read as it
-    /// was, and one that shrinks as it was up to its new end). `nil` when no regular file is
-    /// there (a symbolic link is not followed), it cannot be read (a read error, too), or it
-    /// holds fewer than `count` bytes.
-    static func read(at path: String, count: Int? = nil) -> [UInt8]? {
+    /// The first `count` bytes of the file at `path`; `nil` when no regular file is there (a
+    /// symbolic link is not followed), it cannot be read (a read error, too), or it holds
+    /// fewer than `count` bytes.
+    static func read(at path: String, count: Int) -> [UInt8]? {
         withFile(at: path) { file in
-            let wanted = count ?? file.size
-            var bytes = [UInt8](repeating: 0, count: wanted)
-            let done = bytes.withUnsafeMutableBytes { file.read(at: 0, into: $0) }
-            guard let done, done == wanted || count == nil else { return nil }
-            bytes.removeSubrange(done...)
-            return bytes
+            var bytes = [UInt8](repeating: 0, count: count)
+            return bytes.withUnsafeMutableBytes { file.read(at: 0, into: $0) } == count ? bytes : nil
         } ?? nil
     }
 

@@ -505,15 +505,20 @@ public final class ArchiveStore: Sendable {
     /// only SQLite's own recovery may judge, or the store is larger than the replay holds in
     /// memory (``LogReplay/largestDatabase``).
     private static func replayedLog(path: String) throws -> Connection {
-        func replayed(_ file: StoreFileBytes.OpenFile, _ log: StoreFileBytes.OpenFile) throws -> Connection? {
+        let refused = ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+        func replayed(_ file: StoreFileBytes.OpenFile, _ log: StoreFileBytes.OpenFile) throws -> Connection {
             let (file, log) = (LogReplay.Bytes(file), LogReplay.Bytes(log))
-            guard let replay = LogReplay.replay(file: file, log: log) else { return nil }
-            return try Connection.inMemory(byteCount: replay.byteCount) { replay.write(into: $0, file: file, log: log) }
+            guard let replay = LogReplay.replay(file: file, log: log),
+                let connection = try Connection.inMemory(byteCount: replay.byteCount, filling: {
+                    replay.write(into: $0, file: file, log: log)
+                })
+            else { throw refused }
+            return connection
         }
         let connection = try StoreFileBytes.withFile(at: path) { file in
-            try StoreFileBytes.withFile(at: path + "-wal") { log in try replayed(file, log) } ?? nil
+            try StoreFileBytes.withFile(at: path + "-wal") { log in try replayed(file, log) }
         }
-        guard let connection = connection ?? nil else { throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path) }
+        guard let connection = connection ?? nil else { throw refused }
         return connection
     }
 
