@@ -74,7 +74,7 @@ struct LogReplayTests {
         var random = SeededGenerator(seed: 11)
         try withTemporaryDirectory { directory in
             let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
-            let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
+            let pageSize = Int(log.bigEndianWord(at: 8))
             #expect(LogReplay.database(file: file, log: log)?.count != nil)
             #expect(LogReplay.database(file: file, log: Self.resummed(log, changing: 7, to: 0x59))?.count == nil, "version")
             // The file's header says another page size; the log's first frame is of page 2.
@@ -85,7 +85,7 @@ struct LogReplayTests {
             #expect(LogReplay.database(file: smaller, log: logWithoutPageOne)?.count == nil, "page size")
             #expect(LogReplay.database(file: file, log: logWithoutPageOne)?.count != nil)
             // A last commit that says the database has 2^31 pages.
-            let last = try #require(Self.frames(of: log).last { Self.word(log, $0 + 4) != 0 })
+            let last = try #require(Self.frames(of: log).last { log.bigEndianWord(at: $0 + 4) != 0 })
             #expect(LogReplay.database(file: file, log: Self.resummed(log, changing: last + 4, to: 0x80))?.count == nil, "pages")
         }
     }
@@ -107,7 +107,7 @@ struct LogReplayTests {
                 #expect(!replay.write(into: buffer, file: .init(cutFile, count: file.count), log: .init(log)), "file cut")
             }
 
-            let frameSize = 24 + Int(Self.word(log, 8))
+            let frameSize = 24 + Int(log.bigEndianWord(at: 8))
             let shorter = Array(log.prefix(32 + frameSize * (Self.frames(of: log).count / 2)))
             let readShort = try #require(LogReplay.replay(file: .init(file), log: .init(shorter, count: log.count)))
             var replayed = [UInt8](repeating: 0, count: readShort.byteCount)
@@ -126,9 +126,9 @@ struct LogReplayTests {
         var random = SeededGenerator(seed: 0xB0_0000 + seed)
         try withTemporaryDirectory { directory in
             let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
-            let pageSize = Int(Self.word(log, 8))
+            let pageSize = Int(log.bigEndianWord(at: 8))
             let frames = Self.frames(of: log)
-            let last = try #require(frames.lastIndex { Self.word(log, $0 + 4) != 0 })
+            let last = try #require(frames.lastIndex { log.bigEndianWord(at: $0 + 4) != 0 })
             let allowed = (file.count + 65_536 + (last + 1) * pageSize) / pageSize
             let (atTheBound, past) = (
                 Self.committing(pages: allowed, at: frames[last], log), Self.committing(pages: allowed + 1, at: frames[last], log)
@@ -163,15 +163,12 @@ struct LogReplayTests {
         var random = SeededGenerator(seed: 0xABCD_0000 + seed)
         try withTemporaryDirectory { directory in
             let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
-            let frameSize = 24 + Int(Self.word(log, 8))
+            let frameSize = 24 + Int(log.bigEndianWord(at: 8))
             var frames = Self.frames(of: log).map { Array(log[$0..<$0 + frameSize]) }
             let pages = UInt32(file.count / (frameSize - 24) + frames.count + 2)
             var changes: [String] = []
             for _ in 0..<Int.random(in: 1...3, using: &random) where !frames.isEmpty {
                 let at = Int.random(in: frames.indices, using: &random)
-                func put(_ value: UInt32, _ offset: Int) {
-                    for index in 0..<4 { frames[at][offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * index)) }
-                }
                 switch Int.random(in: 0..<8, using: &random) {
                 case 0:
                     frames.remove(at: at)
@@ -189,11 +186,11 @@ struct LogReplayTests {
                     changes.append("cut at frame \(at)")
                 case 4:
                     let value = UInt32.random(in: 1...pages, using: &random)
-                    put(value, 0)
+                    frames[at].putBigEndianWord(value, at: 0)
                     changes.append("frame \(at) of page \(value)")
                 case 5:
                     let value = UInt32.random(in: 0...pages, using: &random)
-                    put(value, 4)
+                    frames[at].putBigEndianWord(value, at: 4)
                     changes.append("frame \(at) commits \(value) pages")
                 case 6:
                     frames[at][8 + Int.random(in: 0..<8, using: &random)] ^= 1
@@ -236,15 +233,14 @@ struct LogReplayTests {
         var log = [UInt8](repeating: 0, count: 32)
         let magic: UInt32 = Bool.random(using: &random) ? 0x377F_0682 : 0x377F_0683
         for (offset, value) in [(0, magic), (4, 3_007_000), (8, UInt32(pageSize)), (16, 0x1234_5678), (20, 0x9ABC_DEF0)] {
-            for index in 0..<4 { log[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * index)) }
+            log.putBigEndianWord(value, at: offset)
         }
         for _ in 0..<Int.random(in: 0...6, using: &random) {
             var frame = [UInt8](repeating: 0, count: 24 + pageSize)
             let page: UInt32 = [0, 1, 2, 3, 7, .max].randomElement(using: &random)!
             let commit: UInt32 = [0, 0, 1, 2, 3, 8, 1 << 20, .max].randomElement(using: &random)!
-            for (offset, value) in [(0, page), (4, commit)] {
-                for index in 0..<4 { frame[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * index)) }
-            }
+            frame.putBigEndianWord(page, at: 0)
+            frame.putBigEndianWord(commit, at: 4)
             frame.replaceSubrange(8..<16, with: log[16..<24])
             for index in 24..<frame.count where Int.random(in: 0..<64, using: &random) == 0 {
                 frame[index] = UInt8.random(in: 0...255, using: &random)
@@ -337,15 +333,15 @@ struct LogReplayTests {
     /// pages, its checksums made again.
     private static func committing(pages: Int, at offset: Int, _ log: [UInt8]) -> [UInt8] {
         var log = log
-        for index in 0..<4 { log[offset + 4 + index] = UInt8(truncatingIfNeeded: pages >> (24 - 8 * index)) }
+        log.putBigEndianWord(UInt32(truncatingIfNeeded: pages), at: offset + 4)
         return withChecksumsMadeAgain(log)
     }
 
     /// `log` without the frames that hold `page`, its checksums made again.
     private static func withoutFramesOf(page: UInt32, _ log: [UInt8]) -> [UInt8] {
-        let frameSize = 24 + Int(word(log, 8))
+        let frameSize = 24 + Int(log.bigEndianWord(at: 8))
         var kept = Array(log.prefix(32))
-        for frame in frames(of: log) where word(log, frame) != page { kept += log[frame..<frame + frameSize] }
+        for frame in frames(of: log) where log.bigEndianWord(at: frame) != page { kept += log[frame..<frame + frameSize] }
         return withChecksumsMadeAgain(kept)
     }
 
@@ -358,40 +354,34 @@ struct LogReplayTests {
 
     /// The offsets of `log`'s whole frames.
     private static func frames(of log: [UInt8]) -> [Int] {
-        let frameSize = 24 + Int(word(log, 8))
+        let frameSize = 24 + Int(log.bigEndianWord(at: 8))
         return Array(stride(from: 32, to: log.count - frameSize + 1, by: frameSize))
     }
 
     /// `log` with its header's checksum and every frame's made again, in its byte order.
     private static func withChecksumsMadeAgain(_ log: [UInt8]) -> [UInt8] {
         var log = log
-        let bigEndian = word(log, 0) & 1 == 1
-        let pageSize = Int(word(log, 8))
+        let bigEndian = log.bigEndianWord(at: 0) & 1 == 1
+        let pageSize = Int(log.bigEndianWord(at: 8))
         var sums: (UInt32, UInt32) = (0, 0)
+        func word(_ offset: Int) -> UInt32 { bigEndian ? log.bigEndianWord(at: offset) : littleWord(log, offset) }
         func add(_ range: Range<Int>) {
             for at in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
-                let (x, y) = bigEndian ? (word(log, at), word(log, at + 4)) : (littleWord(log, at), littleWord(log, at + 4))
+                let (x, y) = (word(at), word(at + 4))
                 sums.0 = sums.0 &+ x &+ sums.1
                 sums.1 = sums.1 &+ y &+ sums.0
             }
         }
-        func put(_ value: UInt32, at offset: Int) {
-            for index in 0..<4 { log[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * index)) }
-        }
         add(0..<24)
-        put(sums.0, at: 24)
-        put(sums.1, at: 28)
+        log.putBigEndianWord(sums.0, at: 24)
+        log.putBigEndianWord(sums.1, at: 28)
         for frame in frames(of: log) {
             add(frame..<frame + 8)
             add(frame + 24..<frame + 24 + pageSize)
-            put(sums.0, at: frame + 16)
-            put(sums.1, at: frame + 20)
+            log.putBigEndianWord(sums.0, at: frame + 16)
+            log.putBigEndianWord(sums.1, at: frame + 20)
         }
         return log
-    }
-
-    private static func word(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     private static func littleWord(_ bytes: [UInt8], _ offset: Int) -> UInt32 {

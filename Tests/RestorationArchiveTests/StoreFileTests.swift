@@ -510,18 +510,8 @@ struct StoreFileTests {
     /// not know) is still left to the app: a typed error, the files unchanged.
     @Test func aWriteAheadLogWithoutItsIndexIsReplayedForAReaderAndLeftUnchanged() throws {
         try withTemporaryStorePath { path in
-            let writer = try ArchiveStore(path: path)
-            try writer.save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
-            try writer.save(try SampleArchives.tree(count: 7, fill: 3), header: SampleArchives.header)
-            let saved = try #require(try writer.snapshot())
-            // Keep a copy of the live -wal, then recreate the state a killed app leaves when
-            // something removed the -shm.
-            let wal = try #require(fileBytes(path + "-wal"))
-            let main = try #require(fileBytes(path))
-            #expect(framesInWriteAheadLog(path + "-wal") > 0)
-            let copy = path + ".copy"
-            #expect(FileManager.default.createFile(atPath: copy, contents: Data(main)))
-            #expect(FileManager.default.createFile(atPath: copy + "-wal", contents: Data(wal)))
+            let (saved, main, wal) = try twoSavesOnlyInTheLog(at: path)
+            let copy = storeFiles(main, log: wal, at: path + ".copy")
 
             let reader = try ArchiveStore(path: copy, mode: .readOnly)
             #expect(try reader.snapshot() == saved)
@@ -539,10 +529,8 @@ struct StoreFileTests {
             #expect(try reader.snapshot()?.nodes.count == 9)
 
             // The same log, of a format version SQLite does not know.
-            let other = path + ".other"
-            #expect(FileManager.default.createFile(atPath: other, contents: Data(main)))
             let unknownVersion = LogReplayTests.resummed(wal, changing: 7, to: 0x59)
-            #expect(FileManager.default.createFile(atPath: other + "-wal", contents: Data(unknownVersion)))
+            let other = storeFiles(main, log: unknownVersion, at: path + ".other")
             let refusal = #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: other)) {
                 try ArchiveStore(path: other, mode: .readOnly)
             }
@@ -554,11 +542,9 @@ struct StoreFileTests {
             // The same log with its header's checksum broken: SQLite reads no commit of it,
             // and the file alone is the empty database the store's first commit found. The
             // refusal names the log, whose bytes the user sees beside a file that holds nothing.
-            let damaged = path + ".damaged"
-            #expect(FileManager.default.createFile(atPath: damaged, contents: Data(main)))
             var unreadable = wal
             unreadable[24] ^= 0x01  // the header's first checksum word
-            #expect(FileManager.default.createFile(atPath: damaged + "-wal", contents: Data(unreadable)))
+            let damaged = storeFiles(main, log: unreadable, at: path + ".damaged")
             let empty = ArchiveStoreError.notAStore(
                 path: damaged,
                 reason: "it is an empty SQLite database, and the write-ahead log beside it (\(wal.count) bytes) "
@@ -577,15 +563,9 @@ struct StoreFileTests {
     /// the replay holds in memory (1 GiB), the open is refused, typed, and reads none of it.
     @Test func aReplayReadsWhatTheStoreHoldsNotTheLengthsOfItsFiles() throws {
         try withTemporaryStorePath { path in
-            let writer = try ArchiveStore(path: path)
-            try writer.save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
-            try writer.save(try SampleArchives.tree(count: 7, fill: 3), header: SampleArchives.header)
-            let saved = try #require(try writer.snapshot())
-            let (main, wal) = (try #require(fileBytes(path)), try #require(fileBytes(path + "-wal")))
+            let (saved, main, wal) = try twoSavesOnlyInTheLog(at: path)
             func copy(named name: String, log: [UInt8] = wal, growing grown: [String]) throws -> String {
-                let copy = path + "." + name
-                #expect(FileManager.default.createFile(atPath: copy, contents: Data(main)))
-                #expect(FileManager.default.createFile(atPath: copy + "-wal", contents: Data(log)))
+                let copy = storeFiles(main, log: log, at: path + "." + name)
                 for suffix in ["", "-wal"] where grown.contains(suffix) { #expect(truncate(copy + suffix, 40 << 30) == 0) }
                 return copy
             }
@@ -606,6 +586,24 @@ struct StoreFileTests {
             #expect(refusal?.description.contains("beside a store too large to replay in memory (over 1 GiB)") == true)
             #expect(fileSize(tooLarge) == 40 << 30 && fileBytes(tooLarge + "-wal") == unreadable)
         }
+    }
+
+    /// A store at `path` with two saves held only in its write-ahead log: what its writer
+    /// reads, and the bytes of its file and its log as a killed app leaves them (its index,
+    /// `-shm`, left out, as a cleaning tool or a backup leaves it).
+    private func twoSavesOnlyInTheLog(at path: String) throws -> (saved: ArchiveSnapshot, file: [UInt8], log: [UInt8]) {
+        let writer = try ArchiveStore(path: path)
+        try writer.save(try SampleArchives.tree(count: 5), header: SampleArchives.header)
+        try writer.save(try SampleArchives.tree(count: 7, fill: 3), header: SampleArchives.header)
+        #expect(framesInWriteAheadLog(path + "-wal") > 0)
+        return (try #require(try writer.snapshot()), try #require(fileBytes(path)), try #require(fileBytes(path + "-wal")))
+    }
+
+    /// A store at `path` made of the bytes `file` and `log` (its `-wal`), without an index.
+    private func storeFiles(_ file: [UInt8], log: [UInt8], at path: String) -> String {
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(file)))
+        #expect(FileManager.default.createFile(atPath: path + "-wal", contents: Data(log)))
+        return path
     }
 
     /// The log's index as a writer leaves it for an instant while it updates the index's

@@ -13,9 +13,7 @@ public func framesInWriteAheadLog(_ path: String) -> Int {
 /// keeps the frames of its earlier rounds after them, which SQLite never reads.
 public func readBackPartOfWriteAheadLog(_ path: String) -> (frames: Int, bytes: Int) {
     guard let bytes = fileBytes(path), bytes.count >= 32 else { return (0, 0) }
-    func word(_ offset: Int) -> UInt32 {
-        bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
-    }
+    func word(_ offset: Int) -> UInt32 { bytes.bigEndianWord(at: offset) }
     let pageSize = Int(word(8))
     guard pageSize > 0 else { return (0, 32) }
     let salts = (word(16), word(20))
