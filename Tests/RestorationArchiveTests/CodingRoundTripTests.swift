@@ -866,6 +866,13 @@ struct CodingRoundTripTests {
             try encoder.encodeNested(forKey: "nested") { try $0.encode(1, forKey: "restoration.children") }
         }
         #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: "") }
+        // A nested container's own key too, before its body runs.
+        var bodyRan = false
+        #expect(throws: StateCodingError.reservedKey("restoration.nested")) {
+            try encoder.encodeNested(forKey: "restoration.nested") { _ in bodyRan = true }
+        }
+        #expect(throws: StateCodingError.self) { try encoder.encodeNested(forKey: "") { _ in bodyRan = true } }
+        #expect(!bodyRan)
         #expect(throws: StateCodingError.self) { try encoder.encode(1, forKey: String(repeating: "k", count: 1025)) }
         #expect(throws: StateCodingError.invalidKey("a key must be at most 1024 bytes of UTF-8")) {
             try encoder.encode(1, forKey: "é" + String(repeating: "k", count: 1023))  // 1,025 bytes, 1,024 characters

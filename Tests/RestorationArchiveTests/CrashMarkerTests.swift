@@ -117,6 +117,8 @@ struct CrashMarkerTests {
             let next = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
             #expect(next.report.outcome == .restored && next.report.generation == 1)
             #expect(root.value == "good")
+            // The context gave the header of the generation restored, not the newest one's.
+            #expect(root.decodedHeader?.generation == 1)
             #expect(try store.generations().map(\.state.isValid) == [false, true])
         }
     }

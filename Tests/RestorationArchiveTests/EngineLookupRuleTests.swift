@@ -76,6 +76,29 @@ struct EngineLookupRuleTests {
         }
     }
 
+    /// A fallback that throws fails its node, with the error's description: no existing
+    /// object is tried for it, and the nodes below it have no parent to go to.
+    @Test func R6_aFallbackThatThrowsFailsItsNode() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store, Probe("Screen", value: "saved", [Probe("Detail", value: "detail")]))
+            struct PageGone: Error, CustomStringConvertible { var description: String { "the page is gone" } }
+            var registry = RestorationRegistry()
+            registry.fallback = { request in
+                if request.path.depth == 2 { throw PageGone() }
+                return nil
+            }
+            let detail = Probe("Detail")
+            let existing = Probe("Screen", [detail])
+            let root = Probe("Root", [existing])
+            let result = try makeEngine(store, registry: registry).restore([root])
+            #expect(try outcome(result, "Root") == .restored)
+            #expect(try outcome(result, "Root/Screen") == .failed(.decodeFailed("the page is gone")))
+            #expect(try outcome(result, "Root/Screen/Detail") == .skipped(.parentNotRestored))
+            #expect(existing.decodeCount == 0 && detail.decodeCount == 0)
+            #expect(root.restoredChildren.isEmpty)
+        }
+    }
+
     @Test func R6_existingObjectIsFoundByPathWhenNothingElseProvidesIt() throws {
         try withTemporaryStore { store in
             try saveScreen(store)
@@ -409,6 +432,35 @@ struct EngineLookupRuleTests {
             let existing = NoteV2()
             _ = try makeEngine(store).restore([existing])
             #expect(existing.name == "groceries")
+        }
+    }
+
+    /// A migration that throws (R12; `migrateRestorableState`'s documentation: the node is
+    /// then reported as failed) fails its node alone: no restoration class is asked to make
+    /// it, no existing object decodes it, and the rest of the archive is restored.
+    @Test func R12_aMigrationThatThrowsFailsItsNodeAlone() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([NoteV1(title: "groceries"), Probe("Root", value: "root")])
+            let failed = RestoreReport.NodeOutcome.failed(
+                .decodeFailed("migrating from class version 1: nothing reads version 1 any more"))
+            var asked = 0
+            var registry = RestorationRegistry()
+            try registry.register(NoteV3.self) { _ in
+                asked += 1
+                return NoteV3()
+            }
+            let root = Probe("Root")
+            let created = try makeEngine(store, registry: registry).restore([root])
+            #expect(try outcome(created, "Note") == failed)
+            #expect(asked == 0, "the restoration class was asked to make a node whose state cannot be read")
+            #expect(try outcome(created, "Root") == .restored && root.value == "root")
+            #expect(created.report.outcome == .restored && created.isComplete)
+            #expect(try store.restoreReports().first == created.report)
+            // An existing object of the class: the same, and it never decodes.
+            let existing = NoteV3()
+            let found = try makeEngine(store).restore([existing, Probe("Root")])
+            #expect(try outcome(found, "Note") == failed)
+            #expect(!existing.decoded)
         }
     }
 }

@@ -19,6 +19,8 @@ class Probe: Restorable {
     private(set) var restoredChildren: [any Restorable] = []
     private(set) var childValuesAtFinish: [String] = []
     private(set) var decodeCount = 0
+    /// The header its context gave it when it decoded.
+    private(set) var decodedHeader: ArchiveHeader?
 
     init(_ identifier: String?, value: String = "", ordered: Bool = false, log: EventLog = EventLog(), _ children: [any Restorable] = []) {
         self.restorationIdentifier = identifier
@@ -39,6 +41,7 @@ class Probe: Restorable {
     func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
         decodeCount += 1
         log.events.append("decode \(context.path)")
+        decodedHeader = context.header
         value = try coder.decode(String.self, forKey: "value")
         restoredChildren = context.children
     }
@@ -89,6 +92,26 @@ final class NoteV2: Restorable {
     func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
         name = try coder.decode(String.self, forKey: "name")
     }
+}
+
+/// A third build of `Note` (R12), which cannot read what version 1 stored: its migration
+/// throws for it, and what it was asked to do is kept.
+final class NoteV3: Restorable {
+    static let restorationClassName = "Note"
+    static let restorationClassVersion = 3
+    let restorationIdentifier: String? = "Note"
+    private(set) var decoded = false
+
+    struct CannotMigrate: Error, CustomStringConvertible {
+        let version: Int
+        var description: String { "nothing reads version \(version) any more" }
+    }
+
+    static func migrateRestorableState(_ state: inout [String: StateValue], from version: Int) throws {
+        guard version >= 2 else { throw CannotMigrate(version: version) }
+    }
+    func encodeRestorableState(with coder: StateEncoder) throws {}
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws { decoded = true }
 }
 
 /// An engine over `store` for an app at version 11.0 on Linux.

@@ -36,6 +36,9 @@ struct LifecycleJournalTests {
             #expect(
                 LifecycleEvent.allCases.map(\.applicationState)
                     == [.inactive, .inactive, .active, .inactive, .background, .inactive, .terminated])
+            // On screen, where an unexpected death is a crash: all but the background and the end.
+            #expect(
+                LifecycleEvent.allCases.map(\.applicationState.isForeground) == [true, true, true, true, false, true, false])
         }
     }
 

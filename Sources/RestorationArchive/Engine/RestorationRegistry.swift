@@ -32,6 +32,8 @@ public struct RestorationRequest: Sendable {
 /// restoration class: such objects are only ever created by it.
 public struct RestorationRegistry {
     /// Creates an object for a node that no restoration class handles, or returns `nil`.
+    /// Throwing fails the node (the restore report keeps the error's description: leave user
+    /// values out of it), and no existing object is tried for it.
     public typealias Fallback = (RestorationRequest) throws -> (any Restorable)?
 
     /// A class, so that handing one out (once per restored node) is one reference, not a copy
@@ -69,7 +71,8 @@ public struct RestorationRegistry {
     ///   - type: the type; its ``Restorable/restorationClassName`` is the name registered.
     ///   - aliases: names the type was archived under before it was renamed.
     ///   - restore: creates the object from its path and state, or returns `nil` to decline
-    ///     (the node is then not restored at all: no fallback, no existing object).
+    ///     (the node is then not restored at all: no fallback, no existing object). Throwing
+    ///     fails the node, with the error's description in the restore report.
     /// - Throws: ``RestorationError/conflictingRegistration(_:)`` when the name or an alias is
     ///   registered already.
     public mutating func register<T: Restorable>(
