@@ -375,6 +375,9 @@ struct CodingRoundTripTests {
         #expect(try coder.decode(String?.self, forKey: "absent") == nil)
         #expect(try coder.decodeIfPresent(String.self, forKey: "absent") == nil)
         #expect(try coder.decodeIfPresent(String.self, forKey: "name") == "text")
+        // A Codable value: absent is not found, unless its type is optional.
+        #expect(throws: StateCodingError.keyNotFound(key: "absent")) { try coder.decode(MenuItem.self, forKey: "absent") }
+        #expect(try coder.decode(MenuItem?.self, forKey: "absent") == nil)
     }
 
     /// The standard library writes the value it refuses into its errors' descriptions ("Cannot
@@ -854,6 +857,11 @@ struct CodingRoundTripTests {
         #expect(try coder.decodeReference(forKey: "selected") == (try RestorationPath("Tabs", "Nav/with%slash")))
         #expect(try coder.decodeReferences(forKey: "children") == children)
         #expect(try coder.value(forKey: "children") == .array(children.map { .reference($0) }))
+        // One reference is not a list of them, nor a list one.
+        #expect(throws: StateCodingError.typeMismatch(key: "selected", expected: "array of references", found: "reference")) {
+            try coder.decodeReferences(forKey: "selected")
+        }
+        #expect(throws: StateCodingError.self) { try coder.decodeReference(forKey: "children") }
     }
 
     @Test func reservedAndInvalidKeysAreRefused() throws {

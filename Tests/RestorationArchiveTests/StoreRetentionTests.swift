@@ -100,6 +100,23 @@ struct StoreRetentionTests {
         }
     }
 
+    /// A generation asked of an archive that retains none (never saved, or discarded) is not
+    /// found, as one pruned is; asked for its newest, such an archive has none.
+    @Test func aGenerationOfAnArchiveThatRetainsNoneIsNotFound() throws {
+        try withTemporaryStore { store in
+            let never = try ArchiveName("never-saved")
+            #expect(try store.snapshot(of: never) == nil)
+            #expect(throws: ArchiveStoreError.generationNotFound(never, 1)) { try store.snapshot(of: never, generation: 1) }
+            let saved = try store.save(try SampleArchives.tree(count: 3), header: header).generation
+            #expect(try store.snapshot(generation: saved)?.nodes.count == 3)
+            try store.discard(.main, reason: "the user quit the app")
+            #expect(try store.snapshot() == nil)
+            for read in [store.snapshot(of:generation:), store.inspectionSnapshot(of:generation:)] {
+                #expect(throws: ArchiveStoreError.generationNotFound(.main, saved)) { try read(.main, saved) }
+            }
+        }
+    }
+
     /// A full save prunes before it writes, so the new generation's rows go into the pages the
     /// pruned one freed: the file holds the retained generations and stops growing, and a save
     /// writes each reused page once (the pruned rows zeroed, then overwritten, in one
