@@ -1,13 +1,14 @@
 import Foundation
-import RestorationArchive
+@testable import RestorationArchive
 import Testing
 import TestSupport
 @testable import restorectl
 
 /// What `restorectl` prints for the changes, values and outcomes the other tests' stores never
-/// hold (a coverage run found each of these branches untested): nodes added and removed in a
-/// `diff`, bytes, booleans and numbers that are not finite, a restoration that failed, a
-/// restoration still running, a store without archives, and a backslash.
+/// hold (a coverage run found each of these branches untested): nodes and keys added and
+/// removed in a `diff`, every kind of value, every outcome of a restoration and of a node, a
+/// restoration still running or retried, how a launch ended, a store without archives, and
+/// quotes and backslashes.
 @Suite("restorectl: the form of each change, value and outcome")
 struct OutputFormTests {
     let restorectl = builtProduct("restorectl")
@@ -31,19 +32,26 @@ struct OutputFormTests {
     @Test func diffNamesTheNodesAddedRemovedAndRewritten() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
-            try store.save(
-                [try node("Root", "Root"), try node("Root/Gone", "Gone"), try node("Root/Kept", "Old", order: 1)],
-                header: SampleArchives.header)
+            let root = try StateValue.encode(["x": .int(1), "gone": .bool(true)])
             try store.save(
                 [
-                    try node("Root", "Root"), try node("Root/Kept", "New", version: 2, order: 2, state: [1, 2, 3]),
-                    try node("Root/New", "Added"),
+                    try node("Root", "Root", state: root), try node("Root/Gone", "Gone"),
+                    try node("Root/Kept", "Old", order: 1),
+                ], header: SampleArchives.header)
+            try store.save(
+                [
+                    try node("Root", "Root", state: try StateValue.encode(["x": .int(2), "new": .null])),
+                    try node("Root/Kept", "New", version: 2, order: 2, state: [1, 2, 3]), try node("Root/New", "Added"),
                 ], header: SampleArchives.header)
             let text = try run(["diff", path, "--from", "1", "--to", "2"])
             #expect(text.status == 0, "\(text.standardError)")
             #expect(
                 text.standardOutput == """
                     Archive main: generation 1 → 2
+                      changed Root (Root)
+                               keys added: new
+                               keys removed: gone
+                               keys changed: x
                       removed Root/Gone (Gone)
                       changed Root/Kept (New)
                                class: Old → New
@@ -55,30 +63,37 @@ struct OutputFormTests {
                     """)
             let document = try json(try run(["diff", path, "--from", "1", "--to", "2", "--format", "json"]))
             let changes = try #require(document["changes"] as? [[String: Any]])
-            #expect(changes.map { $0["change"] as? String } == ["removed", "changed", "added"])
-            #expect(changes.map { $0["path"] as? String } == ["Root/Gone", "Root/Kept", "Root/New"])
-            #expect(changes.map { $0["class_name"] as? String } == ["Gone", "New", "Added"])
-            #expect(changes.map { ($0["details"] as? [String])?.count } == [0, 4, 0])
+            #expect(changes.map { $0["change"] as? String } == ["changed", "removed", "changed", "added"])
+            #expect(changes.map { $0["path"] as? String } == ["Root", "Root/Gone", "Root/Kept", "Root/New"])
+            #expect(changes.map { $0["class_name"] as? String } == ["Root", "Gone", "New", "Added"])
+            #expect(changes.map { ($0["details"] as? [String])?.count } == [3, 0, 4, 0])
             // Backwards, what was added is removed.
             let back = try run(["diff", path, "--from", "2", "--to", "1"])
             #expect(back.status == 0, "\(back.standardError)")
             #expect(back.standardOutput.contains("  added   Root/Gone (Gone)\n  changed Root/Kept (Old)\n"))
             #expect(back.standardOutput.contains("           class: New → Old\n"))
+            #expect(back.standardOutput.contains("           keys added: gone\n           keys removed: new\n"))
             #expect(back.standardOutput.hasSuffix("  removed Root/New (Added)\n"))
         }
     }
 
-    /// Bytes as their length and first 32 bytes in hex (then "…"), and as base64 in JSON;
-    /// booleans typed; a number that is not finite as `NaN`, `+Infinity` or `-Infinity` in text
-    /// as in JSON (docs/cli.md), where the text said Swift's `nan` and `-inf`.
+    /// Every kind of value, as `show` writes it in text and JSON (docs/cli.md), and a header's
+    /// app values as `info` does: bytes as their length and first 32 bytes in hex (then "…")
+    /// and as base64 in JSON; a number that is not finite as `NaN`, `+Infinity` or `-Infinity`
+    /// in text as in JSON, where the text said Swift's `nan` and `-inf`.
     @Test func valuesOfEachKindAreShownAsDocumented() throws {
         try withTemporaryStorePath { path in
             let header = SaveHeader(
                 appVersion: "11.0", appBuild: "1024",
                 appValues: ["flag": .bool(false), "ratio": .double(-.infinity), "blob": .bytes(Array(0..<40))])
+            let uuid = try #require(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
             let state = try StateValue.encode([
-                "flag": .bool(true), "ratio": .double(.nan), "scale": .float(.infinity), "small": .bytes([1, 2, 3]),
-                "large": .bytes(Array(0..<40)),
+                "absent": .null, "flag": .bool(true), "count": .int(-3), "big": .uint(.max), "scale": .float(.infinity),
+                "ratio": .double(.nan), "name": .string("Latte"), "small": .bytes([1, 2, 3]), "large": .bytes(Array(0..<40)),
+                "when": .date(Date(timeIntervalSince1970: 1_800_000_000.123)), "id": .uuid(uuid),
+                "link": .url(try #require(URL(string: "https://example.com/a?b=c"))),
+                "parent": .reference(try RestorationPath("Tabs", "Menu")), "list": .array([.int(1), .string("two")]),
+                "nested": .container(["inner": .bool(false)]),
             ])
             try ArchiveStore(path: path).save([try node("Root", "Root", state: state)], header: header)
             let show = try run(["show", path, "Root"])
@@ -86,21 +101,47 @@ struct OutputFormTests {
             #expect(
                 show.standardOutput.hasSuffix("""
                       state:
+                        absent: null
+                        big: uint 18446744073709551615
+                        count: int -3
                         flag: bool true
+                        id: uuid E621E1F8-C36C-495A-93FC-0C247A3E6E5F
                         large: bytes (40) 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f…
+                        link: url https://example.com/a?b=c
+                        list: array (2)
+                          [0]: int 1
+                          [1]: string "two"
+                        name: string "Latte"
+                        nested: container (1)
+                          inner: bool false
+                        parent: reference Tabs/Menu
                         ratio: double NaN
                         scale: float +Infinity
                         small: bytes (3) 010203
+                        when: date 2027-01-15T08:00:00.123Z
 
                     """), "\(show.standardOutput)")
-            let shown = try #require(try json(try run(["show", path, "Root", "--format", "json"]))["state"] as? [String: Any])
-            let values = try #require(shown as? [String: [String: Any]])
-            #expect(values["flag"]?["type"] as? String == "bool" && values["flag"]?["value"] as? Bool == true)
-            #expect(values["ratio"]?["type"] as? String == "double" && values["ratio"]?["value"] as? String == "NaN")
-            #expect(values["scale"]?["type"] as? String == "float" && values["scale"]?["value"] as? String == "+Infinity")
-            #expect(values["large"]?["type"] as? String == "bytes")
+            let json = try run(["show", path, "Root", "--format", "json"])
+            let values = try #require(try self.json(json)["state"] as? [String: [String: Any]])
+            #expect(
+                values.mapValues { $0["type"] as? String } == [
+                    "absent": "null", "flag": "bool", "count": "int", "big": "uint", "scale": "float", "ratio": "double",
+                    "name": "string", "small": "bytes", "large": "bytes", "when": "date", "id": "uuid", "link": "url",
+                    "parent": "reference", "list": "array", "nested": "container",
+                ])
+            #expect(values["flag"]?["value"] as? Bool == true && values["count"]?["value"] as? Int == -3)
+            #expect(json.standardOutput.contains("\"value\" : 18446744073709551615"))
+            #expect(values["ratio"]?["value"] as? String == "NaN" && values["scale"]?["value"] as? String == "+Infinity")
             #expect(values["large"]?["base64"] as? String == Data(Array(0..<40)).base64EncodedString())
             #expect(values["small"]?["base64"] as? String == "AQID")
+            #expect(values["when"]?["value"] as? String == "2027-01-15T08:00:00.123Z")
+            #expect(values["id"]?["value"] as? String == uuid.uuidString)
+            #expect(values["link"]?["value"] as? String == "https://example.com/a?b=c")
+            #expect(values["parent"]?["value"] as? String == "Tabs/Menu")
+            let items = try #require(values["list"]?["items"] as? [[String: Any]])
+            #expect(items.map { $0["type"] as? String } == ["int", "string"] && items.last?["value"] as? String == "two")
+            let entries = try #require(values["nested"]?["entries"] as? [String: [String: Any]])
+            #expect(entries["inner"]?["type"] as? String == "bool" && entries["inner"]?["value"] as? Bool == false)
 
             let info = try run(["info", path])
             #expect(info.status == 0, "\(info.standardError)")
@@ -112,7 +153,7 @@ struct OutputFormTests {
                         ratio = -Infinity (double)
 
                     """), "\(info.standardOutput)")
-            let archives = try #require(try json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])
+            let archives = try #require(try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])
             let appValues = try #require(
                 (archives.first?["header"] as? [String: Any])?["app_values"] as? [String: [String: Any]])
             #expect(appValues["flag"]?["type"] as? String == "bool" && appValues["flag"]?["value"] as? Bool == false)
@@ -145,6 +186,124 @@ struct OutputFormTests {
             let reports = try #require(try json(try run(["report", path, "--format", "json"]))["reports"] as? [[String: Any]])
             let outcome = try #require(reports.first?["outcome"] as? [String: Any])
             #expect(outcome["kind"] as? String == "failed" && outcome["reason"] as? String == reason)
+        }
+    }
+
+    /// Every outcome of a restoration and every reason a node was not restored, under the names
+    /// docs/cli.md gives them for scripts, and in words in text (`report`, `events`).
+    @Test func reportNamesEveryOutcomeAndReasonAsDocumented() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.save([try node("Root", "Root")], header: SampleArchives.header)
+            let reasons: [RestoreReport.Reason] = [
+                .noRestorationClass, .declined, .classMismatch(found: "Other"), .versionTooNew(supported: 3),
+                .decodeFailed("No value for key 'x'."), .parentNotRestored, .checksumMismatch,
+                .overBudget(bytes: 5000, budget: 4096),
+            ]
+            var nodes = [RestoreReport.Node(path: try RestorationPath("Root"), className: "Root", classVersion: 1, outcome: .restored)]
+            for (index, reason) in reasons.enumerated() {
+                nodes.append(.init(
+                    path: try RestorationPath("Root", "n\(index)"), className: "C\(index)", classVersion: 1,
+                    outcome: index.isMultiple(of: 2) ? .skipped(reason) : .failed(reason)))
+            }
+            let date = Date(timeIntervalSince1970: 1_800_000_000)
+            let reports = [
+                RestoreReport(archive: .main, generation: nil, date: date, outcome: .nothingToRestore, nodes: []),
+                RestoreReport(archive: .main, generation: nil, date: date + 1, outcome: .failed(reason: "damaged"), nodes: []),
+                RestoreReport(archive: .main, generation: 1, date: date + 2, outcome: .refused(reason: "app version 10.0"), nodes: []),
+                RestoreReport(archive: .main, generation: 1, date: date + 3, outcome: .restored, nodes: nodes),
+            ]
+            for report in reports { try store.recordRestoreReport(report) }
+
+            let document = try json(try run(["report", path, "--all", "--format", "json"]))
+            let kept = try #require(document["reports"] as? [[String: Any]])
+            #expect(
+                kept.map { ($0["outcome"] as? [String: Any])?["kind"] as? String }
+                    == ["restored", "refused", "failed", "nothing_to_restore"])
+            let listed = try #require(kept.first?["nodes"] as? [[String: Any]])
+            #expect(listed.map { $0["outcome"] as? String } == ["restored"] + (0..<8).map { $0.isMultiple(of: 2) ? "skipped" : "failed" })
+            #expect(
+                listed.dropFirst().map { $0["reason_kind"] as? String } == [
+                    "no_restoration_class", "declined", "class_mismatch", "version_too_new", "decode_failed",
+                    "parent_not_restored", "checksum_mismatch", "over_budget",
+                ])
+            #expect(listed.dropFirst().map { $0["reason"] as? String } == reasons.map(\.description))
+
+            let text = try run(["report", path, "--all"])
+            #expect(text.status == 0, "\(text.standardError)")
+            for line in [
+                "  outcome:     restored 1 of 9 nodes\n", "  outcome:     refused: app version 10.0\n",
+                "  outcome:     failed: damaged\n", "  outcome:     nothing to restore\n",
+                "  failed   Root/n1 (C1 v1): \(RestoreReport.Reason.declined.description)\n",
+            ] {
+                #expect(text.standardOutput.contains(line), "\(line)")
+            }
+            let events = try run(["events", path])
+            #expect(events.status == 0, "\(events.standardError)")
+            #expect(events.standardOutput.contains("restored  archive main: nothing to restore\n"), "\(events.standardOutput)")
+            #expect(events.standardOutput.contains("restored  archive main: failed: damaged\n"))
+        }
+    }
+
+    /// Graphviz's strings: a quote or a backslash in an identifier or a class name would end
+    /// the string or escape what follows; both are escaped.
+    @Test func treeAsDOTEscapesQuotesAndBackslashes() throws {
+        try withTemporaryStorePath { path in
+            try ArchiveStore(path: path).save(
+                [try node("Root", "Root"), try node("Root/say \"hi\\", "Class\"\\")], header: SampleArchives.header)
+            let dot = try run(["tree", path, "--format", "dot"])
+            #expect(dot.status == 0, "\(dot.standardError)")
+            #expect(
+                dot.standardOutput.contains(
+                    "  \"Root/say \\\"hi\\\\\" [label=\"say \\\"hi\\\\\\nClass\\\"\\\\ v1, 10 bytes\"];\n"),
+                "\(dot.standardOutput)")
+            #expect(dot.standardOutput.contains("  \"Root\" -> \"Root/say \\\"hi\\\\\";\n"))
+        }
+    }
+
+    /// How the last launch ended, as the lifecycle events this process records say it: in the
+    /// foreground while it runs, then terminated.
+    @Test func infoSaysALaunchRunsInTheForegroundThenThatItTerminated() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            for event in [LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive] {
+                try store.record(event)
+            }
+            let running = try run(["info", path])
+            #expect(running.standardOutput.contains(", last event didBecomeActive at "), "\(running.standardOutput)")
+            #expect(running.standardOutput.contains(": in the foreground, its process runs\n"))
+            try store.record(.willTerminate)
+            let ended = try run(["info", path])
+            #expect(ended.standardOutput.contains(", last event willTerminate at "), "\(ended.standardOutput)")
+            #expect(ended.standardOutput.contains(": terminated normally\n"))
+            let launch = try #require(try json(try run(["info", path, "--format", "json"]))["last_launch"] as? [String: Any])
+            #expect(launch["ended"] as? String == "terminated" && launch["last_event"] as? String == "willTerminate")
+        }
+    }
+
+    /// A generation whose restorations died under `retry`, counted, then invalidated by a
+    /// launch under `discard`, as `info` says them.
+    @Test func infoCountsRestorationsThatDiedThenSaysTheGenerationIsInvalidated() throws {
+        try withTemporaryStorePath { path in
+            #expect(try run(["demo", path, "--step", "save"]).status == 0)
+            for _ in 0..<2 {
+                #expect(try run(["demo", path, "--step", "restore-crash", "--crash-policy", "retry:3"]).wasSignalled)
+            }
+            let retried = try run(["info", path])
+            #expect(
+                retried.standardOutput.contains("valid; 2 restorations begun since one completed, never restored cleanly\n"),
+                "\(retried.standardOutput)")
+            #expect(try run(["demo", path, "--step", "restore"]).status == 0)
+            let invalidated = try run(["info", path])
+            let reason = "the app died during each of its last 2 restorations"
+            #expect(
+                invalidated.standardOutput.contains(
+                    try Regex("\n  state:         invalidated at [0-9T:.Z-]+: \(reason)\n")),
+                "\(invalidated.standardOutput)")
+            let state = try #require(
+                ((try json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first)?["state"]
+                    as? [String: Any])
+            #expect(state["kind"] as? String == "invalidated" && state["reason"] as? String == reason)
         }
     }
 
