@@ -588,6 +588,34 @@ struct StoreFileTests {
         }
     }
 
+    /// Whether `/dev/shm`, a memory file system where there is one, takes a sparse file as
+    /// long as an `Int` counts (2^63 - 1 bytes; ext4 stops at 16 TiB).
+    static let memoryFileSystemTakesTheLongestFile: Bool = {
+        let probe = "/dev/shm/restoration-test-\(getpid())-\(UUID().uuidString)"
+        guard FileManager.default.createFile(atPath: probe, contents: nil) else { return false }
+        defer { unlink(probe) }
+        return truncate(probe, .max) == 0
+    }()
+
+    /// A killed app's store without its index whose file says it is as long as an `Int`
+    /// counts (sparse): the replay weighed the last commit against the file's length plus
+    /// 64 KiB and the commit's frames, a sum that overflowed, and the process trapped
+    /// (`restorectl info` of such a store died of "arithmetic overflow", signal 4). It reads
+    /// the writer's snapshot.
+    @Test(.enabled(if: Self.memoryFileSystemTakesTheLongestFile))
+    func aFileAsLongAsAnIntCountsIsReplayedWithoutOverflow() throws {
+        try withTemporaryStorePath { path in
+            let (saved, main, wal) = try twoSavesOnlyInTheLog(at: path)
+            let folder = "/dev/shm/restoration-test-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let longest = storeFiles(main, log: wal, at: folder + "/store.sqlite")
+            #expect(truncate(longest, .max) == 0)
+            #expect(try ArchiveStore(path: longest, mode: .readOnly).snapshot() == saved)
+            #expect(fileSize(longest) == .max && !fileExists(longest + "-shm"))
+        }
+    }
+
     /// A store at `path` with two saves held only in its write-ahead log: what its writer
     /// reads, and the bytes of its file and its log as a killed app leaves them (its index,
     /// `-shm`, left out, as a cleaning tool or a backup leaves it).

@@ -109,10 +109,12 @@ enum LogReplay {
         // SQLite's checkpoint refuses, as corrupt, a commit that makes the database larger
         // than the file, the commit's frames and 64 KiB (the page of the 1 GiB lock byte,
         // which SQLite never writes) together: a commit that needs more is not SQLite's, and
-        // would make a database as large as it says.
+        // would make a database as large as it says. Weighed against the file by what the
+        // file must hold, not by the sum: a file may say it is as long as an `Int` counts (a
+        // sparse one), and the sum then overflows.
         let byteCount = lastCommit.pages * header.pageSize
-        guard byteCount <= file.count + pendingBytePage + lastCommit.frames * header.pageSize,
-            byteCount <= largestDatabase
+        guard byteCount <= largestDatabase,
+            byteCount - pendingBytePage - lastCommit.frames * header.pageSize <= file.count
         else { return nil }
         let replay = Replay(
             byteCount: byteCount, pageSize: header.pageSize, newest: committed.filter { $0.key < lastCommit.pages })
