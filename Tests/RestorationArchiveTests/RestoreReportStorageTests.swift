@@ -7,11 +7,7 @@ import TestSupport
 struct RestoreReportStorageTests {
     /// Reports with every outcome, every node outcome and every reason.
     static func sampleReports() throws -> [RestoreReport] {
-        let reasons: [RestoreReport.Reason] = [
-            .noRestorationClass, .declined, .classMismatch(found: "Other"), .versionTooNew(supported: 3),
-            .decodeFailed("No value for key 'x'."), .parentNotRestored, .checksumMismatch,
-            .overBudget(bytes: 5000, budget: 4096),
-        ]
+        let reasons = SampleArchives.everyRestoreReason
         var nodes = [RestoreReport.Node(path: try RestorationPath("Root"), className: "Root", classVersion: 1, outcome: .restored)]
         for (index, reason) in reasons.enumerated() {
             nodes.append(.init(

@@ -105,3 +105,20 @@ public func runProcess(_ executable: String, _ arguments: [String], timeout: Dou
 public func builtProduct(_ name: String) -> String {
     URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: name).path
 }
+
+extension ProcessOutcome {
+    /// What the process printed, read as a JSON object (a command's `--format json`).
+    /// - Throws: when it is not one.
+    public func jsonObject() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(standardOutput.utf8)) as? [String: Any] else {
+            throw NotAJSONObject(printed: standardOutput)
+        }
+        return object
+    }
+}
+
+/// What a process printed where a JSON object was expected.
+public struct NotAJSONObject: Error, CustomStringConvertible {
+    public let printed: String
+    public var description: String { "not a JSON object: \(printed.prefix(500))" }
+}

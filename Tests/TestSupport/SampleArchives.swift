@@ -25,6 +25,13 @@ public enum SampleArchives {
         return nodes
     }
 
+    /// Every reason a restore report gives for a node not restored, once each.
+    public static let everyRestoreReason: [RestoreReport.Reason] = [
+        .noRestorationClass, .declined, .classMismatch(found: "Other"), .versionTooNew(supported: 3),
+        .decodeFailed("No value for key 'x'."), .parentNotRestored, .checksumMismatch,
+        .overBudget(bytes: 5000, budget: 4096),
+    ]
+
     public static func state(_ size: Int, _ fill: UInt8) -> [UInt8] {
         [UInt8](repeating: fill, count: size)
     }

@@ -84,7 +84,7 @@ struct CommandLineTests {
 
             let json = try runProcess(restorectl, ["info", path, "--format", "json"])
             #expect(json.status == 0)
-            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let document = try json.jsonObject()
             let archives = try #require(document["archives"] as? [[String: Any]])
             let header = try #require(archives.first?["header"] as? [String: Any])
             #expect(archives.first?["name"] as? String == "main")
@@ -295,7 +295,7 @@ struct CommandLineTests {
             }
             let json = try runProcess(restorectl, ["show", path, "Tabs/MenuNavigation/MenuItemDetail", "--format", "json"])
             #expect(json.status == 0)
-            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let document = try json.jsonObject()
             #expect(document["class_version"] as? Int == 2)
             let state = try #require(document["state"] as? [String: Any])
             let item = try #require(state["menuItem"] as? [String: Any])
@@ -341,7 +341,7 @@ struct CommandLineTests {
             #expect(events.standardOutput.contains("restored  archive main generation 1: refused: no reason given\n"), "\(events.standardOutput)")
             // The JSON keeps the reason as the app gave it.
             let json = try runProcess(restorectl, ["report", path, "--format", "json"])
-            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let document = try json.jsonObject()
             let outcome = (document["reports"] as? [[String: Any]])?.first?["outcome"] as? [String: Any]
             #expect(outcome?["kind"] as? String == "refused")
             #expect(outcome?["reason"] as? String == " ")
@@ -369,7 +369,7 @@ struct CommandLineTests {
 
             let json = try runProcess(restorectl, ["report", path, "--archive", "main", "--all", "--format", "json"])
             #expect(json.status == 0)
-            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let document = try json.jsonObject()
             let reports = try #require(document["reports"] as? [[String: Any]])
             #expect(reports.count == 1)
             let node = try #require((reports.first?["nodes"] as? [[String: Any]])?.first)
@@ -470,7 +470,7 @@ struct CommandLineTests {
             for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
                 #expect(!json.standardOutput.contains(raw))
             }
-            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let document = try json.jsonObject()
             let archive = try #require(
                 (document["archives"] as? [[String: Any]])?.first { $0["name"] as? String == "scene\u{202E}" })
             #expect(archive["name"] as? String == "scene\u{202E}")

@@ -13,9 +13,6 @@ struct InspectionCommandTests {
 
     private func run(_ arguments: [String]) throws -> ProcessOutcome { try runProcess(restorectl, arguments) }
 
-    private func json(_ outcome: ProcessOutcome) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
-    }
 
     /// Runs `statements` on the store in one transaction of a plain connection (python3's
     /// sqlite3), as damage or another program would write them, `CHECK` constraints off.
@@ -67,7 +64,7 @@ struct InspectionCommandTests {
             #expect(text.standardOutput.contains("\n      MenuItemDetail  MenuItemDetail v2, "))
             #expect(text.standardOutput.contains("\n        Presented  WebPage v0, "))
             let older = try run(["tree", path, "--generation", "3", "--format", "json"])
-            let document = try json(older)
+            let document = try older.jsonObject()
             #expect(document["generation"] as? Int == 3)
             let nodes = try #require(document["nodes"] as? [[String: Any]])
             #expect(nodes.count == 12)
@@ -106,7 +103,7 @@ struct InspectionCommandTests {
             #expect(text.status == 0, "\(text.standardError)")
             #expect(text.standardOutput.contains("changed Tabs/OrderNavigation/Order (OrderScreen)"))
             #expect(text.standardOutput.contains("keys changed: order"))
-            let document = try json(try run(["diff", path, "--from", "3", "--to", "4", "--format", "json"]))
+            let document = try run(["diff", path, "--from", "3", "--to", "4", "--format", "json"]).jsonObject()
             let changes = try #require(document["changes"] as? [[String: Any]])
             #expect(changes.count == 1)
             #expect(changes.first?["change"] as? String == "changed")
@@ -158,7 +155,7 @@ struct InspectionCommandTests {
             ] {
                 #expect(text.standardOutput.contains(line), "events lack \(line)")
             }
-            let document = try json(try run(["events", path, "--limit", "3", "--format", "json"]))
+            let document = try run(["events", path, "--limit", "3", "--format", "json"]).jsonObject()
             let events = try #require(document["events"] as? [[String: Any]])
             #expect(events.count == 3)
             #expect(events.last?["kind"] as? String == "saved" || events.last?["kind"] as? String == "didEnterBackground")
@@ -181,7 +178,7 @@ struct InspectionCommandTests {
             #expect(text.status == 0, "\(text.standardError)")
             #expect(text.standardOutput.contains("archive main, generation 4"))
             #expect(text.standardOutput.contains("the restoration died: the next launch applies its crash policy to generation 4"))
-            let markers = try #require(try json(try run(["markers", path, "--format", "json"]))["markers"] as? [[String: Any]])
+            let markers = try #require(try run(["markers", path, "--format", "json"]).jsonObject()["markers"] as? [[String: Any]])
             #expect(markers.first?["process_running"] as? Bool == false)
         }
     }
@@ -216,7 +213,7 @@ struct InspectionCommandTests {
             let markers = try run(["markers", path])
             #expect(markers.status == 1 && markers.standardError == named)
             #expect(markers.standardOutput.contains("archive main, generation 4: damaged, its values cannot be read or do not match its checksum\n    \(meaning)\n"))
-            let document = try json(try run(["markers", path, "--format", "json"]))
+            let document = try run(["markers", path, "--format", "json"]).jsonObject()
             let marker = try #require((document["markers"] as? [[String: Any]])?.first)
             #expect(marker["damaged"] as? Bool == true && marker["generation"] as? Int == 4)
 
@@ -244,7 +241,7 @@ struct InspectionCommandTests {
             #expect(crashed.standardOutput.contains("crash marker:  generation 4, begun "))
             #expect(crashed.standardOutput.contains("the restoration died: the next launch applies its crash policy to generation 4"))
             #expect(crashed.standardOutput.contains("valid; 1 restoration begun since one completed, never restored cleanly\n"))
-            let document = try json(try run(["info", path, "--format", "json"]))
+            let document = try run(["info", path, "--format", "json"]).jsonObject()
             #expect((document["last_launch"] as? [String: Any])?["ended"] as? String == "foreground")
             let archive = try #require((document["archives"] as? [[String: Any]])?.first)
             let marker = try #require(archive["crash_marker"] as? [String: Any])
@@ -256,7 +253,7 @@ struct InspectionCommandTests {
 
             // The next launch applies the default policy: generation 4 invalidated, marker gone.
             #expect(try run(["demo", "--step", "restore", "--db", path]).status == 0)
-            let after = try json(try run(["info", path, "--format", "json"]))
+            let after = try run(["info", path, "--format", "json"]).jsonObject()
             let archiveAfter = try #require((after["archives"] as? [[String: Any]])?.first)
             #expect(archiveAfter["crash_marker"] == nil)
             let newest = try #require((archiveAfter["generations"] as? [[String: Any]])?.first)
@@ -277,7 +274,7 @@ struct InspectionCommandTests {
             let broken = try run(["check", path])
             #expect(broken.status == 1)
             #expect(broken.standardOutput.contains("node 'Tabs/Profile': its content does not match its checksum"))
-            let document = try json(try run(["check", path, "--format", "json"]))
+            let document = try run(["check", path, "--format", "json"]).jsonObject()
             #expect(document["healthy"] as? Bool == false)
             let problems = try #require(document["problems"] as? [[String: Any]])
             #expect(problems.contains { $0["path"] as? String == "Tabs/Profile" && $0["generation"] as? Int == 4 })
@@ -392,7 +389,7 @@ struct InspectionCommandTests {
             #expect(info.status == 1 && info.standardError == named)
             #expect(info.standardOutput.contains("\nArchive main\n  state:         damaged: Archive 'main' generation 11 is damaged"))
             #expect(info.standardOutput.contains("\nArchive scene-2\n  state:         valid\n"))
-            let document = try json(try run(["info", path, "--format", "json"]))
+            let document = try run(["info", path, "--format", "json"]).jsonObject()
             #expect((document["archives"] as? [[String: Any]])?.map { $0["name"] as? String } == ["scene-2"])
             #expect((document["damaged_archives"] as? [[String: Any]])?.map { $0["name"] as? String } == ["main"])
 
@@ -426,7 +423,7 @@ struct InspectionCommandTests {
             #expect(info.status == 1 && info.standardError.hasPrefix("restorectl: error: The store's history is damaged: a journal entry"))
             #expect(info.standardOutput.contains("  last launch:   cannot be read: The store's history is damaged: a journal entry"))
             #expect(info.standardOutput.contains("\nArchive main\n  state:         valid\n"))
-            let document = try json(try run(["info", path, "--format", "json"]))
+            let document = try run(["info", path, "--format", "json"]).jsonObject()
             #expect((document["journal_error"] as? String)?.hasPrefix("The store's history is damaged: a journal entry") == true)
             #expect(document["last_launch"] == nil && (document["archives"] as? [Any])?.count == 1)
             let events = try run(["events", path])
@@ -443,7 +440,7 @@ struct InspectionCommandTests {
             let journal = try ArchiveStore(path: path, mode: .readOnly).journal()
             let (count, first) = (journal.count, try #require(journal.first).sequence)
             try tamper(path, "UPDATE journal SET event = 'bogus' WHERE id = \(first + 6)")
-            let document = try json(try run(["events", path, "--format", "json", "--limit", "500"]))
+            let document = try run(["events", path, "--format", "json", "--limit", "500"]).jsonObject()
             let launches = (document["events"] as? [[String: Any]] ?? []).compactMap { $0["launch"] as? Int }
             // The entries after the damaged one (id first + 6), the newest included.
             #expect(launches.count == count - 7)
@@ -476,7 +473,7 @@ struct InspectionCommandTests {
             #expect(count("Archive main, restoration at", in: all.standardOutput) == 1)
             let newest = try run(["report", path, "--format", "json"])
             #expect(newest.status == 0 && newest.standardError.isEmpty, "\(newest.standardError)")
-            let reports = try #require(try json(newest)["reports"] as? [[String: Any]])
+            let reports = try #require(try newest.jsonObject()["reports"] as? [[String: Any]])
             #expect(reports.count == 1)
 
             // The newest damaged too: nothing of the archive's reports reads.
@@ -793,7 +790,7 @@ struct InspectionCommandTests {
                 text.standardOutput.contains(
                     "\n  size:          \(file) bytes, \(free) of them free; write-ahead log 0 bytes\n"),
                 "\(text.standardOutput)")
-            let size = try #require(try json(run(["info", path, "--format", "json"]))["size"] as? [String: Int])
+            let size = try #require(try run(["info", path, "--format", "json"]).jsonObject()["size"] as? [String: Int])
             #expect(size == ["file_bytes": file, "store_bytes": file, "free_bytes": free, "log_bytes": 0])
         }
     }
@@ -819,7 +816,7 @@ struct InspectionCommandTests {
                         + "(its file \(file) bytes until the write-ahead log is copied back); "
                         + "write-ahead log \(log) bytes\n"),
                 "\(text.standardOutput)")
-            let size = try #require(try json(run(["info", path, "--format", "json"]))["size"] as? [String: Int])
+            let size = try #require(try run(["info", path, "--format", "json"]).jsonObject()["size"] as? [String: Int])
             #expect(
                 size == [
                     "file_bytes": file, "store_bytes": Int(pages.bytes), "free_bytes": Int(pages.freeBytes),
@@ -912,7 +909,7 @@ struct InspectionCommandTests {
             #expect(tree.standardError.hasPrefix(named), "\(tree.standardError)")
             let json = try run(["tree", path, "--format", "json"])
             #expect(json.status == 1)
-            let nodes = try #require(try self.json(json)["nodes"] as? [[String: Any]])
+            let nodes = try #require(try json.jsonObject()["nodes"] as? [[String: Any]])
             #expect(nodes.count == 12)
             #expect(nodes.filter { $0["damaged"] as? Bool == true }.map { $0["path"] as? String } == ["Tabs/OrderNavigation/Order"])
             #expect(try run(["tree", path, "--format", "dot"]).standardOutput.contains("OrderScreen v0, 172 bytes\\nDAMAGED"))
@@ -921,7 +918,7 @@ struct InspectionCommandTests {
             #expect(show.status == 1)
             #expect(show.standardOutput.contains("  checksum:  does not match: the node is damaged\n  state:     not shown: it is not what was saved\n"))
             #expect(show.standardError.hasPrefix(named))
-            let shown = try self.json(try run(["show", path, "Tabs/OrderNavigation/Order", "--format", "json"]))
+            let shown = try run(["show", path, "Tabs/OrderNavigation/Order", "--format", "json"]).jsonObject()
             #expect(shown["checksum"] as? String == "mismatch" && shown["state"] == nil)
             let intact = try run(["show", path, "Tabs/Profile"])
             #expect(intact.status == 0 && intact.standardOutput.contains("  checksum:  ok\n"))
@@ -947,7 +944,7 @@ struct InspectionCommandTests {
                 "\(diff.standardOutput)")
             let same = try run(["diff", path, "--from", "4", "--to", "4", "--format", "json"])
             #expect(same.status == 1 && same.standardError.split(separator: "\n").count == 1, "\(same.standardError)")
-            let changes = try #require(try self.json(same)["changes"] as? [[String: Any]])
+            let changes = try #require(try same.jsonObject()["changes"] as? [[String: Any]])
             #expect(changes.map { $0["change"] as? String } == ["damaged"])
 
             // info reads every retained generation's nodes: the header says valid, the
@@ -958,7 +955,7 @@ struct InspectionCommandTests {
             #expect(lines.contains { $0.hasPrefix("    4  saved ") && $0.hasSuffix("; DAMAGED: 1 node") }, "\(info.standardOutput)")
             #expect(lines.contains { $0.hasPrefix("    3  saved ") && !$0.contains("DAMAGED") })
             let generations = try #require(
-                (try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first?[
+                (try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])?.first?[
                     "generations"] as? [[String: Any]])
             #expect(generations.map { $0["damaged_nodes"] as? [String] } == [["Tabs/OrderNavigation/Order"], nil])
             // A node lost from generation 3 (the row only it uses) keeps it from being read.
@@ -975,7 +972,7 @@ struct InspectionCommandTests {
                 $0.hasPrefix("    3  saved ") && $0.contains("; DAMAGED: Archive 'main' generation 3 is damaged")
             }, "\(lost.standardOutput)")
             let unread = try #require(
-                (try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first?[
+                (try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])?.first?[
                     "generations"] as? [[String: Any]])
             #expect((unread.last?["error"] as? String)?.hasPrefix("Archive 'main' generation 3 is damaged") == true)
         }
@@ -995,7 +992,7 @@ struct InspectionCommandTests {
             #expect(lines.contains("  state:         valid") && lines.contains { $0.hasPrefix("  generation:    4, saved ") })
             #expect(lines.contains { $0.hasPrefix("    4  saved ") } && lines.last == "    3  DAMAGED: its header does not match its checksum",
                 "\(info.standardOutput)")
-            let archive = try #require((try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first)
+            let archive = try #require((try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])?.first)
             #expect((archive["generations"] as? [[String: Any]])?.map { $0["generation"] as? Int } == [4])
             let damaged = try #require(archive["damaged_generations"] as? [[String: Any]])
             #expect(damaged.count == 1 && damaged.first?["generation"] as? Int == 3)
@@ -1045,7 +1042,7 @@ struct InspectionCommandTests {
             #expect(erased.status == 0, "\(erased.standardError)")
             #expect(erased.standardOutput == "Erased '\(path)': it is an empty store now.\n")
             #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o640)
-            let info = try json(try run(["info", path, "--format", "json"]))
+            let info = try run(["info", path, "--format", "json"]).jsonObject()
             #expect((info["archives"] as? [Any])?.isEmpty == true && info["last_launch"] == nil)
             #expect(try run(["check", path]).status == 0)
             // The app goes on with the empty store.
@@ -1082,7 +1079,7 @@ struct InspectionCommandTests {
 
                 """)
             #expect(try run(["info", other]).standardOutput.contains("generation:    4, "), "left as it was")
-            let info = try json(try run(["info", path, "--format", "json"]))
+            let info = try run(["info", path, "--format", "json"]).jsonObject()
             #expect((info["archives"] as? [Any])?.isEmpty == true)
             #expect(fileBytes(target) == Array("notes".utf8), "the link's target is left as it was")
         }
@@ -1184,7 +1181,7 @@ struct InspectionCommandTests {
                 #expect(outcome.status == 0, "\(kind): \(outcome.standardError)")
                 let check = try run(["check", path])
                 #expect(check.status == 0, "\(kind): \(check.standardOutput)\(check.standardError)")
-                let info = try json(try run(["info", path, "--format", "json"]))
+                let info = try run(["info", path, "--format", "json"]).jsonObject()
                 #expect((info["archives"] as? [Any])?.isEmpty == true, "\(kind)")
             }
         }

@@ -15,9 +15,6 @@ struct OutputFormTests {
 
     private func run(_ arguments: [String]) throws -> ProcessOutcome { try runProcess(restorectl, arguments) }
 
-    private func json(_ outcome: ProcessOutcome) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
-    }
 
     private func node(
         _ path: String, _ className: String, version: Int = 1, order: Int = 0, state: [UInt8]? = nil
@@ -61,7 +58,7 @@ struct OutputFormTests {
                       added   Root/New (Added)
 
                     """)
-            let document = try json(try run(["diff", path, "--from", "1", "--to", "2", "--format", "json"]))
+            let document = try run(["diff", path, "--from", "1", "--to", "2", "--format", "json"]).jsonObject()
             let changes = try #require(document["changes"] as? [[String: Any]])
             #expect(changes.map { $0["change"] as? String } == ["changed", "removed", "changed", "added"])
             #expect(changes.map { $0["path"] as? String } == ["Root", "Root/Gone", "Root/Kept", "Root/New"])
@@ -122,7 +119,7 @@ struct OutputFormTests {
 
                     """), "\(show.standardOutput)")
             let json = try run(["show", path, "Root", "--format", "json"])
-            let values = try #require(try self.json(json)["state"] as? [String: [String: Any]])
+            let values = try #require(try json.jsonObject()["state"] as? [String: [String: Any]])
             #expect(
                 values.mapValues { $0["type"] as? String } == [
                     "absent": "null", "flag": "bool", "count": "int", "big": "uint", "scale": "float", "ratio": "double",
@@ -153,7 +150,7 @@ struct OutputFormTests {
                         ratio = -Infinity (double)
 
                     """), "\(info.standardOutput)")
-            let archives = try #require(try self.json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])
+            let archives = try #require(try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])
             let appValues = try #require(
                 (archives.first?["header"] as? [String: Any])?["app_values"] as? [String: [String: Any]])
             #expect(appValues["flag"]?["type"] as? String == "bool" && appValues["flag"]?["value"] as? Bool == false)
@@ -183,7 +180,7 @@ struct OutputFormTests {
             #expect(text.status == 0, "\(text.standardError)")
             #expect(text.standardOutput.contains("\n  outcome:     failed: \(reason)\n"), "\(text.standardOutput)")
             #expect(reason.contains("header does not match its checksum"))
-            let reports = try #require(try json(try run(["report", path, "--format", "json"]))["reports"] as? [[String: Any]])
+            let reports = try #require(try run(["report", path, "--format", "json"]).jsonObject()["reports"] as? [[String: Any]])
             let outcome = try #require(reports.first?["outcome"] as? [String: Any])
             #expect(outcome["kind"] as? String == "failed" && outcome["reason"] as? String == reason)
         }
@@ -195,11 +192,7 @@ struct OutputFormTests {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
             try store.save([try node("Root", "Root")], header: SampleArchives.header)
-            let reasons: [RestoreReport.Reason] = [
-                .noRestorationClass, .declined, .classMismatch(found: "Other"), .versionTooNew(supported: 3),
-                .decodeFailed("No value for key 'x'."), .parentNotRestored, .checksumMismatch,
-                .overBudget(bytes: 5000, budget: 4096),
-            ]
+            let reasons = SampleArchives.everyRestoreReason
             var nodes = [RestoreReport.Node(path: try RestorationPath("Root"), className: "Root", classVersion: 1, outcome: .restored)]
             for (index, reason) in reasons.enumerated() {
                 nodes.append(.init(
@@ -215,7 +208,7 @@ struct OutputFormTests {
             ]
             for report in reports { try store.recordRestoreReport(report) }
 
-            let document = try json(try run(["report", path, "--all", "--format", "json"]))
+            let document = try run(["report", path, "--all", "--format", "json"]).jsonObject()
             let kept = try #require(document["reports"] as? [[String: Any]])
             #expect(
                 kept.map { ($0["outcome"] as? [String: Any])?["kind"] as? String }
@@ -276,7 +269,7 @@ struct OutputFormTests {
             let ended = try run(["info", path])
             #expect(ended.standardOutput.contains(", last event willTerminate at "), "\(ended.standardOutput)")
             #expect(ended.standardOutput.contains(": terminated normally\n"))
-            let launch = try #require(try json(try run(["info", path, "--format", "json"]))["last_launch"] as? [String: Any])
+            let launch = try #require(try run(["info", path, "--format", "json"]).jsonObject()["last_launch"] as? [String: Any])
             #expect(launch["ended"] as? String == "terminated" && launch["last_event"] as? String == "willTerminate")
         }
     }
@@ -301,7 +294,7 @@ struct OutputFormTests {
                     try Regex("\n  state:         invalidated at [0-9T:.Z-]+: \(reason)\n")),
                 "\(invalidated.standardOutput)")
             let state = try #require(
-                ((try json(try run(["info", path, "--format", "json"]))["archives"] as? [[String: Any]])?.first)?["state"]
+                ((try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])?.first)?["state"]
                     as? [String: Any])
             #expect(state["kind"] as? String == "invalidated" && state["reason"] as? String == reason)
         }
@@ -333,7 +326,7 @@ struct OutputFormTests {
             #expect(
                 text.standardOutput.contains("    process \(getpid()) runs: its restoration is probably still in progress\n"),
                 "\(text.standardOutput)")
-            let markers = try #require(try json(try run(["markers", path, "--format", "json"]))["markers"] as? [[String: Any]])
+            let markers = try #require(try run(["markers", path, "--format", "json"]).jsonObject()["markers"] as? [[String: Any]])
             #expect(markers.count == 1 && markers.first?["process_running"] as? Bool == true)
             #expect(loading.pending?.complete() == true)
             #expect(try run(["markers", path]).standardOutput.contains("(no crash markers"))
@@ -347,7 +340,7 @@ struct OutputFormTests {
             let text = try run(["info", path])
             #expect(text.status == 0, "\(text.standardError)")
             #expect(text.standardOutput.hasSuffix("  last launch:   none recorded\n  (no archives)\n"), "\(text.standardOutput)")
-            let document = try json(try run(["info", path, "--format", "json"]))
+            let document = try run(["info", path, "--format", "json"]).jsonObject()
             #expect((document["archives"] as? [Any])?.isEmpty == true)
         }
     }
