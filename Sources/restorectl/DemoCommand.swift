@@ -16,8 +16,9 @@ struct DemoCommand: ParsableCommand {
             Without --step, the demo plays the whole story: first launch, navigation, background \
             save, the system killing the app, a relaunch that restores it, a relaunch whose \
             restoration crashes (a child process killed with SIGKILL), the launch after it \
-            invalidating that generation, an explicit quit discarding the state, and a last \
-            session that leaves a saved archive. Each launch is a new process or a fresh start-up.
+            applying the crash policy to that generation, an explicit quit discarding the state, \
+            and a last session that leaves a saved archive. Each launch is a new process or a \
+            fresh start-up.
 
             With --step, it runs one launch's worth against the store, recording the app's lifecycle \
             events in the store's journal as it goes: 'save' launches (restoring if it can), \
@@ -27,7 +28,8 @@ struct DemoCommand: ParsableCommand {
             of restoring; 'load-crash' restores and dies while a restored web page is still \
             loading (restoration not complete); 'foreground-crash' restores, navigates and dies \
             on screen before saving; 'quit' launches and quits explicitly, which discards the \
-            saved state. --crash-policy chooses what a launch does after such crashes.
+            saved state. --crash-policy chooses what a launch does after such crashes, in one \
+            step or in the whole story.
             """
     )
 
@@ -298,9 +300,11 @@ struct DemoCommand: ParsableCommand {
         }
         print("Store: \(TerminalText.escaped(path))")
         print("")
+        // Every launch of the story, the children's too, under the one policy an app has.
+        let policy = crashPolicy.policy
         if archives?.contains(where: { !$0.generations.isEmpty }) == true {
             print("0. The store holds the state of an earlier session: the user quits the app explicitly, which discards it, so that the story starts afresh:")
-            try Self.run(.quit, path: path, policy: .discard)
+            try Self.run(.quit, path: path, policy: policy)
             print("")
             print("1. Launch with nothing to restore: the user navigates, the app goes to the background and saves, and the system kills it there (a child process, killed with SIGKILL):")
         } else {
@@ -309,22 +313,22 @@ struct DemoCommand: ParsableCommand {
         try child(.backgroundKill, path: path)
         print("")
         print("2. Next launch: the journal shows the app was killed in the background, which is normal, so its state is restored:")
-        try Self.run(.restore, path: path, policy: .discard)
+        try Self.run(.restore, path: path, policy: policy)
         print("")
         print("3. The user works on; backgrounded again, the app saves a new generation:")
-        try Self.run(.save, path: path, policy: .discard)
+        try Self.run(.save, path: path, policy: policy)
         print("")
         print("4. The next launch's restoration crashes (a child process, killed with SIGKILL):")
         try child(.restoreCrash, path: path)
         print("")
-        print("5. The launch after it finds the crash marker and invalidates that generation (crash policy: discard):")
-        try Self.run(.restore, path: path, policy: .discard)
+        print("5. The launch after it finds the crash marker and \(Self.afterTheCrash(under: policy)):")
+        try Self.run(.restore, path: path, policy: policy)
         print("")
         print("6. The user quits the app explicitly:")
-        try Self.run(.quit, path: path, policy: .discard)
+        try Self.run(.quit, path: path, policy: policy)
         print("")
         print("7. The user comes back, navigates again, and the app is backgrounded:")
-        try Self.run(.save, path: path, policy: .discard)
+        try Self.run(.save, path: path, policy: policy)
         print("")
         print("Inspect the store:")
         print("  swift run restorectl info \(Self.shellQuoted(path))")
@@ -339,7 +343,10 @@ struct DemoCommand: ParsableCommand {
     private func child(_ step: Step, path: String) throws {
         let child = Process()
         child.executableURL = URL(filePath: "/proc/self/exe")
-        child.arguments = ["demo", "--step", step.rawValue, "--", path]  // a path may start with "-"
+        child.arguments = [
+            "demo", "--step", step.rawValue, "--crash-policy", crashPolicy.defaultValueDescription,
+            "--", path,  // a path may start with "-"
+        ]
         child.standardOutput = FileHandle.standardOutput
         child.standardError = FileHandle.standardError
         fflush(nil)  // our lines first, then the child's
@@ -358,6 +365,23 @@ struct DemoCommand: ParsableCommand {
     }
 
     // MARK: Words
+
+    /// What the story's fifth launch does with the generation whose restoration crashed
+    /// (R11), under `policy`.
+    static func afterTheCrash(under policy: CrashPolicy) -> String {
+        switch policy {
+        case .discard:
+            "invalidates that generation (crash policy: discard)"
+        case .fallBackToKnownGood:
+            "invalidates that generation, then restores the newest one that once restored cleanly (crash policy: fall-back)"
+        case .retry(let attempts) where attempts > 1:
+            "tries that generation again, its attempt 2 of \(attempts) (crash policy: retry:\(attempts))"
+        case .retry(let attempts):
+            "invalidates that generation, its one attempt spent (crash policy: retry:\(attempts))"
+        case .discardAfterForegroundDeath:
+            "invalidates that generation, as it does every archive's newest after a death in the foreground (crash policy: foreground)"
+        }
+    }
 
     static func summary(of previous: LaunchSummary?) -> String {
         guard let previous else { return "first launch" }

@@ -57,6 +57,33 @@ struct CommandLineTests {
 
     // MARK: The built binary, end to end
 
+    /// The story's launches run under the `--crash-policy` given, and its fifth says what that
+    /// policy does: the story ignored it (every launch under `discard`, the fifth headed
+    /// "crash policy: discard"), so that `demo --crash-policy fall-back` showed nothing of
+    /// falling back.
+    @Test(arguments: [
+        ("discard", "invalidates that generation (crash policy: discard)",
+         "not restored, because generation 2 was invalidated: the app died while restoring it."),
+        ("fall-back", "then restores the newest one that once restored cleanly (crash policy: fall-back)",
+         "restored 12 of 12 screens from generation 1."),
+        ("retry:2", "tries that generation again, its attempt 2 of 2 (crash policy: retry:2)",
+         "restored 12 of 12 screens from generation 2."),
+        ("foreground", "after a death in the foreground (crash policy: foreground)",
+         "not restored, because generation 2 was invalidated: the app died in the foreground"),
+    ])
+    func demoTellsItsStoryUnderTheCrashPolicyGiven(policy: String, heading: String, outcome: String) throws {
+        try withTemporaryStorePath { path in
+            let demo = try runProcess(restorectl, ["demo", path, "--crash-policy", policy])
+            #expect(demo.status == 0, "\(demo.standardError)")
+            let fifth = try #require(
+                demo.standardOutput.split(separator: "\n\n").first { $0.hasPrefix("5. ") }, "\(demo.standardOutput)")
+            let lines = fifth.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("5. The launch after it finds the crash marker and ") == true)
+            #expect(lines.first?.hasSuffix(heading + ":") == true, "\(fifth)")
+            #expect(lines.dropFirst().first?.contains(outcome) == true, "\(fifth)")
+        }
+    }
+
     @Test func demoThenInfoShowsTheArchive() throws {
         try withTemporaryStorePath { path in
             let demo = try runProcess(restorectl, ["demo", "--db", path])
