@@ -281,6 +281,31 @@ struct InspectionCommandTests {
         }
     }
 
+    /// `check --archive` lists that archive's problems and the store's own, not another
+    /// archive's.
+    @Test func checkOfOneArchiveLeavesOutAnotherArchivesDamage() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let nodes = try SampleArchives.tree(count: 3).map { node in
+                var node = node
+                node.state = try StateValue.encode(["x": .int(1)])
+                return node
+            }
+            try store.save(nodes, header: SampleArchives.header)
+            try store.save(nodes, header: SampleArchives.header, in: try ArchiveName("scene-2"))
+            try tamper(
+                path, "UPDATE node SET state = X'0102' WHERE path = 'Root' AND archive_id = (SELECT id FROM archive WHERE name = 'scene-2')")
+            let whole = try run(["check", path])
+            #expect(whole.status == 1 && whole.standardOutput.contains("archive 'scene-2', generation 1, node 'Root': "))
+            let main = try run(["check", path, "--archive", "main"])
+            #expect(main.status == 0 && main.standardOutput.hasSuffix(": healthy\n"), "\(main.standardOutput)")
+            let other = try run(["check", path, "--archive", "scene-2", "--format", "json"])
+            #expect(other.status == 1)
+            let problems = try #require(try other.jsonObject()["problems"] as? [[String: Any]])
+            #expect(problems.map { $0["archive"] as? String } == ["scene-2"] && problems.first?["path"] as? String == "Root")
+        }
+    }
+
     /// `show` of a node whose row damage took away says the generation is damaged, not that
     /// the archive has no node there; a node still whole is shown.
     @Test func showOfANodeThatDamageTookAwaySaysTheGenerationIsDamaged() throws {
