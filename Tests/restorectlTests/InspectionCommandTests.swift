@@ -113,6 +113,27 @@ struct InspectionCommandTests {
         }
     }
 
+    /// `events --archive` shows that archive's events: not another archive's, nor the app's
+    /// lifecycle events, which concern every archive.
+    @Test func eventsOfOneArchiveLeaveOutTheOthersAndTheLifecycle() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            try store.record(.willFinishLaunching)
+            for name in ["main", "scene-2"] {
+                let archive = try ArchiveName(name)
+                try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header, in: archive)
+                try store.discard(archive, reason: "the window \(name) was closed")
+            }
+            let all = try run(["events", path])
+            #expect(all.standardOutput.contains("willFinishLaunching"), "\(all.standardOutput)")
+            #expect(all.standardOutput.contains("discarded  archive scene-2: the window scene-2 was closed\n"))
+            let main = try run(["events", path, "--archive", "main"])
+            #expect(main.status == 0, "\(main.standardError)")
+            #expect(main.standardOutput.contains("discarded  archive main: the window main was closed\n"), "\(main.standardOutput)")
+            #expect(!main.standardOutput.contains("scene-2") && !main.standardOutput.contains("willFinishLaunching"))
+        }
+    }
+
     /// The store forgets archives discarded before the newest it keeps; the journal's entry
     /// of such a discard is still an event of the store, and `events` lists it, while `info`
     /// lists only the archives the store has.
