@@ -344,7 +344,7 @@ struct DemoCommand: ParsableCommand {
         let child = Process()
         child.executableURL = URL(filePath: "/proc/self/exe")
         child.arguments = [
-            "demo", "--step", step.rawValue, "--crash-policy", crashPolicy.defaultValueDescription,
+            "demo", "--step", step.rawValue, "--crash-policy", crashPolicy.spelling,
             "--", path,  // a path may start with "-"
         ]
         child.standardOutput = FileHandle.standardOutput
@@ -446,7 +446,8 @@ struct DemoCrashPolicy: ExpressibleByArgument {
         }
     }
 
-    var defaultValueDescription: String {
+    /// The policy as the option spells it.
+    var spelling: String {
         switch policy {
         case .discard: "discard"
         case .fallBackToKnownGood: "fall-back"
@@ -454,6 +455,8 @@ struct DemoCrashPolicy: ExpressibleByArgument {
         case .retry(let attempts): "retry:\(attempts)"
         }
     }
+
+    var defaultValueDescription: String { spelling }
 
     static var allValueStrings: [String] { ["discard", "fall-back", "retry:N", "foreground"] }
 }

@@ -283,7 +283,7 @@ struct InfoCommand: ParsableCommand {
         switch value {
         case .bool(let value): "\(value) (bool)"
         case .int(let value): "\(value) (int)"
-        case .double(let value): "\(StateRendering.number(value)) (double)"
+        case .double(let value): "\(NonFiniteNumber.text(value)) (double)"
         case .string(let value): "\"\(TerminalText.escaped(value))\" (string)"
         case .bytes(let value): "\(value.count) bytes (bytes)"
         }

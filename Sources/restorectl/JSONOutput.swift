@@ -12,7 +12,8 @@ enum JSONOutput {
             try container.encode(Timestamp.text(date))
         }
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+            positiveInfinity: NonFiniteNumber.positiveInfinity, negativeInfinity: NonFiniteNumber.negativeInfinity,
+            nan: NonFiniteNumber.notANumber)
         let text = String(decoding: try encoder.encode(value), as: UTF8.self)
         var result = ""
         result.reserveCapacity(text.utf8.count)

@@ -39,8 +39,8 @@ enum StateRendering {
         case .bool(let value): "bool \(value)"
         case .int(let value): "int \(value)"
         case .uint(let value): "uint \(value)"
-        case .float(let value): "float \(number(value))"
-        case .double(let value): "double \(number(value))"
+        case .float(let value): "float \(NonFiniteNumber.text(value))"
+        case .double(let value): "double \(NonFiniteNumber.text(value))"
         case .string(let value): "string \"\(TerminalText.escaped(value))\""
         case .bytes(let value):
             "bytes (\(value.count)) " + value.prefix(32).map { String(format: "%02x", $0) }.joined()
@@ -51,15 +51,6 @@ enum StateRendering {
         case .reference(let path): "reference \(TerminalText.escaped(path.description))"
         case .array, .container: ""
         }
-    }
-
-    /// A number as text: its shortest form when finite; otherwise `NaN`, `+Infinity` or
-    /// `-Infinity`, the words the JSON output and ``Timestamp`` use (Swift's own `nan`, `-inf`
-    /// and `inf` said the same value otherwise in text and in JSON).
-    static func number<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Number) -> String {
-        if value.isNaN { return "NaN" }
-        if value.isInfinite { return value > 0 ? "+Infinity" : "-Infinity" }
-        return value.description
     }
 
     // MARK: JSON

@@ -18,7 +18,7 @@ import Foundation
 enum Timestamp {
     static func text(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
-        if !seconds.isFinite { return StateRendering.number(seconds) }
+        if !seconds.isFinite { return NonFiniteNumber.text(seconds) }
         guard let milliseconds = Int64(exactly: (seconds * 1000).rounded()) else {
             return "\(date.timeIntervalSinceReferenceDate) seconds since 2001-01-01T00:00:00Z"
         }
