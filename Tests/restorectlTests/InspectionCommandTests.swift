@@ -13,7 +13,6 @@ struct InspectionCommandTests {
 
     private func run(_ arguments: [String]) throws -> ProcessOutcome { try runProcess(restorectl, arguments) }
 
-
     /// Runs `statements` on the store in one transaction of a plain connection (python3's
     /// sqlite3), as damage or another program would write them, `CHECK` constraints off.
     private func tamper(_ path: String, _ statements: String...) throws {
