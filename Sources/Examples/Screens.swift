@@ -54,9 +54,12 @@ public final class MenuItemDetail: Restorable {
 
     public static func migrateRestorableState(_ state: inout [String: StateValue], from version: Int) throws {
         guard version == 1 else { return }
-        guard case .string(let name)? = state.removeValue(forKey: "itemName"),
-            case .double(let price)? = state.removeValue(forKey: "price")
-        else { throw StateCodingError.keyNotFound(key: "itemName") }
+        guard case .string(let name)? = state.removeValue(forKey: "itemName") else {
+            throw StateCodingError.keyNotFound(key: "itemName")
+        }
+        guard case .double(let price)? = state.removeValue(forKey: "price") else {
+            throw StateCodingError.keyNotFound(key: "price")
+        }
         let category = MenuItem.menu.first { $0.name == name }?.category ?? .coffee
         state["menuItem"] = .container([
             "name": .string(name), "price": .double(price), "category": .string(category.rawValue), "options": .array([]),

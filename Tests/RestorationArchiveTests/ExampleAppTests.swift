@@ -69,6 +69,52 @@ struct ExampleAppTests {
         }
     }
 
+    /// A dish screen saved by the app's version 1 (its dish's name and price only) is migrated
+    /// by `MenuItemDetail.migrateRestorableState`, the example the Getting Started article
+    /// shows: the dish comes back whole, its category found on the menu. Version-1 state
+    /// without its price fails that node alone, and the report names the key missing (the
+    /// migration named `itemName` for either key).
+    @Test func aDishScreenSavedByVersion1IsMigrated() throws {
+        try withTemporaryStore { store in
+            let app = OrderApp()
+            app.simulateSession()
+            try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry()).preserve(app.roots)
+            let saved = try #require(try store.snapshot())
+            let detail = try #require(saved.nodes.first { $0.className == MenuItemDetail.restorationClassName })
+            let header = SaveHeader(
+                appVersion: saved.header.appVersion, appBuild: saved.header.appBuild, platform: saved.header.platform,
+                idiom: saved.header.idiom, appValues: saved.header.appValues)
+            func saveVersion1(_ values: [String: StateValue]) throws {
+                var old = detail
+                old.classVersion = 1
+                old.state = try StateValue.encode(values)
+                let newest = try #require(try store.header()).generation
+                try store.saveChanges([old], basedOn: newest, header: header)
+            }
+
+            try saveVersion1(["itemName": .string("Sencha"), "price": .double(3.2), "quantity": .int(2)])
+            let after = OrderApp()
+            let restoration = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+                .restore(after.roots)
+            #expect(restoration.report.notRestored.isEmpty, "\(restoration.report.notRestored)")
+            let migrated = try #require(after.menuNavigation.screens.last as? MenuItemDetail)
+            #expect(migrated.item == Examples.MenuItem(name: "Sencha", price: 3.2, category: .tea))
+            #expect(migrated.quantity == 2)
+            after.finishLoadingPages()
+
+            try saveVersion1(["itemName": .string("Sencha")])
+            let again = OrderApp()
+            let report = try RestorationEngine(store: store, app: OrderApp.identity, registry: OrderApp.registry())
+                .restore(again.roots).report
+            #expect(
+                report.notRestored.map(\.outcome) == [
+                    .failed(.decodeFailed("migrating from class version 1: \(StateCodingError.keyNotFound(key: "price"))"))
+                ])
+            #expect(report.notRestored.first?.path == detail.path && report.restoredCount == saved.nodes.count - 1)
+            again.finishLoadingPages()
+        }
+    }
+
     /// What a restore read is what the next preserve compares against: a restored app that
     /// changed one thing writes one node.
     @Test func aRestoredAppSavesOnlyWhatChangedSince() throws {

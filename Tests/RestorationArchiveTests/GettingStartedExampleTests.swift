@@ -374,9 +374,12 @@ struct GettingStartedExampleTests {
 extension GettingStartedExampleTests.MenuItemDetail {
     static func migrateRestorableState(_ state: inout [String: StateValue], from version: Int) throws {
         guard version == 1 else { return }
-        guard case .string(let name)? = state.removeValue(forKey: "itemName"),
-            case .double(let price)? = state.removeValue(forKey: "price")
-        else { throw StateCodingError.keyNotFound(key: "itemName") }
+        guard case .string(let name)? = state.removeValue(forKey: "itemName") else {
+            throw StateCodingError.keyNotFound(key: "itemName")
+        }
+        guard case .double(let price)? = state.removeValue(forKey: "price") else {
+            throw StateCodingError.keyNotFound(key: "price")
+        }
         state["menuItem"] = .container([
             "name": .string(name), "price": .double(price), "category": .string("coffee"), "options": .array([]),
         ])
