@@ -275,7 +275,7 @@ enum Damage {
                 next = reported
             }
         }
-        scenario.remark(tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        scenario.remark(tally.listed { name, count in "\(count) \(name)" })
         return scenario
     }
 

@@ -27,7 +27,7 @@ enum DiscardKill {
         }
         scenario.remark(
             "where the kills landed: "
-                + landings.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                + landings.listed { name, count in "\(count) \(name)" })
         return scenario
     }
 

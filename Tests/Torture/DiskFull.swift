@@ -39,7 +39,7 @@ enum DiskFull {
             }
             scenario.remark(
                 "tmpfs of 1 MiB: \(refused) saves refused for want of space; the quits after: "
-                    + quits.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                    + quits.listed { name, count in "\(count) \(name)" })
         }
         return scenario
     }

@@ -64,7 +64,7 @@ enum LifecycleKill {
         var terminated = 0
 
         func description(trials: Int) -> String {
-            let ends = endings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let ends = endings.listed { name, count in "\(name) \(count)" }
             return "\(trials) lives, \(events) events acknowledged; the killed launch ended: \(ends); "
                 + "\(killedInsideARecord) kills between an event's announcement and its acknowledgement "
                 + "(\(announcedEventCommitted) of those events committed); \(invalidations) generations invalidated "

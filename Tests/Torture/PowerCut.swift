@@ -177,15 +177,15 @@ enum PowerCut {
         var mostLost: Int64 = 0
 
         func summary(trials: Int) -> String {
-            let places = landings.sorted { $0.key < $1.key }.map { "\($0.value) at a \($0.key)" }.joined(separator: ", ")
+            let places = landings.listed { name, count in "\(count) at a \(name)" }
             return "\(trials - uncut) power cuts (\(places); \(beforeReady) before the store was open, \(migrationsCut) of "
                 + "them migrating a store of schema version 6; \(uncut) children ended first), \(pending) writes pending "
                 + "at the cuts, \(undone) of them undone; \(acknowledged) saves, discards and erases acknowledged "
                 + "(\(compactions) discards compacted the store); cuts of a compacting discard's trials: "
-                + compactionCuts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
+                + compactionCuts.listed { name, count in "\(count) \(name)" } + "; "
                 + "\(erases) erases returned, \(erasesCut) cuts in an erase, \(erasesUndone) launches found the store as "
                 + "before an erase that returned; read-only before the launch: "
-                + readOnly.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; "
+                + readOnly.listed { name, count in "\(count) \(name)" } + "; "
                 + "\(lostAcknowledged) launches lost acknowledged ones (at most \(mostLost) generations of an archive)"
         }
     }

@@ -35,7 +35,7 @@ enum Processes {
         }
         scenario.remark(
             "\(kills) children killed, \(invalidations) generations invalidated after their deaths; calls: "
-                + calls.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                + calls.listed { name, count in "\(name) \(count)" })
         return scenario
     }
 

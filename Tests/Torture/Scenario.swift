@@ -70,3 +70,11 @@ enum Scale: String {
         }
     }
 }
+
+extension Dictionary where Key: Comparable {
+    /// A scenario's tally as one line: its entries sorted by key, each written by `entry`
+    /// (given the key and the count), joined by commas.
+    func listed(_ entry: (Key, Value) -> String) -> String {
+        sorted { $0.key < $1.key }.map { entry($0.key, $0.value) }.joined(separator: ", ")
+    }
+}

@@ -50,7 +50,7 @@ enum Threads {
         }
         let counts = calls.withLock { $0 }
         scenario.remark(
-            "calls: " + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            "calls: " + counts.listed { name, count in "\(name) \(count)" })
         return scenario
     }
 
