@@ -331,15 +331,33 @@ struct OutputFormTests {
         }
     }
 
-    /// A store whose app has saved nothing yet.
-    @Test func infoOfAStoreWithoutArchivesSaysSo() throws {
+    /// A store as an app's first launch leaves it (nothing saved, nothing recorded), then with
+    /// an archive saved without app values, then with that archive discarded: each said as
+    /// such, in text and JSON.
+    @Test func aStoreWithNothingThenAnArchiveWithoutValuesThenDiscardedIsShownSo() throws {
         try withTemporaryStorePath { path in
-            _ = try ArchiveStore(path: path)
-            let text = try run(["info", path])
-            #expect(text.status == 0, "\(text.standardError)")
-            #expect(text.standardOutput.hasSuffix("  last launch:   none recorded\n  (no archives)\n"), "\(text.standardOutput)")
-            let document = try run(["info", path, "--format", "json"]).jsonObject()
-            #expect((document["archives"] as? [Any])?.isEmpty == true)
+            let store = try ArchiveStore(path: path)
+            let empty = try run(["info", path])
+            #expect(empty.status == 0, "\(empty.standardError)")
+            #expect(empty.standardOutput.hasSuffix("  last launch:   none recorded\n  (no archives)\n"), "\(empty.standardOutput)")
+            #expect((try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [Any])?.isEmpty == true)
+            #expect(try run(["events", path]).standardOutput == "Store \(path)\n  (no events)\n")
+
+            try store.save([try node("Root", "Root")], header: SaveHeader(appVersion: "11.0", appBuild: "1024"))
+            #expect(try run(["info", path]).standardOutput.contains("\n  app values:    (none)\n"))
+            let missing = try run(["show", path, "Root/Gone", "--generation", "1"])
+            #expect(missing.status == 1 && missing.standardError == "restorectl: error: Archive 'main' generation 1 has no node at 'Root/Gone'.\n")
+
+            try store.discard(.main, reason: "the user quit the app")
+            let discarded = try run(["info", path])
+            #expect(
+                discarded.standardOutput.contains(
+                    try Regex("\n  state:         discarded at [0-9T:.Z-]+: the user quit the app\n")),
+                "\(discarded.standardOutput)")
+            let archives = try #require(try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])
+            let state = try #require(archives.first?["state"] as? [String: Any])
+            #expect(state["kind"] as? String == "discarded" && state["reason"] as? String == "the user quit the app")
+            #expect((state["at"] as? String)?.hasSuffix("Z") == true)
         }
     }
 
