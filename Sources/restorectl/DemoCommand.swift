@@ -367,20 +367,18 @@ struct DemoCommand: ParsableCommand {
     // MARK: Words
 
     /// What the story's fifth launch does with the generation whose restoration crashed
-    /// (R11), under `policy`.
+    /// (R11), under `policy`, and the policy's name.
     static func afterTheCrash(under policy: CrashPolicy) -> String {
-        switch policy {
-        case .discard:
-            "invalidates that generation (crash policy: discard)"
-        case .fallBackToKnownGood:
-            "invalidates that generation, then restores the newest one that once restored cleanly (crash policy: fall-back)"
-        case .retry(let attempts) where attempts > 1:
-            "tries that generation again, its attempt 2 of \(attempts) (crash policy: retry:\(attempts))"
-        case .retry(let attempts):
-            "invalidates that generation, its one attempt spent (crash policy: retry:\(attempts))"
-        case .discardAfterForegroundDeath:
-            "invalidates that generation, as it does every archive's newest after a death in the foreground (crash policy: foreground)"
-        }
+        let what =
+            switch policy {
+            case .discard: "invalidates that generation"
+            case .fallBackToKnownGood: "invalidates that generation, then restores the newest one that once restored cleanly"
+            case .retry(let attempts) where attempts > 1: "tries that generation again, its attempt 2 of \(attempts)"
+            case .retry: "invalidates that generation, its one attempt spent"
+            case .discardAfterForegroundDeath:
+                "invalidates that generation, as it does every archive's newest after a death in the foreground"
+            }
+        return "\(what) (crash policy: \(DemoCrashPolicy(policy).spelling))"
     }
 
     static func summary(of previous: LaunchSummary?) -> String {

@@ -68,6 +68,8 @@ struct CommandLineTests {
          "restored 12 of 12 screens from generation 1."),
         ("retry:2", "tries that generation again, its attempt 2 of 2 (crash policy: retry:2)",
          "restored 12 of 12 screens from generation 2."),
+        ("retry:1", "invalidates that generation, its one attempt spent (crash policy: retry:1)",
+         "not restored, because generation 2 was invalidated: the app died while restoring it."),
         ("foreground", "after a death in the foreground (crash policy: foreground)",
          "not restored, because generation 2 was invalidated: the app died in the foreground"),
     ])
@@ -356,7 +358,7 @@ struct CommandLineTests {
             let store = try ArchiveStore(path: path)
             try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header)
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry())
             engine.restoreGate = { _, _ in .refuse(reason: " ") }
             #expect(try engine.restore([]).report.outcome == .refused(reason: " "))
@@ -383,7 +385,7 @@ struct CommandLineTests {
                 ArchivedNode(path: try RestorationPath("Root"), className: evil, state: try StateEncoder().encodedBlob()),
             ], header: SampleArchives.header)
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry())
             _ = try engine.restore([])
 
