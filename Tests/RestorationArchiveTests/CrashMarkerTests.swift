@@ -219,7 +219,7 @@ struct CrashMarkerTests {
             try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A"), Probe("B")])])
             let sink = LogSink()
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
             let messages = ["Root", "Root/A"].map { path in
                 "The restoration extension of '\(path)' was released without being completed: "
@@ -272,7 +272,7 @@ struct CrashMarkerTests {
             try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
             let sink = LogSink()
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
             let keeper = ContextKeepingScreen("A")
             let slow = SlowScreen("Root", [keeper])

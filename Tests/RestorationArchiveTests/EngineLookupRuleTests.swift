@@ -306,7 +306,7 @@ struct EngineLookupRuleTests {
             try makeEngine(store).preserve([Probe("Root", value: "r", [Probe("A", value: "a"), Probe("B", value: "b")])])
             let sink = LogSink()
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry(), logger: Logger(label: "test") { _ in sink })
             var gateAsked = 0
             engine.saveGate = { _ in

@@ -448,10 +448,9 @@ struct EngineRuleTests {
         try withTemporaryStore { store in
             try makeEngine(store).preserve([Probe("Root")])
             var header = try #require(try store.header())
-            let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
-            #expect(RestoreDecision.standard(for: header, app: app) == .restore)
+            #expect(RestoreDecision.standard(for: header, app: SampleArchives.app) == .restore)
             header.storeFormat = ArchiveStore.storeFormat + 1
-            guard case .refuse(let reason) = RestoreDecision.standard(for: header, app: app) else {
+            guard case .refuse(let reason) = RestoreDecision.standard(for: header, app: SampleArchives.app) else {
                 Issue.record("a newer store format must be refused")
                 return
             }

@@ -1,6 +1,7 @@
 import Dispatch
 import RestorationArchive
 import Testing
+import TestSupport
 
 /// What the test objects did, in order: "decode Root/A", "finish Root/A", …
 final class EventLog {
@@ -120,7 +121,7 @@ func makeEngine(
     configuration: RestorationEngine.Configuration = .init()
 ) throws -> RestorationEngine {
     try RestorationEngine(
-        store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+        store: store, app: SampleArchives.app,
         registry: registry, configuration: configuration)
 }
 

@@ -23,7 +23,7 @@ struct UnrecordedRestorationEndTests {
             let store = try ArchiveStore(path: path, configuration: configuration, logger: Logger(label: "test") { _ in log })
             try makeEngine(store).preserve([Probe("Root", value: "first")])
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry(), logger: Logger(label: "test") { _ in log })
             let slow = SlowScreen("Root")
             let result = try engine.restore([slow])

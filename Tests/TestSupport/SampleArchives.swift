@@ -2,6 +2,9 @@ public import RestorationArchive
 
 /// Archives built for tests.
 public enum SampleArchives {
+    /// The app ``header`` is saved by: what its restore gate lets restore.
+    public static let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
+
     /// A header as an app writes it.
     public static let header = SaveHeader(
         appVersion: "11.0", appBuild: "1024", platform: "linux", idiom: "phone",

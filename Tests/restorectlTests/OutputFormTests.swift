@@ -15,6 +15,11 @@ struct OutputFormTests {
 
     private func run(_ arguments: [String]) throws -> ProcessOutcome { try runProcess(restorectl, arguments) }
 
+    /// The archives `info --format json` lists.
+    private func infoArchives(_ path: String) throws -> [[String: Any]] {
+        try #require(try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])
+    }
+
     private func node(
         _ path: String, _ className: String, version: Int = 1, order: Int = 0, state: [UInt8]? = nil
     ) throws -> ArchivedNode {
@@ -149,7 +154,7 @@ struct OutputFormTests {
                         ratio = -Infinity (double)
 
                     """), "\(info.standardOutput)")
-            let archives = try #require(try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])
+            let archives = try infoArchives(path)
             let appValues = try #require(
                 (archives.first?["header"] as? [String: Any])?["app_values"] as? [String: [String: Any]])
             #expect(appValues["flag"]?["type"] as? String == "bool" && appValues["flag"]?["value"] as? Bool == false)
@@ -168,7 +173,7 @@ struct OutputFormTests {
             let damage = try runSQLite(on: path, ["UPDATE generation SET app_version = '12.0'"])
             #expect(damage.status == 0, "\(damage.standardError)")
             let engine = try RestorationEngine(
-                store: store, app: AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone"),
+                store: store, app: SampleArchives.app,
                 registry: RestorationRegistry())
             let result = try engine.restore([])
             guard case .failed(let reason) = result.report.outcome else {
@@ -291,9 +296,7 @@ struct OutputFormTests {
                 invalidated.standardOutput.contains(
                     try Regex("\n  state:         invalidated at [0-9T:.Z-]+: \(reason)\n")),
                 "\(invalidated.standardOutput)")
-            let state = try #require(
-                ((try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])?.first)?["state"]
-                    as? [String: Any])
+            let state = try #require(try infoArchives(path).first?["state"] as? [String: Any])
             #expect(state["kind"] as? String == "invalidated" && state["reason"] as? String == reason)
         }
     }
@@ -314,10 +317,10 @@ struct OutputFormTests {
     @Test func markersShowARestorationStillInProgress() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
-            let app = AppIdentity(version: "11.0", build: "1024", platform: "linux", idiom: "phone")
-            try RestorationEngine(store: store, app: app, registry: RestorationRegistry()).preserve([Loading()])
+            try RestorationEngine(store: store, app: SampleArchives.app, registry: RestorationRegistry()).preserve([Loading()])
             let loading = Loading()
-            let result = try RestorationEngine(store: store, app: app, registry: RestorationRegistry()).restore([loading])
+            let result = try RestorationEngine(store: store, app: SampleArchives.app, registry: RestorationRegistry())
+                .restore([loading])
             #expect(!result.isComplete)
             let text = try run(["markers", path])
             #expect(text.status == 0, "\(text.standardError)")
@@ -340,7 +343,7 @@ struct OutputFormTests {
             let empty = try run(["info", path])
             #expect(empty.status == 0, "\(empty.standardError)")
             #expect(empty.standardOutput.hasSuffix("  last launch:   none recorded\n  (no archives)\n"), "\(empty.standardOutput)")
-            #expect((try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [Any])?.isEmpty == true)
+            #expect(try infoArchives(path).isEmpty)
             #expect(try run(["events", path]).standardOutput == "Store \(path)\n  (no events)\n")
 
             try store.save([try node("Root", "Root")], header: SaveHeader(appVersion: "11.0", appBuild: "1024"))
@@ -354,8 +357,7 @@ struct OutputFormTests {
                 discarded.standardOutput.contains(
                     try Regex("\n  state:         discarded at [0-9T:.Z-]+: the user quit the app\n")),
                 "\(discarded.standardOutput)")
-            let archives = try #require(try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])
-            let state = try #require(archives.first?["state"] as? [String: Any])
+            let state = try #require(try infoArchives(path).first?["state"] as? [String: Any])
             #expect(state["kind"] as? String == "discarded" && state["reason"] as? String == "the user quit the app")
             #expect((state["at"] as? String)?.hasSuffix("Z") == true)
         }
