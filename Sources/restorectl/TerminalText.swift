@@ -44,12 +44,26 @@ enum TerminalText {
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x5C: return true  // backslash, so escapes stay unambiguous
-        case 0x00...0x1F, 0x7F...0x9F: return true  // C0, DEL, C1
+        case 0x00...0x1F: return true  // C0
+        default: return isUnprintableBeyondASCII(scalar)
+        }
+    }
+
+    /// Whether a scalar from DEL up acts on a terminal or cannot be seen: DEL, a C1 control,
+    /// or an invisible format character (Cf: the bidirectional controls U+202A–E, U+2066–9,
+    /// U+200E/F and U+061C, zero-width characters…) or line or paragraph separator. Printable
+    /// ASCII and C0 answer `false` at once, without asking for the scalar's general category,
+    /// a slow lookup: a JSON export of 100,000 nodes (88 MB) spent 10 of its 17 seconds asking
+    /// it of ASCII.
+    static func isUnprintableBeyondASCII(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00..<0x7F: return false
+        case 0x7F...0x9F: return true  // DEL, C1
         default:
-            // Cf: bidi controls (U+202A–E, U+2066–9, U+200E/F, U+061C), zero-width characters…
-            return scalar.properties.generalCategory == .format
-                || scalar.properties.generalCategory == .lineSeparator
-                || scalar.properties.generalCategory == .paragraphSeparator
+            switch scalar.properties.generalCategory {
+            case .format, .lineSeparator, .paragraphSeparator: return true
+            default: return false
+            }
         }
     }
 }

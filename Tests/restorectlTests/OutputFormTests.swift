@@ -380,4 +380,34 @@ struct OutputFormTests {
             #expect(show.standardOutput.contains("    control: string \"real \\u{1B}\"\n"))
         }
     }
+
+    /// JSON writes each character that could act on a terminal or cannot be seen as `\u`
+    /// escapes wherever it stands (first, last, next to another, beyond U+FFFF as two UTF-16
+    /// units) and copies everything between them as it was, non-ASCII text included; a
+    /// document of ASCII alone comes back as it is.
+    @Test func jsonEscapesWhatCouldActOnATerminalWhereverItStands() throws {
+        let cases: [(String, String)] = [
+            ("\u{202E}abc", #"\u202eabc"#), ("abc\u{7F}", #"abc\u007f"#), ("\u{9B}\u{2028}\u{2029}", #"\u009b\u2028\u2029"#),
+            ("é한😀\u{E0001}x\u{AD}", #"é한😀\udb40\udc01x\u00ad"#), ("\u{FEFF}", #"\ufeff"#),
+            ("plain \\\"ASCII\" text", #"plain \\\"ASCII\" text"#), ("é한😀 ünïcode", "é한😀 ünïcode"),
+        ]
+        for (original, written) in cases {
+            let json = try JSONOutput.render(["text": original])
+            #expect(json == "{\n  \"text\" : \"\(written)\"\n}", "\(original.debugDescription)")
+            let decoded = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String]
+            #expect(decoded == ["text": original])
+        }
+        try withTemporaryStorePath { path in
+            let text = "\u{202E}first, 한국어 \u{2066}between\u{2069}, last\u{E007F}"
+            let coder = StateEncoder()
+            try coder.encode(text, forKey: "text")
+            try ArchiveStore(path: path).save([try node("Root", "Root", state: try coder.encodedBlob())], header: SampleArchives.header)
+            let export = try run(["export", path, "--output", "-"])
+            #expect(export.status == 0, "\(export.standardError)")
+            #expect(export.standardOutput.contains(#""value" : "\u202efirst, 한국어 \u2066between\u2069, last\udb40\udc7f""#))
+            let nodes = try #require(try export.jsonObject()["nodes"] as? [[String: Any]])
+            let state = try #require(nodes.first?["state"] as? [String: [String: Any]])
+            #expect(state["text"]?["value"] as? String == text)
+        }
+    }
 }
