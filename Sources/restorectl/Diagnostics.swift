@@ -6,14 +6,20 @@ import RestorationArchive
 /// Error output: a line on stderr naming the problem, never a stack trace.
 enum Diagnostics {
     static func printError(_ message: String) {
-        let line = "restorectl: error: " + TerminalText.escaped(message) + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        writeToStandardError("restorectl: error: " + TerminalText.escaped(message) + "\n")
     }
 
     /// A line on stderr about something the command went on despite.
     static func printWarning(_ message: String) {
-        let line = "restorectl: warning: " + TerminalText.escaped(message) + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        writeToStandardError("restorectl: warning: " + TerminalText.escaped(message) + "\n")
+    }
+
+    /// Writes a line on stderr. One that stderr does not take (closed, `2>&-`; a full disk
+    /// behind `2> file`) is lost, as any program's is, and the exit status still says how the
+    /// command ended: `FileHandle.write(_:)`, used before, trapped there (signal 4), so that
+    /// `restorectl info missing.sqlite 2>&-` died rather than exiting 2.
+    private static func writeToStandardError(_ line: String) {
+        try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
     }
 
     /// A logger for the library that prints its warnings, and anything graver, as the

@@ -700,6 +700,32 @@ struct InspectionCommandTests {
         }
     }
 
+    /// Standard error that cannot be written (closed, or a full disk behind it) loses the
+    /// command's error and warning lines, as any program's, and the exit status still says how
+    /// the command ended: a missing store 2, bad usage 64, a warning 0, standard output lost
+    /// too 1. `restorectl` died of signal 4 at the first line it wrote there.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func standardErrorThatCannotBeWrittenLeavesTheExitStatus() throws {
+        try withDemoStore { path in
+            let hardLink = path + ".hard"
+            #expect(link(path, hardLink) == 0)
+            defer { unlink(hardLink) }
+            let cases: [([String], String, Int32)] = [
+                (["info", path + ".missing"], "", 2), (["info", path, "--bogus"], "", 64),
+                (["info", hardLink], "> /dev/null", 0), (["info", path], "> /dev/full", 1),
+            ]
+            for (arguments, standardOutput, status) in cases {
+                for standardError in ["2>&-", "2> /dev/full"] {
+                    let outcome = try runProcess(
+                        "/bin/sh", ["-c", #""$0" "$@" "# + standardOutput + " " + standardError, restorectl] + arguments)
+                    #expect(outcome.status == status, "\(arguments) \(standardError)")
+                }
+            }
+            // What the warning case writes when standard error takes it.
+            #expect(try run(["info", hardLink]).standardError.hasPrefix("restorectl: warning: "))
+        }
+    }
+
     /// `--force` replaced whatever the output path named: the store itself, the app's saved
     /// state, became the JSON document. Whatever path names the store or its write-ahead log
     /// files, the export refuses it and leaves the file as it was.
