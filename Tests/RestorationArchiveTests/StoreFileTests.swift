@@ -1091,6 +1091,38 @@ struct StoreFileTests {
         }
     }
 
+    /// A folder the environment names in another encoding than UTF-8 (`café` in Latin-1):
+    /// a `String` held it with U+FFFD in place of its byte, so that the store went to another
+    /// folder, which a read-write open created beside the one named. Refused now, naming the
+    /// variable, and nothing is created; `$XDG_STATE_HOME`, when it is UTF-8, is used whatever
+    /// `$HOME` is.
+    @Test func aFolderTheEnvironmentNamesInAnotherEncodingIsRefused() async {
+        await #expect(processExitsWith: .success) {
+            let ok = try withTemporaryDirectory { directory -> Bool in
+                let latin1 = Array((directory + "/caf").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9), 0]
+                var refused: [String] = []
+                for variable in ["XDG_STATE_HOME", "HOME"] {
+                    unsetenv("XDG_STATE_HOME")
+                    setenv(variable, latin1, 1)
+                    do {
+                        _ = try ArchiveStore(appIdentifier: "com.example.orders")
+                    } catch let error as ArchiveStoreError {
+                        guard case .invalidLocation(let reason) = error, reason.hasPrefix("$\(variable) is not UTF-8") else {
+                            return false
+                        }
+                        refused.append(variable)
+                    }
+                }
+                setenv("XDG_STATE_HOME", directory + "/xdg", 1)
+                let store = try ArchiveStore(appIdentifier: "com.example.orders")
+                let made = try FileManager.default.contentsOfDirectory(atPath: directory)
+                return refused == ["XDG_STATE_HOME", "HOME"]
+                    && store.path == directory + "/xdg/com.example.orders/restoration.sqlite" && made == ["xdg"]
+            }
+            exit(ok ? 0 : 1)
+        }
+    }
+
     // MARK: A file removed or replaced under an open store
 
     /// A user or a cleaning tool deleting the app's files while it runs: SQLite, in WAL mode,

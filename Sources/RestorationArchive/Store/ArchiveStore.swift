@@ -276,6 +276,10 @@ public final class ArchiveStore: Sendable {
     /// on Apple platforms `~/Library/Application Support/<appIdentifier>/restoration.sqlite`.
     ///
     /// - Parameter appIdentifier: a file name identifying the app, such as `com.example.orders`.
+    /// - Throws: ``ArchiveStoreError/invalidLocation(_:)`` for an identifier that is not a
+    ///   file name (empty, `.`, `..`, with `/` or a control character, over 255 bytes), when
+    ///   the environment names no absolute folder, and when the folder it names is not UTF-8
+    ///   (a `String` cannot name it).
     public static func defaultPath(appIdentifier: String) throws(ArchiveStoreError) -> String {
         try StoreLocation.defaultPath(appIdentifier: appIdentifier)
     }

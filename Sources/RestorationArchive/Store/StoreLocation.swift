@@ -27,16 +27,15 @@ enum StoreLocation {
     }
 
     private static func baseDirectory() throws(ArchiveStoreError) -> String {
-        let home = environment("HOME")
         #if canImport(Darwin)
-        guard let home, isAbsolute(home) else { throw .invalidLocation("$HOME is not set") }
+        guard let home = try environment("HOME"), isAbsolute(home) else { throw .invalidLocation("$HOME is not set") }
         return home + "/Library/Application Support"
         #else
         // The XDG base directory specification ignores relative paths.
-        if let state = environment("XDG_STATE_HOME"), isAbsolute(state) {
+        if let state = try environment("XDG_STATE_HOME"), isAbsolute(state) {
             return state
         }
-        guard let home, isAbsolute(home) else {
+        guard let home = try environment("HOME"), isAbsolute(home) else {
             throw .invalidLocation("neither $XDG_STATE_HOME nor $HOME is set to an absolute path")
         }
         return home + "/.local/state"
@@ -63,9 +62,15 @@ enum StoreLocation {
         path.utf8.first == UInt8(ascii: "/")
     }
 
-    private static func environment(_ name: String) -> String? {
+    /// An environment variable's value; `nil` when it is unset or empty. One that is not
+    /// UTF-8 (a folder named in another encoding, such as `café` in Latin-1) is refused: a
+    /// `String` would hold it with U+FFFD in place of its bytes, and so name another folder,
+    /// which a read-write open would create.
+    private static func environment(_ name: String) throws(ArchiveStoreError) -> String? {
         guard let value = getenv(name) else { return nil }
-        let string = String(cString: value)
+        guard let string = String(validatingCString: value) else {
+            throw .invalidLocation("$\(name) is not UTF-8: a folder named in another encoding cannot hold the store")
+        }
         return string.isEmpty ? nil : string
     }
 
