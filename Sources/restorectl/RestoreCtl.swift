@@ -36,6 +36,12 @@ struct RestoreCtl: ParsableCommand {
     /// lost without a word and the command exited 0: `restorectl export --output - > a.json`
     /// on a full disk left a document cut short that looked complete.
     static func main() {
+        if let (position, argument) = argumentNotInUTF8() {
+            Diagnostics.printError(
+                "argument \(position) ('\(argument)') is not UTF-8: restorectl reads paths and names in UTF-8 "
+                    + "(rename a file or folder named in another encoding)")
+            exit(withError: ExitCode.validationFailure)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -50,5 +56,19 @@ struct RestoreCtl: ParsableCommand {
         let reason = flushed ? "a write to it failed" : String(cString: strerror(code))
         Diagnostics.printError("cannot write standard output: \(reason); what was printed is incomplete")
         exit(withError: ExitCode(1))
+    }
+
+    /// The first argument that is not UTF-8, counted from 1, as a `String` holds it (U+FFFD
+    /// in place of each byte that is not). Taken as it was, `restorectl info café.sqlite`
+    /// with the name in Latin-1 said that no store exists at `caf�.sqlite`, and `demo`
+    /// created a store there, in another file than the one named.
+    private static func argumentNotInUTF8() -> (Int, String)? {
+        for position in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[position], String(validatingCString: argument) == nil else {
+                continue
+            }
+            return (position, String(cString: argument))
+        }
+        return nil
     }
 }

@@ -169,6 +169,30 @@ struct CommandLineTests {
         }
     }
 
+    /// A path that is not UTF-8 (a folder named `café` in Latin-1) cannot be held by a
+    /// `String` as it is: taken with U+FFFD in place of its byte, `info` said no store exists
+    /// at a store that does, and `demo` created another folder beside the one named. Refused
+    /// as bad usage now, naming the argument, and nothing is created.
+    @Test func anArgumentThatIsNotUTF8IsRefused() throws {
+        try withTemporaryDirectory { directory in
+            #expect(try runProcess(restorectl, ["demo", "--step", "save", directory + "/store.sqlite"]).status == 0)
+            // The shell's printf makes the byte: an argument given by Swift is always UTF-8.
+            let latin1 = #"folder=$(printf '%s/caf\351' "$1"); "#
+            let made = try runProcess(
+                "/bin/sh", ["-c", latin1 + #"mkdir "$folder" && cp "$1/store.sqlite" "$folder/""#, "sh", directory])
+            #expect(made.status == 0, "\(made.standardError)")
+            for (command, argument) in [
+                (#""$0" info "$folder/store.sqlite""#, "argument 2 ('\(directory)/caf\u{FFFD}/store.sqlite')"),
+                (#""$0" demo --step save "$folder/new.sqlite""#, "argument 4 ('\(directory)/caf\u{FFFD}/new.sqlite')"),
+            ] {
+                let outcome = try runProcess("/bin/sh", ["-c", latin1 + command, restorectl, directory])
+                #expect(outcome.status == 64, "\(command): \(outcome.standardError)")
+                #expect(outcome.standardError.hasPrefix("restorectl: error: \(argument) is not UTF-8"), "\(outcome.standardError)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 2, "no other folder made")
+        }
+    }
+
     /// The commands the demo suggests give the shell back the store's path. A quote followed by
     /// a combining mark or a variation selector is one character, not "'": replaced by
     /// character, it was left bare inside the quotes and ended the shell's word there.
