@@ -371,6 +371,8 @@ public final class ArchiveStore: Sendable {
     private static func openForReading(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
+        // SQLite's failure to open the index at the last look, and whether every look met it.
+        var (indexFailure, everyLookLostTheIndex): (ArchiveStoreError?, Bool) = (nil, true)
         for _ in 0..<maximumReadsOfAChangingStore {
             let (stamp, filename, beside, names) = try StoreLocation.checkForReading(path: path)
             let opening = StoreLocation.readOnlyOpening(
@@ -380,8 +382,11 @@ public final class ArchiveStore: Sendable {
             if case .frozen = opening.source, beside.contains(.index),
                 let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0
             {
-                if opening.source.isStale(path: path) { continue }
-                throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+                guard opening.source.isStale(path: path) else {
+                    throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
+                }
+                everyLookLostTheIndex = false
+                continue
             }
             do {
                 let opened = try openForReading(path: path, stamp: stamp, opening: opening, configuration: configuration)
@@ -399,11 +404,15 @@ public final class ArchiveStore: Sendable {
                 }
             } catch where opening.source.isStale(path: path) {
                 // Pages of two states met: the error may be theirs.
-            } catch is IndexWentBeforeTheOpening {
+            } catch let went as IndexWentBeforeTheOpening {
                 // The next look replays the log, reads the file alone, or reads through the
                 // index made since.
+                indexFailure = went.failure
+                continue
             }
+            everyLookLostTheIndex = false
         }
+        if everyLookLostTheIndex, let indexFailure { throw indexFailure }
         throw changingStore()
     }
 
@@ -468,7 +477,7 @@ public final class ArchiveStore: Sendable {
             // With readonly_shm, a -wal whose -shm is gone cannot be read: SQLite opens the
             // file, then fails the first read with SQLITE_CANTOPEN. The opening read through
             // SQLite only because it found the -shm.
-            throw IndexWentBeforeTheOpening()
+            throw IndexWentBeforeTheOpening(failure: .database(failure))
         }
         switch status {
         case .empty:
@@ -500,7 +509,13 @@ public final class ArchiveStore: Sendable {
     /// makes both again (often as files of the same inode numbers). The opening looks again.
     /// (Such an opening threw ``ArchiveStoreError/writeAheadLogNeedsRecovery(path:)``: 14 of
     /// 22,262 opens beside a process opening the store, writing and closing it in a loop.)
-    private struct IndexWentBeforeTheOpening: Error {}
+    ///
+    /// An index that cannot be opened for another reason (the process has no file descriptor
+    /// left, `EMFILE`) fails the same way at every look: `failure` is SQLite's error, which an
+    /// opening that met only this throws, rather than saying the store changed under each.
+    private struct IndexWentBeforeTheOpening: Error {
+        let failure: ArchiveStoreError
+    }
 
     /// The store at `path` as its file and write-ahead log make it, read and replayed in a
     /// database in memory (``LogReplay``), for a log whose index is gone: throws
