@@ -61,9 +61,10 @@ struct RestoreCtl: ParsableCommand {
     /// The first argument that is not UTF-8, counted from 1, as a `String` holds it (U+FFFD
     /// in place of each byte that is not). Taken as it was, `restorectl info café.sqlite`
     /// with the name in Latin-1 said that no store exists at `caf�.sqlite`, and `demo`
-    /// created a store there, in another file than the one named.
+    /// created a store there, in another folder than the one named.
     private static func argumentNotInUTF8() -> (Int, String)? {
-        for position in 1..<Int(CommandLine.argc) {
+        // From the first after the program's name (a range from 1 would trap without one).
+        for position in (0..<Int(CommandLine.argc)).dropFirst() {
             guard let argument = CommandLine.unsafeArgv[position], String(validatingCString: argument) == nil else {
                 continue
             }
