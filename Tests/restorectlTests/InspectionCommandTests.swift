@@ -1259,7 +1259,7 @@ struct InspectionCommandTests {
     }
 
     /// A killed app's store read by a process that runs out of file descriptors as SQLite
-    /// opens the log's index (`ulimit -n`, from few to enough): the opening took the failure
+    /// opens the log's index (`ulimit -n`, from too few to plenty): the opening took the failure
     /// for an index removed under it, looked again four times, and said "the store changed
     /// under 5 reads in a row (an app is writing it); try again" of a store nothing wrote.
     /// SQLite's own error is said now (exit status 2); with enough descriptors, `info` reads
@@ -1269,13 +1269,15 @@ struct InspectionCommandTests {
             #expect(try run(["demo", "--step", "background-kill", "--db", path]).wasSignalled)
             #expect(fileExists(path + "-shm") && framesInWriteAheadLog(path + "-wal") > 0)
             var outcomes: [(limit: Int, outcome: ProcessOutcome)] = []
-            for limit in 4...12 {
+            for limit in 4...32 {
                 let outcome = try runProcess(
                     "/bin/sh", ["-c", #"ulimit -n "$2" && exec "$0" info "$1""#, restorectl, path, "\(limit)"])
                 #expect(!outcome.standardError.contains("changed under"), "\(limit): \(outcome.standardError)")
                 outcomes.append((limit, outcome))
             }
-            let outOfDescriptors = outcomes.filter { $0.outcome.standardError.contains("(Too many open files)") }
+            let outOfDescriptors = outcomes.filter {
+                $0.outcome.standardError.contains("SQLite error 14: unable to open database file (Too many open files)")
+            }
             #expect(!outOfDescriptors.isEmpty, "some limit runs out as the index is opened")
             for (limit, outcome) in outOfDescriptors { #expect(outcome.status == 2, "\(limit)") }
             #expect(outcomes.last?.outcome.status == 0, "\(outcomes.last?.outcome.standardError ?? "")")
