@@ -73,7 +73,8 @@ struct ExportCommand: ParsableCommand {
     ///
     /// The document is written whole to a new file beside `path`, then put in its place: a
     /// write that fails part-way (a full disk) leaves no partial document there, and a
-    /// replaced file as it was.
+    /// replaced file as it was; nor does one interrupted or terminated by a signal, which
+    /// removes the new file (``InterruptedWrite``).
     static func write(_ text: String, to path: String, replacing: Bool, sparing storePath: String) throws {
         // What the path names now; a device or a pipe is not even opened (opening one can act
         // on it, or wait for a reader).
@@ -95,10 +96,17 @@ struct ExportCommand: ParsableCommand {
         // By name too: a log file the app has not made yet would be taken by SQLite for the
         // store's, and the store read as one needing recovery until the app opens it.
         if let what = storeFileNamed(path, store: storePath) { throw ExportError("it is \(what)") }
-        var template = Array((split(path).folder + ".restorectl-export-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // 0600
-        guard descriptor >= 0 else { throw ExportError(String(cString: strerror(errno))) }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let template = split(path).folder + ".restorectl-export-XXXXXX"
+        try InterruptedWrite.withTemporaryFile(template: template) { descriptor, temporary in
+            try place(text, descriptor, temporary, at: path, replacing: replacing)
+        }
+    }
+
+    /// Writes `text` into the new file `temporary` (open as `descriptor`), then puts it at
+    /// `path`; removes it when that fails.
+    private static func place(
+        _ text: String, _ descriptor: Int32, _ temporary: String, at path: String, replacing: Bool
+    ) throws {
         var placed = false
         defer { if !placed { unlink(temporary) } }
         do {
