@@ -703,7 +703,7 @@ struct InspectionCommandTests {
                     $0.hasPrefix(".restorectl-export-")
                 }
             }
-            // A signal the shell's background job would ignore, as `trap '' INT` makes it.
+            // SIGINT as a shell's background job has it: ignored (`trap '' INT`).
             for (signal, ignored) in [(SIGTERM, false), (SIGHUP, false), (SIGINT, true)] {
                 var caught = false
                 for _ in 0..<20 where !caught {
@@ -715,12 +715,14 @@ struct InspectionCommandTests {
                     let pid = try spawnWithSignalsUnblocked(
                         ["/bin/sh", "-c", trap + #"exec "$0" export "$1" --output "$2" > /dev/null"#, restorectl, path, output])
                     var status: Int32 = 0
+                    var ended = false
                     let started = ContinuousClock.now
-                    while leftBehind().isEmpty && waitpid(pid, &status, WNOHANG) == 0
-                        && ContinuousClock.now - started < .seconds(60)
-                    {
-                        usleep(200)
+                    while leftBehind().isEmpty && !ended && ContinuousClock.now - started < .seconds(60) {
+                        ended = waitpid(pid, &status, WNOHANG) == pid
+                        if !ended { usleep(200) }
                     }
+                    // Done before the file was seen (and reaped: its id may be another's now).
+                    if ended { continue }
                     kill(pid, SIGSTOP)
                     caught = !leftBehind().isEmpty
                     if caught { kill(pid, signal) }
