@@ -10,15 +10,19 @@
 /// The process then dies of the signal, as it would have. A signal the process ignores
 /// (SIGINT in a shell's background job, SIGHUP under `nohup`) stays ignored.
 enum InterruptedWrite {
-    /// The name of the file the handler removes, as a C string: the template until `mkstemp`
-    /// makes the file, then the file's name (no file has the template's name); `nil` when
-    /// there is none.
+    /// The name of the file the handler removes, as a C string in ``room``: the template
+    /// until `mkstemp` makes the file, then the file's name (no file has the template's
+    /// name); `nil` when there is none.
     ///
     /// `nonisolated(unsafe)`: set by ``withTemporaryFile(template:_:)`` before it installs
     /// the handler and cleared after it puts the previous handlers back, on the one thread
-    /// that writes; the handler only reads it. Never freed: a handler running on another
-    /// thread as it is cleared may still read it.
+    /// that writes; the handler only reads it.
     nonisolated(unsafe) fileprivate static var file: UnsafeMutablePointer<CChar>?
+
+    /// Where the name is kept: allocated once, and never freed, since a handler running on
+    /// another thread as ``file`` is cleared may still read it (held here, it is no leak).
+    /// `nonisolated(unsafe)`: written only as ``file`` is set, before any handler reads it.
+    nonisolated(unsafe) private static let room = UnsafeMutablePointer<CChar>.allocate(capacity: Int(PATH_MAX) + 1)
 
     /// Makes a file with `mkstemp` from `template` (a path ending in `XXXXXX`; the file is
     /// 0600) and runs `body` with its descriptor and path; should one of the signals end the
@@ -27,7 +31,11 @@ enum InterruptedWrite {
     static func withTemporaryFile<Result>(
         template: String, _ body: (_ descriptor: Int32, _ path: String) throws -> Result
     ) throws -> Result {
-        guard let name = strdup(template) else { throw ExportError(String(cString: strerror(ENOMEM))) }
+        let bytes = Array(template.utf8)
+        guard bytes.count <= Int(PATH_MAX) else { throw ExportError(String(cString: strerror(ENAMETOOLONG))) }
+        for (index, byte) in bytes.enumerated() { room[index] = CChar(bitPattern: byte) }
+        room[bytes.count] = 0
+        let name = room
         file = name
         let previous = [SIGINT, SIGTERM, SIGHUP].map { number in
             let old = signal(number, removeThenDie)
