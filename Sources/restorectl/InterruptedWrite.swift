@@ -35,8 +35,7 @@ enum InterruptedWrite {
         guard bytes.count <= Int(PATH_MAX) else { throw ExportError(String(cString: strerror(ENAMETOOLONG))) }
         for (index, byte) in bytes.enumerated() { room[index] = CChar(bitPattern: byte) }
         room[bytes.count] = 0
-        let name = room
-        file = name
+        file = room
         let previous = [SIGINT, SIGTERM, SIGHUP].map { number in
             let old = signal(number, removeThenDie)
             if unsafeBitCast(old, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { signal(number, SIG_IGN) }
@@ -47,9 +46,9 @@ enum InterruptedWrite {
             file = nil
         }
         // Made in the name the handler reads: it names the file from the moment there is one.
-        let descriptor = mkstemp(name)
+        let descriptor = mkstemp(room)
         guard descriptor >= 0 else { throw ExportError(String(cString: strerror(errno))) }
-        return try body(descriptor, String(cString: name))
+        return try body(descriptor, String(cString: room))
     }
 }
 

@@ -26,23 +26,16 @@ enum JSONOutput {
         // Bytes below DEL are ASCII scalars that need no escape: most documents are all such.
         guard text.utf8.contains(where: { $0 >= 0x7F }) else { return text }
         let scalars = text.unicodeScalars
-        guard let first = scalars.firstIndex(where: TerminalText.isUnprintableBeyondASCII) else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count + 64)
         var copied = scalars.startIndex
-        var index = first
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            let next = scalars.index(after: index)
-            if TerminalText.isUnprintableBeyondASCII(scalar) {
-                result += Substring(scalars[copied..<index])
-                for unit in String(scalar).utf16 {
-                    let hex = String(unit, radix: 16, uppercase: false)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                }
-                copied = next
+        for index in scalars.indices where TerminalText.isUnprintableBeyondASCII(scalars[index]) {
+            result += Substring(scalars[copied..<index])
+            for unit in String(scalars[index]).utf16 {
+                let hex = String(unit, radix: 16, uppercase: false)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             }
-            index = next
+            copied = scalars.index(after: index)
         }
         result += Substring(scalars[copied...])
         return result

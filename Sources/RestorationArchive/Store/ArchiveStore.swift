@@ -371,8 +371,8 @@ public final class ArchiveStore: Sendable {
     private static func openForReading(path: String, configuration: Configuration, logger: Logger?) throws -> (
         Connection, StoreFileIdentity, StoreLocation.ReadOnlySource
     ) {
-        // SQLite's failure to open the index at the last look, and whether every look met it.
-        var (indexFailure, everyLookLostTheIndex): (ArchiveStoreError?, Bool) = (nil, true)
+        // SQLite's failure to open the index at the last look that met one, and how many did.
+        var (indexFailure, looksThatLostTheIndex): (ArchiveStoreError?, Int) = (nil, 0)
         for _ in 0..<maximumReadsOfAChangingStore {
             let (stamp, filename, beside, names) = try StoreLocation.checkForReading(path: path)
             let opening = StoreLocation.readOnlyOpening(
@@ -382,11 +382,8 @@ public final class ArchiveStore: Sendable {
             if case .frozen = opening.source, beside.contains(.index),
                 let index = LogIndexHeader(indexAt: path + "-shm"), index.framesNotCopied > 0
             {
-                guard opening.source.isStale(path: path) else {
-                    throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
-                }
-                everyLookLostTheIndex = false
-                continue
+                if opening.source.isStale(path: path) { continue }
+                throw ArchiveStoreError.writeAheadLogNeedsRecovery(path: path)
             }
             do {
                 let opened = try openForReading(path: path, stamp: stamp, opening: opening, configuration: configuration)
@@ -407,12 +404,10 @@ public final class ArchiveStore: Sendable {
             } catch let went as IndexWentBeforeTheOpening {
                 // The next look replays the log, reads the file alone, or reads through the
                 // index made since.
-                indexFailure = went.failure
-                continue
+                (indexFailure, looksThatLostTheIndex) = (went.failure, looksThatLostTheIndex + 1)
             }
-            everyLookLostTheIndex = false
         }
-        if everyLookLostTheIndex, let indexFailure { throw indexFailure }
+        if looksThatLostTheIndex == maximumReadsOfAChangingStore, let indexFailure { throw indexFailure }
         throw changingStore()
     }
 
