@@ -1107,7 +1107,9 @@ struct StoreFileTests {
                     do {
                         _ = try ArchiveStore(appIdentifier: "com.example.orders")
                     } catch let error as ArchiveStoreError {
-                        guard case .invalidLocation(let reason) = error, reason.hasPrefix("$\(variable) is not UTF-8") else {
+                        guard case .invalidLocation(let reason) = error, reason.hasPrefix("$\(variable) is not UTF-8"),
+                            reason.hasSuffix("(give ArchiveStore(path:) a path in UTF-8 instead)")
+                        else {
                             return false
                         }
                         refused.append(variable)

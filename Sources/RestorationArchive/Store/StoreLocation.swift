@@ -69,7 +69,9 @@ enum StoreLocation {
     private static func environment(_ name: String) throws(ArchiveStoreError) -> String? {
         guard let value = getenv(name) else { return nil }
         guard let string = String(validatingCString: value) else {
-            throw .invalidLocation("$\(name) is not UTF-8: a folder named in another encoding cannot hold the store")
+            throw .invalidLocation(
+                "$\(name) is not UTF-8: a folder named in another encoding cannot hold the store "
+                    + "(give ArchiveStore(path:) a path in UTF-8 instead)")
         }
         return string.isEmpty ? nil : string
     }
