@@ -744,6 +744,29 @@ struct InspectionCommandTests {
         }
     }
 
+    /// An export whose document cannot be made beside its output (in a folder that does not
+    /// exist; at a path longer than the system takes, which is said before any file is
+    /// tried) says why, exits 1 and makes nothing.
+    @Test func anExportWhoseFileCannotBeMadeSaysWhy() throws {
+        try withDemoStore { path in
+            let folder = URL(filePath: path).deletingLastPathComponent().path
+            let listing = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+            let tooLong = folder + "/" + String(repeating: "d/", count: Int(PATH_MAX) / 2) + "x.json"
+            for (output, reason) in [(folder + "/missing/x.json", "No such file or directory"), (tooLong, "File name too long")] {
+                let outcome = try run(["export", path, "--output", output])
+                #expect(outcome.status == 1)
+                #expect(outcome.standardError == "restorectl: error: cannot write '\(output)': \(reason)\n", "\(reason)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == listing)
+        }
+    }
+
+    /// `restorectl` with `arguments`, run by the shell between `before` (a `ulimit`) and
+    /// `after` (redirections): what only a shell sets up for the process.
+    private func runThroughShell(_ arguments: [String], before: String = "", after: String = "") throws -> ProcessOutcome {
+        try runProcess("/bin/sh", ["-c", before + #" exec "$0" "$@" "# + after, restorectl] + arguments)
+    }
+
     /// Starts `arguments` (the executable's path first) with no signal blocked, and SIGINT,
     /// SIGTERM and SIGHUP as their default: a child of the test runner started by `Process`
     /// inherits a mask that blocks SIGTERM and SIGHUP, which then never reach it, and a runner
@@ -774,8 +797,7 @@ struct InspectionCommandTests {
     func standardOutputThatCannotBeWrittenFailsTheCommand() throws {
         try withDemoStore { path in
             for arguments in [["export", path, "--output", "-"], ["info", path], ["events", path]] {
-                let outcome = try runProcess(
-                    "/bin/sh", ["-c", #""$0" "$@" > /dev/full"#, restorectl] + arguments)
+                let outcome = try runThroughShell(arguments, after: "> /dev/full")
                 #expect(outcome.status == 1, "\(arguments[0])")
                 #expect(
                     outcome.standardError.hasPrefix("restorectl: error: cannot write standard output: ")
@@ -802,8 +824,7 @@ struct InspectionCommandTests {
             ]
             for (arguments, standardOutput, status) in cases {
                 for standardError in ["2>&-", "2> /dev/full"] {
-                    let outcome = try runProcess(
-                        "/bin/sh", ["-c", #""$0" "$@" "# + standardOutput + " " + standardError, restorectl] + arguments)
+                    let outcome = try runThroughShell(arguments, after: standardOutput + " " + standardError)
                     #expect(outcome.status == status, "\(arguments) \(standardError)")
                 }
             }
@@ -1356,8 +1377,7 @@ struct InspectionCommandTests {
             #expect(fileExists(path + "-shm") && framesInWriteAheadLog(path + "-wal") > 0)
             var outcomes: [(limit: Int, outcome: ProcessOutcome)] = []
             for limit in 4...32 {
-                let outcome = try runProcess(
-                    "/bin/sh", ["-c", #"ulimit -n "$2" && exec "$0" info "$1""#, restorectl, path, "\(limit)"])
+                let outcome = try runThroughShell(["info", path], before: "ulimit -n \(limit) &&")
                 #expect(!outcome.standardError.contains("changed under"), "\(limit): \(outcome.standardError)")
                 outcomes.append((limit, outcome))
             }
