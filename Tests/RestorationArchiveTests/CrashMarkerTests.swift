@@ -184,6 +184,36 @@ struct CrashMarkerTests {
         }
     }
 
+    /// Each launch saves while its restoration is still in progress (the page that crashes
+    /// the app still loading), then dies: the save's generation takes on the marker and the
+    /// attempts counted so far, so the allowance runs out as it does without the saves. Had
+    /// each save started the count again, the app would crash at every launch for good.
+    @Test func R11_retryCountsAttemptsThroughSavesDuringRestoration() throws {
+        try withTemporaryStorePath { path in
+            let configuration = ArchiveStore.Configuration(crashPolicy: .retry(attempts: 2))
+            let first = try ArchiveStore(path: path, configuration: configuration)
+            try makeEngine(first).preserve([Probe("Root", value: "flaky")])
+            for (attempt, saved) in [(1, Generation(2)), (2, Generation(3))] {
+                let store = try ArchiveStore(path: path, configuration: configuration)
+                let engine = try makeEngine(store)
+                let slow = SlowScreen("Root")
+                let result = try engine.restore([slow])
+                #expect(result.report.outcome == .restored && !result.isComplete, "attempt \(attempt)")
+                slow.value = "saved while the page loads, attempt \(attempt)"
+                #expect(try engine.preserve([slow]).save?.generation == saved)
+                #expect(try store.crashMarkers().map(\.generation) == [saved])
+                try markRestorationDead(at: path)
+                withExtendedLifetime((slow, result)) {}
+            }
+            let root = Probe("Root")
+            let third = try makeEngine(try ArchiveStore(path: path, configuration: configuration)).restore([root])
+            #expect(
+                third.report.outcome
+                    == .refused(reason: "generation 3 was invalidated: the app died during each of its last 2 restorations"))
+            #expect(root.decodeCount == 0)
+        }
+    }
+
     @Test func R10_extensionsKeepRestorationInProgressUntilCompleted() throws {
         try withTemporaryStore { store in
             try makeEngine(store).preserve([Probe("Root", value: "v", [Probe("A")])])
