@@ -605,6 +605,23 @@ struct StoreDamageTests {
         }
     }
 
+    /// A generation pruned whose epoch damage made a real has an epoch the prune cannot read:
+    /// the rows of every epoch older than the oldest retained generation's are deleted, its
+    /// own among them, rather than left to no retained generation (`check()` names such rows)
+    /// until a later prune.
+    @Test func theRowsOfAPrunedGenerationWhoseEpochCannotBeReadAreDeleted() throws {
+        try withTemporaryStorePath { path in
+            let nodes = try SampleArchives.tree(count: 10)
+            let store = try ArchiveStore(path: path)
+            try store.save(nodes, header: SampleArchives.header)
+            try store.save(nodes, header: SampleArchives.header)
+            try tamperBypassingStrict(with: path, table: "generation", "UPDATE generation SET epoch = 1.5 WHERE generation = 1")
+            #expect(try store.save(nodes, header: SampleArchives.header).prunedGenerations == [1])
+            let stray = try store.check().filter { $0.problem.contains("belongs to no retained generation") }
+            #expect(stray.isEmpty, "\(stray)")
+        }
+    }
+
     /// A retained generation older than the newest whose header cannot be read is named in
     /// the archive's summary, which lists the others. It made the whole archive read as
     /// damaged (`summary(of:)`, `archives()`: `restorectl info` showed nothing of it) while
