@@ -188,6 +188,29 @@ struct PathOrderTests {
         }
     }
 
+    /// A node is found by any form of its path, as paths compare: `restorectl show` of a path
+    /// typed in composed characters found no node saved in decomposed ones (as names from a
+    /// file system that decomposes them are), though `tree` showed it at that path.
+    @Test func aNodeIsFoundByAnotherUnicodeFormOfItsPath() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let decomposed = try Self.node(["cafe\u{301}"])
+            let child = try Self.node(["cafe\u{301}", "menu"])
+            let kelvin = try Self.node(["\u{212A}"])  // the Kelvin sign, equal to "K"
+            try store.save([decomposed, child, kelvin], header: SampleArchives.header)
+            let composed = try RestorationPath(["caf\u{E9}"])
+            #expect(try store.node(at: composed) == decomposed)
+            #expect(try store.node(at: composed.appending("menu")) == child)
+            #expect(try store.node(at: RestorationPath("K")) == kelvin)
+            #expect(try store.node(at: decomposed.path, generation: 1) == decomposed)
+            #expect(try store.node(at: RestorationPath("cr\u{E8}me")) == nil)
+            #expect(try store.node(at: RestorationPath("k")) == nil)
+            // Damaged, it is named as when found by its own bytes.
+            try tamper(with: path, "UPDATE node SET state = x'0102' WHERE path = 'cafe\u{301}'")
+            #expect(throws: ArchiveStoreError.damagedNode(.main, decomposed.path, 1)) { try store.node(at: composed) }
+        }
+    }
+
     @Test func anInvalidNodeIsRefusedFirst() throws {
         let nodes = try [Self.node(["A", "b"]), Self.node(["A", "b"]), Self.node(["C"], "")]
         guard case .failure(.invalidNode(let path, _)) = Self.actual(nodes, requireParents: true) else {

@@ -70,9 +70,11 @@ extension ArchiveStore {
     ///   - path: the node's restoration path.
     ///   - archive: the archive to read.
     ///   - generation: a retained generation, or `nil` for the newest.
-    /// - Returns: the node, or `nil` when the generation has no node at `path`. Finding no row
-    ///   at `path`, it reads the generation whole (only then) to tell a node it never had from
-    ///   one that damage took away or moved to another path.
+    /// - Returns: the node, or `nil` when the generation has no node at `path`. A path is
+    ///   matched as paths compare: the node stored under another Unicode form of `path`
+    ///   (composed or decomposed characters) is the node at `path`. Finding no row at `path`'s
+    ///   own bytes, it reads the generation whole (only then) to find such a node, and to tell
+    ///   a node it never had from one that damage took away or moved to another path.
     /// - Throws: ``ArchiveStoreError/archiveNotFound(_:)``, ``ArchiveStoreError/generationNotFound(_:_:)``,
     ///   ``ArchiveStoreError/damagedNode(_:_:_:)``; ``ArchiveStoreError/damagedArchive(_:_:_:)``
     ///   when no row is at `path` and the generation is damaged: its nodes do not match its
@@ -100,8 +102,7 @@ extension ArchiveStore {
             try statement.bind(wanted.rawValue, at: 3)
             try statement.bind(header.epoch.rawValue, at: 4)
             guard try statement.step() else {
-                try Self.expectNoNode(at: path, of: row, generation: header, seal: seal, connection)
-                return nil
+                return try Self.nodeInAnotherForm(at: path, of: row, generation: header, seal: seal, connection)
             }
             var reader = NodeRowReader(archive: archive, seal: seal)
             let node = try reader.node(statement, generation: wanted).node
@@ -112,24 +113,34 @@ extension ArchiveStore {
         }
     }
 
-    /// Throws when `generation`, in which no row is at `path`, is damaged, so that the node may
-    /// have been lost to the damage: its nodes do not match its header (one gone), or one of
-    /// them does not match its checksum (its path changed, perhaps from `path`).
-    private static func expectNoNode(
+    /// The node of `generation` whose path is `path` stored in another Unicode form, as
+    /// paths compare (an app, or someone typing it, may name in one form the node saved in
+    /// another); `nil` when it has none. For a `generation` in which no row is at `path`'s
+    /// bytes.
+    ///
+    /// - Throws: the node's damage, when that node does not match its checksum; otherwise,
+    ///   when the generation is damaged, so that the node may have been lost to the damage:
+    ///   its nodes do not match its header (one gone), or one of them does not match its
+    ///   checksum (its path changed, perhaps from `path`).
+    private static func nodeInAnotherForm(
         at path: RestorationPath, of archive: ArchiveRows.ArchiveRow, generation: ArchiveRows.GenerationRow,
         seal: StateSeal?, _ connection: Connection
-    ) throws {
+    ) throws -> ArchivedNode? {
         func noReadableNode(_ reason: String) -> ArchiveStoreError {
             .damagedArchive(archive.name, generation.generation, "it holds no node at '\(path)' that can be read: \(reason)")
         }
-        let damaged: [RestorationPath]
+        let read: (nodes: [ArchivedNode], damage: [RestorationPath: ArchiveStoreError])
         do {
-            damaged = try readNodes(of: archive, generation: generation, toleratingDamage: true, seal: seal, connection)
-                .damage.keys.sorted()
+            read = try readNodes(of: archive, generation: generation, toleratingDamage: true, seal: seal, connection)
         } catch ArchiveStoreError.damagedArchive(_, _, let reason) {
             throw noReadableNode(reason)
         }
-        guard let first = damaged.first else { return }
+        if let node = read.nodes.first(where: { $0.path == path }) {
+            if let damage = read.damage[node.path] { throw damage }
+            return node
+        }
+        let damaged = read.damage.keys.sorted()
+        guard let first = damaged.first else { return nil }
         let named = damaged.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (damaged.count > 3 ? ", …" : "")
         throw noReadableNode(
             damaged.count == 1
