@@ -137,6 +137,9 @@ struct RestorationPathTests {
             #expect(Array(built.description.utf8) == Array(path.description.utf8))
             for count in 1...identifiers.count {
                 #expect(path.isDescendant(of: try RestorationPath(Array(identifiers.prefix(count)))))
+                // The same identifiers in decomposed characters: the same ancestor, as paths compare.
+                let decomposed = identifiers.prefix(count).map { $0.split(separator: "\u{E9}", omittingEmptySubsequences: false).joined(separator: "e\u{301}") }
+                #expect(path.isDescendant(of: try RestorationPath(decomposed)))
                 // The same identifiers but the last one longer, or one more: never an ancestor.
                 var longer = Array(identifiers.prefix(count))
                 longer[count - 1] += "x"
@@ -144,6 +147,27 @@ struct RestorationPathTests {
                 #expect(!path.isDescendant(of: try RestorationPath(identifiers + ["x"])))
             }
         }
+    }
+
+    /// Below a path is below every Unicode form of it, as paths compare (`==`), and as a
+    /// save's removal of a path retires what is below any form of it: by their bytes alone, a
+    /// node saved under decomposed characters was not below the composed form of its parent,
+    /// though that form was equal to its parent.
+    @Test func belowAPathIsBelowEveryFormOfIt() throws {
+        let composed = try RestorationPath("caf\u{E9}")
+        let decomposed = try RestorationPath("cafe\u{301}")
+        #expect(composed == decomposed)
+        for (ancestor, form) in [(composed, decomposed), (decomposed, composed)] {
+            #expect(form.isDescendant(of: ancestor))
+            #expect(try form.appending("menu").isDescendant(of: ancestor))
+            #expect(try RestorationPath(["a/b", form.identifier, "c"]).isDescendant(of: RestorationPath(["a/b", ancestor.identifier])))
+        }
+        #expect(try RestorationPath("\u{212A}", "x").isDescendant(of: RestorationPath("K")))  // the Kelvin sign
+        #expect(try !RestorationPath("cafe", "x").isDescendant(of: composed))
+        #expect(try !RestorationPath("caf\u{E9}x", "y").isDescendant(of: decomposed))
+        #expect(try !RestorationPath("cafe\u{301}\u{301}", "y").isDescendant(of: composed))
+        #expect(try !RestorationPath("k", "x").isDescendant(of: RestorationPath("\u{212A}")))
+        #expect(!composed.isDescendant(of: try composed.appending("menu")))
     }
 
     @Test func archiveNames() throws {

@@ -190,15 +190,25 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
         return RestorationPath(trusted: text, depth: depth + 1)
     }
 
-    /// Whether `self` is `other` or lies below it.
+    /// Whether `self` is `other` or lies below it, as paths compare (``==(_:_:)``): below
+    /// another Unicode form of `other` too, as ``ArchiveStore/saveChanges(_:removing:basedOn:header:in:)``
+    /// removes it with `other`.
     public func isDescendant(of other: RestorationPath) -> Bool {
-        // Identifiers escape their own "/": `other`'s identifiers begin `self`'s exactly when
-        // its text begins `self`'s and is followed by a "/" or by nothing.
+        guard depth >= other.depth else { return false }
+        // Identifiers escape their own "/": `other`'s identifiers begin `self`'s in the same
+        // bytes exactly when its text begins `self`'s and is followed by a "/" or by nothing.
         let text = description.utf8
         let prefix = other.description.utf8
-        guard depth >= other.depth, text.starts(with: prefix) else { return false }
-        guard text.count > prefix.count else { return true }
-        return text[text.index(text.startIndex, offsetBy: prefix.count)] == 0x2F
+        if text.starts(with: prefix) {
+            guard text.count > prefix.count else { return true }
+            if text[text.index(text.startIndex, offsetBy: prefix.count)] == 0x2F { return true }
+        }
+        // Or in other bytes, equal as `String`s: only where a text is not all ASCII.
+        let bothASCII =
+            UTF8Text.withBytes(of: description, UTF8Text.isASCII)
+            && UTF8Text.withBytes(of: other.description, UTF8Text.isASCII)
+        guard !bothASCII else { return false }
+        return Array(identifiers.prefix(other.depth)) == other.identifiers
     }
 
     /// Orders paths as the store does: by the UTF-8 bytes of the text form, so a parent
