@@ -255,6 +255,30 @@ struct StoreDamageTests {
         }
     }
 
+    /// Two nodes of one path in two Unicode forms (a store written directly), with another
+    /// path sorting between them by their bytes: `check()` looked only at neighbours in that
+    /// order, and called the generation sound.
+    @Test func checkFindsOnePathInTwoUnicodeFormsApartInByteOrder() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let state = try StateValue.encode([:])
+            let decomposed = ArchivedNode(path: try RestorationPath("cafe\u{301}"), className: "Screen", state: state)
+            let between = ArchivedNode(path: try RestorationPath("cafe\u{302}"), className: "Screen", state: state)
+            try store.save([decomposed, between], header: SampleArchives.header)
+            #expect(try store.check() == [])
+            let composed = ArchivedNode(path: try RestorationPath("caf\u{E9}"), className: "Screen", state: state)
+            let connection = try Connection(filename: path, flags: SQLITE_OPEN_READWRITE)
+            let archive = try #require(try ArchiveRows.archive(named: .main, in: connection))
+            let checksum = try NodeRowWriter(archive: archive, seal: nil, connection: connection).insert(composed, born: 1, epoch: 1)
+            try rewriteHeader(of: path, generation: 1) { row in
+                row.nodeCount += 1
+                row.totalBytes += Int64(state.count)
+                row.nodeDigest &+= checksum
+            }
+            #expect(try store.check() == [StoreProblem(archive: .main, generation: 1, path: composed.path, problem: "two nodes share this path")])
+        }
+    }
+
     /// `check()` names what the store's other reads would fail on: an entry of the journal
     /// (`journal()`, `launches()`), a restore report (`restoreReports(of:)`), a crash marker
     /// (a launch's restoration). It found only damage to generations and nodes ("healthy"

@@ -301,10 +301,11 @@ extension ArchiveStore {
                 continue
             }
             let paths = Set(snapshot.nodes.map(\.path))
-            var previous: RestorationPath?
+            // Paths compare as `String`s (canonical equivalence): one path in two Unicode forms
+            // is two rows apart in the store's byte order, other paths between them.
+            var seen = Set<RestorationPath>()
             for node in snapshot.nodes {
-                if node.path == previous { problem(node.path, "two nodes share this path") }
-                previous = node.path
+                if !seen.insert(node.path).inserted { problem(node.path, "two nodes share this path") }
                 if let damage = snapshot.damage[node.path] {
                     if case .sealRejected = damage {
                         problem(
