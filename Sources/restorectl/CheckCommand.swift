@@ -26,7 +26,8 @@ struct CheckCommand: ParsableCommand {
         } catch {
             Diagnostics.fail(error, exitCode: 2)
         }
-        if let name = options.archiveName {
+        if let typed = options.archiveName {
+            let name = (try? store.archiveNames()).flatMap { StoreOptions.stored(typed, among: $0) } ?? typed
             // An archive that is not there is an error; one the damage hides is not.
             do {
                 if try store.summary(of: name) == nil {

@@ -40,7 +40,7 @@ struct DiscardCommand: ParsableCommand {
     }
 
     func run() throws {
-        let name = try ArchiveName(archive)
+        var name = try ArchiveName(archive)
         // Make sure it is a store before opening it for writing, which would create one. The
         // read-only store is closed first: in one process, it would keep SQLite's shared
         // memory read-only for the writer too. The archive is looked for by name only: a
@@ -48,9 +48,10 @@ struct DiscardCommand: ParsableCommand {
         let sizeBefore: Int
         do {
             let reader = try ArchiveStore(path: db, mode: .readOnly)
-            guard try reader.archiveNames().contains(name) else {
+            guard let stored = StoreOptions.stored(name, among: try reader.archiveNames()) else {
                 Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
             }
+            name = stored
             sizeBefore = try reader.footprint().fileBytes
         } catch {
             Diagnostics.failOpening(db, error)

@@ -52,7 +52,7 @@ struct EventsCommand: ParsableCommand {
             let archives = try options.selectedArchiveNames(in: store, unreadable: &unreadable)
             // Without --archive, the journal's invalidations and discards of every archive,
             // those of archives the store has since forgotten included.
-            let concerns = { (archive: ArchiveName) in options.archiveName.map { $0 == archive } ?? true }
+            let concerns = { (archive: ArchiveName) in options.archiveName == nil || archives.contains(archive) }
             // A damaged journal entry hides only the entries before it.
             let journal = try Diagnostics.readableNewest(&unreadable) { (limit) throws(ArchiveStoreError) in
                 try store.journal(limit: limit)

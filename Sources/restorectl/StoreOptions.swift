@@ -60,8 +60,10 @@ struct StoreOptions: ParsableArguments {
         guard let names = try Diagnostics.unlessDamaged(&unreadable, { () throws(ArchiveStoreError) in try store.archiveNames() })
         else { return archiveName.map { [$0] } ?? [] }
         guard let name = archiveName else { return names }
-        guard names.contains(name) else { Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1) }
-        return [name]
+        guard let stored = Self.stored(name, among: names) else {
+            Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
+        }
+        return [stored]
     }
 
     /// The archive named by --archive, or `main`; exits with status 1 when the store has no
@@ -70,11 +72,24 @@ struct StoreOptions: ParsableArguments {
     func selectedArchive(in store: ArchiveStore) -> ArchiveName {
         let name = archiveName ?? .main
         do {
-            guard try store.archiveNames().contains(name) else { throw ArchiveStoreError.archiveNotFound(name) }
+            guard let stored = Self.stored(name, among: try store.archiveNames()) else {
+                throw ArchiveStoreError.archiveNotFound(name)
+            }
+            return stored
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
-        return name
+    }
+
+    /// `name` as the store holds it, among `names`: itself, or else the one archive whose
+    /// name is equal as text in another Unicode form (a person types `Café` in composed
+    /// characters for the archive that `info` shows as `Café`, saved in decomposed ones,
+    /// which the store tells apart by their bytes); `nil` when there is none, or more than
+    /// one.
+    static func stored(_ name: ArchiveName, among names: [ArchiveName]) -> ArchiveName? {
+        if names.contains(name) { return name }
+        let forms = names.filter { $0.rawValue == name.rawValue }
+        return forms.count == 1 ? forms[0] : nil
     }
 
     /// A generation of the selected archive (`main` by default), the newest when `generation`
