@@ -27,7 +27,7 @@ struct CheckCommand: ParsableCommand {
             Diagnostics.fail(error, exitCode: 2)
         }
         if let typed = options.archiveName {
-            let name = (try? store.archiveNames()).flatMap { StoreOptions.stored(typed, among: $0) } ?? typed
+            let name = (try? store.archiveNames()).map { StoreOptions.stored(typed, among: $0, exitCode: 2) } ?? typed
             // An archive that is not there is an error; one the damage hides is not.
             do {
                 if try store.summary(of: name) == nil {

@@ -48,10 +48,7 @@ struct DiscardCommand: ParsableCommand {
         let sizeBefore: Int
         do {
             let reader = try ArchiveStore(path: db, mode: .readOnly)
-            guard let stored = StoreOptions.stored(name, among: try reader.archiveNames()) else {
-                Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
-            }
-            name = stored
+            name = StoreOptions.stored(name, among: try reader.archiveNames(), exitCode: 1)
             sizeBefore = try reader.footprint().fileBytes
         } catch {
             Diagnostics.failOpening(db, error)

@@ -60,10 +60,7 @@ struct StoreOptions: ParsableArguments {
         guard let names = try Diagnostics.unlessDamaged(&unreadable, { () throws(ArchiveStoreError) in try store.archiveNames() })
         else { return archiveName.map { [$0] } ?? [] }
         guard let name = archiveName else { return names }
-        guard let stored = Self.stored(name, among: names) else {
-            Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: 1)
-        }
-        return [stored]
+        return [Self.stored(name, among: names, exitCode: 1)]
     }
 
     /// The archive named by --archive, or `main`; exits with status 1 when the store has no
@@ -72,24 +69,36 @@ struct StoreOptions: ParsableArguments {
     func selectedArchive(in store: ArchiveStore) -> ArchiveName {
         let name = archiveName ?? .main
         do {
-            guard let stored = Self.stored(name, among: try store.archiveNames()) else {
-                throw ArchiveStoreError.archiveNotFound(name)
-            }
-            return stored
+            return Self.stored(name, among: try store.archiveNames(), exitCode: 1)
         } catch {
             Diagnostics.fail(error, exitCode: 1)
         }
     }
 
     /// `name` as the store holds it, among `names`: itself, or else the one archive whose
-    /// name is equal as text in another Unicode form (a person types `Café` in composed
+    /// name is the same text in another Unicode form (a person types `Café` in composed
     /// characters for the archive that `info` shows as `Café`, saved in decomposed ones,
-    /// which the store tells apart by their bytes); `nil` when there is none, or more than
-    /// one.
-    static func stored(_ name: ArchiveName, among names: [ArchiveName]) -> ArchiveName? {
+    /// which the store tells apart by their bytes). Exits with `exitCode` when there is none,
+    /// or when several archives are that text, naming each by its characters: they print
+    /// alike.
+    static func stored(_ name: ArchiveName, among names: [ArchiveName], exitCode: Int32) -> ArchiveName {
         if names.contains(name) { return name }
         let forms = names.filter { $0.rawValue == name.rawValue }
-        return forms.count == 1 ? forms[0] : nil
+        if forms.count == 1 { return forms[0] }
+        guard !forms.isEmpty else { Diagnostics.fail(ArchiveStoreError.archiveNotFound(name), exitCode: exitCode) }
+        let spelled = forms.map { form in
+            "'" + form.rawValue.unicodeScalars.map { $0.isASCII ? String($0) : "<U+\(Self.hex($0))>" }.joined() + "'"
+        }
+        Diagnostics.printError(
+            "No archive named '\(name)' in those characters: \(forms.count) archives are that text in other Unicode "
+                + "forms, which print alike (\(spelled.joined(separator: ", "))); name one in its own characters.")
+        RestoreCtl.exit(withError: ExitCode(exitCode))
+    }
+
+    /// A scalar's number as `U+` writes it: four hexadecimal digits at least.
+    private static func hex(_ scalar: Unicode.Scalar) -> String {
+        let digits = String(scalar.value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     /// A generation of the selected archive (`main` by default), the newest when `generation`

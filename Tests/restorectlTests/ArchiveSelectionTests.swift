@@ -45,7 +45,8 @@ struct ArchiveSelectionTests {
     }
 
     /// Two archives whose names are two other forms of the name typed: which one is meant
-    /// cannot be told, and neither is taken.
+    /// cannot be told, and neither is taken; the error names each by its characters, since
+    /// they print alike (it said only "No archive named", of a name `info` listed twice).
     @Test func aNameTwoArchivesHoldInOtherFormsIsNotFound() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -58,6 +59,14 @@ struct ArchiveSelectionTests {
             #expect(typed == "e\u{301}\u{323}" && typed == "e\u{323}\u{301}")
             let outcome = try run(["info", path, "--archive", typed])
             #expect(outcome.status == 1 && outcome.standardError.contains("No archive named"), "\(outcome.standardError)")
+            #expect(
+                outcome.standardError.contains(
+                    "2 archives are that text in other Unicode forms, which print alike ('e<U+0301><U+0323>', "
+                        + "'e<U+0323><U+0301>'); name one in its own characters."), "\(outcome.standardError)")
+            let checked = try run(["check", path, "--archive", typed])
+            #expect(checked.status == 2 && checked.standardError.contains("2 archives are that text"), "\(checked.standardError)")
+            let discarded = try run(["discard", path, "--archive", typed, "--reason", "closed"])
+            #expect(discarded.status == 1 && discarded.standardError.contains("2 archives are that text"), "\(discarded.standardError)")
         }
     }
 }
