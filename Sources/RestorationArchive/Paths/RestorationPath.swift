@@ -203,12 +203,13 @@ public struct RestorationPath: Hashable, Comparable, Sendable, CustomStringConve
             guard text.count > prefix.count else { return true }
             if text[text.index(text.startIndex, offsetBy: prefix.count)] == 0x2F { return true }
         }
-        // Or in other bytes, equal as `String`s: only where a text is not all ASCII.
+        // Or in other bytes: the ancestor at `other`'s depth is `other` as paths compare. Only
+        // a text that is not all ASCII can be.
         let bothASCII =
             UTF8Text.withBytes(of: description, UTF8Text.isASCII)
             && UTF8Text.withBytes(of: other.description, UTF8Text.isASCII)
         guard !bothASCII else { return false }
-        return Array(identifiers.prefix(other.depth)) == other.identifiers
+        return sequence(first: self, next: \.parent).first { $0.depth == other.depth } == other
     }
 
     /// Orders paths as the store does: by the UTF-8 bytes of the text form, so a parent
