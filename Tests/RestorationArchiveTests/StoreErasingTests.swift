@@ -151,6 +151,44 @@ struct StoreErasingTests {
         }
     }
 
+    /// A store damaged past its opening (a page of the node table SQLite cannot read, the
+    /// schema's text) does not stop a launch: the engine's restoration says it failed, and why,
+    /// touching no object; the next save throws the error whose `isUnusableStore` says to
+    /// erase, and once the store is erased the same engine saves into the empty one.
+    @Test(arguments: ["node-page", "schema-text"])
+    func anEngineMeetsAStoreDamagedPastItsOpeningAtRestorationThenAtItsSave(damage: String) throws {
+        try withTemporaryStorePath { path in
+            try makeEngine(try ArchiveStore(path: path)).preserve([Probe("Root", value: "saved", [Probe("A")])])
+            if damage == "node-page" {
+                try makeRootPageUnreadable(of: "node", at: path)
+            } else {
+                try tamperWithSchema(of: path, table: "node", replacing: "class_name", with: "klass_name")
+            }
+            let engine = try makeEngine(try ArchiveStore(path: path))
+            let root = Probe("Root", value: "fresh")
+            let restoration = try engine.restore([root])
+            guard case .failed(let reason) = restoration.report.outcome else {
+                Issue.record("the restoration of a damaged store: \(restoration.report.outcome)")
+                return
+            }
+            #expect(reason.hasPrefix("The store is damaged: "), "\(reason)")
+            #expect(restoration.report.nodes.isEmpty && restoration.roots.isEmpty)
+            #expect(root.value == "fresh" && root.decodeCount == 0)
+            do throws(RestorationError) {
+                try engine.preserve([root])
+                Issue.record("a damaged store saved")
+            } catch {
+                #expect(error.isUnusableStore, "\(error)")
+            }
+
+            try ArchiveStore.erase(at: path)
+            #expect(try engine.preserve([root]).save?.generation == 1)
+            let restored = Probe("Root")
+            #expect(try makeEngine(try ArchiveStore(path: path)).restore([restored]).report.restoredCount == 1)
+            #expect(restored.value == "fresh")
+        }
+    }
+
     @Test func aStoreOpenWhileItIsErasedGoesOnWithTheEmptyStore() throws {
         try withTemporaryStorePath { path in
             let open = try ArchiveStore(path: path)

@@ -56,6 +56,13 @@ func damagePageType(ofIndex index: String, at path: String) throws {
     }
 }
 
+/// Makes the root page of the table or index `name` of a store file one SQLite cannot read,
+/// as damage to its first byte does: the page's type is none SQLite knows ("malformed" at
+/// any read of it), while the rest of the file, the schema with it, stays readable.
+func makeRootPageUnreadable(of name: String, at path: String) throws {
+    try editRootPage(of: name, at: path) { page, header in page[header] = 0x07 }
+}
+
 /// Takes the last entry (by key) out of `index` of a store file, as damage to its page does:
 /// the index, a single leaf page here, counts one cell fewer; its table keeps the row.
 func dropLastEntry(ofIndex index: String, at path: String) throws {
