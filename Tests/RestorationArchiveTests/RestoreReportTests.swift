@@ -169,6 +169,11 @@ struct RestoreReportTests {
             // Neither is told that restoration finished (R8): the root's state is not restored.
             #expect(log.events == ["decode Root"])
             #expect(result.objects.isEmpty)
+            // Nor is either in the result, though the root's object decoded part-way and the
+            // child's was found (RestorationContext.children sends here to tell).
+            let (rootPath, childPath) = (try RestorationPath.text("Root"), try RestorationPath.text("Root/Child"))
+            #expect(result.object(at: rootPath) == nil && result.object(at: childPath) == nil)
+            #expect(result.roots.isEmpty)
 
             // State that is not a blob at all (stored so by another program).
             try store.save([ArchivedNode(path: try .text("Root"), className: "Probe", state: [0xFF, 0x00])], header: SampleArchives.header)
