@@ -99,6 +99,34 @@ struct EngineLookupRuleTests {
         }
     }
 
+    /// A restoration class that throws fails its node, with the error's description
+    /// (`register(_:aliases:restore:)`'s documentation): it does not decline it, no fallback
+    /// or existing object is tried for it, and the nodes below it have no parent to go to.
+    @Test func R6_aRestorationClassThatThrowsFailsItsNode() throws {
+        try withTemporaryStore { store in
+            try saveScreen(store, Probe("Screen", value: "saved", [Probe("Detail", value: "detail")]))
+            struct PageGone: Error, CustomStringConvertible { var description: String { "the page is gone" } }
+            var registry = RestorationRegistry()
+            try registry.register(Probe.self) { request in
+                if request.path.depth == 2 { throw PageGone() }
+                return request.path.depth == 1 ? Probe("Root") : nil
+            }
+            var fallbackAsked = 0
+            registry.fallback = { _ in
+                fallbackAsked += 1
+                return nil
+            }
+            let detail = Probe("Detail")
+            let existing = Probe("Screen", [detail])
+            let result = try makeEngine(store, registry: registry).restore([Probe("Root", [existing])])
+            #expect(try outcome(result, "Root") == .restored)
+            #expect(try outcome(result, "Root/Screen") == .failed(.decodeFailed("the page is gone")))
+            #expect(try outcome(result, "Root/Screen/Detail") == .skipped(.parentNotRestored))
+            #expect(fallbackAsked == 0 && existing.decodeCount == 0 && detail.decodeCount == 0)
+            #expect(result.objects.count == 1)
+        }
+    }
+
     @Test func R6_existingObjectIsFoundByPathWhenNothingElseProvidesIt() throws {
         try withTemporaryStore { store in
             try saveScreen(store)
@@ -462,5 +490,48 @@ struct EngineLookupRuleTests {
             #expect(try outcome(found, "Note") == failed)
             #expect(!existing.decoded)
         }
+    }
+
+    /// State archived by the current version of its class is decoded as it is: the migration
+    /// is asked only for an older version's (`migrateRestorableState(_:from:)`'s
+    /// documentation), through a restoration class and for an existing object alike.
+    @Test func R12_stateOfTheCurrentClassVersionIsNotMigrated() throws {
+        try withTemporaryStore { store in
+            let saved = OnlyOlderMigrated()
+            saved.name = "groceries"
+            try makeEngine(store).preserve([saved])
+            var registry = RestorationRegistry()
+            try registry.register(OnlyOlderMigrated.self) { _ in OnlyOlderMigrated() }
+            let created = try makeEngine(store, registry: registry).restore([])
+            #expect(created.report.notRestored.isEmpty, "\(created.report.nodes)")
+            #expect((created.roots.first as? OnlyOlderMigrated)?.name == "groceries")
+            let existing = OnlyOlderMigrated()
+            let found = try makeEngine(store).restore([existing])
+            #expect(found.report.notRestored.isEmpty, "\(found.report.nodes)")
+            #expect(existing.name == "groceries")
+        }
+    }
+}
+
+/// Version 2 of `Note` (R12), whose migration refuses to be asked for state that is not of an
+/// older version.
+private final class OnlyOlderMigrated: Restorable {
+    static let restorationClassName = "Note"
+    static let restorationClassVersion = 2
+    let restorationIdentifier: String? = "Note"
+    var name = ""
+
+    struct NotOlder: Error, CustomStringConvertible {
+        let version: Int
+        var description: String { "asked to migrate state of version \(version)" }
+    }
+
+    static func migrateRestorableState(_ state: inout [String: StateValue], from version: Int) throws {
+        guard version < restorationClassVersion else { throw NotOlder(version: version) }
+        state["name"] = state.removeValue(forKey: "title")
+    }
+    func encodeRestorableState(with coder: StateEncoder) throws { try coder.encode(name, forKey: "name") }
+    func decodeRestorableState(with coder: StateDecoder, context: RestorationContext) throws {
+        name = try coder.decode(String.self, forKey: "name")
     }
 }
