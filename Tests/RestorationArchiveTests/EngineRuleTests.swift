@@ -202,6 +202,25 @@ struct EngineRuleTests {
         }
     }
 
+    /// In an unordered container, order does not matter (`ArchivedNode.order` is 0): children
+    /// listed in another order at the next save (a container that lists them from a
+    /// dictionary, whose order changes from process to process) are nodes unchanged, which an
+    /// incremental save does not write again; and they are restored in path order.
+    @Test func R2_anUnorderedContainersChildrenAreSavedWithoutAnOrder() throws {
+        try withTemporaryStore { store in
+            let (a, b, c) = (Probe("A", value: "a"), Probe("B", value: "b"), Probe("C", value: "c"))
+            let engine = try makeEngine(store)
+            try engine.preserve([Probe("Tabs", [c, a, b])])
+            #expect(try #require(try store.snapshot()).nodes.map(\.order) == [0, 0, 0, 0])
+            let again = try engine.preserve([Probe("Tabs", [b, c, a])])
+            #expect(again.nodesWritten == 0 && again.nodesUnchanged == 4)
+
+            let tabs = Probe("Tabs", [Probe("C"), Probe("B"), Probe("A")])
+            _ = try makeEngine(store).restore([tabs])
+            #expect(tabs.restoredChildren.compactMap { ($0 as? Probe)?.value } == ["a", "b", "c"])
+        }
+    }
+
     /// A child whose own identifier is what a repeated one's rank would make (`Menu#2` beside
     /// two `Menu`s) keeps it, and the repeat takes the next free rank: two paths were one, and
     /// the whole save was refused as a duplicate (R2), in whichever order the children came.
