@@ -93,10 +93,10 @@ extension RestorationEngine {
     /// - Returns: the restored objects and the report. When there is nothing to restore, or
     ///   the gate refuses, no object is touched and the report says so.
     /// - Throws: nothing for a refused archive, nor for damage, to the archive or to the store's
-    ///   file (the report says the restoration failed, and why; the next save throws the
-    ///   store's error, whose ``RestorationError/isUnusableStore`` says when to erase it); only
-    ///   ``RestorationError/store(_:)`` for a store that cannot be read now (busy past its
-    ///   timeout, an I/O error, its file moved).
+    ///   file (the report says the restoration failed, and why; a save that meets damage to
+    ///   the file throws the store's error, whose ``RestorationError/isUnusableStore`` says
+    ///   to erase it); only ``RestorationError/store(_:)`` for a store that cannot be read
+    ///   now (busy past its timeout, an I/O error, its file moved).
     public func restore(_ roots: [any Restorable], from archive: ArchiveName = .main) throws(RestorationError)
         -> RestorationResult
     {
