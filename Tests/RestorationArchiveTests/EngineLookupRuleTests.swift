@@ -192,6 +192,21 @@ struct EngineLookupRuleTests {
         }
     }
 
+    /// An alias makes the two names one class both ways: an object whose type still declares
+    /// the old name takes state archived under the new one.
+    @Test func R7_anObjectOfAnAliasedNameTakesStateArchivedUnderTheCurrentName() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([OtherProbe("Root", value: "root", [OtherProbe("Screen", value: "saved")])])
+            var registry = RestorationRegistry()
+            try registry.register(OtherProbe.self, aliases: ["Probe"])
+            let screen = Probe("Screen")
+            let result = try makeEngine(store, registry: registry).restore([Probe("Root", [screen])])
+            #expect(result.report.notRestored.isEmpty)
+            #expect(try outcome(result, "Root/Screen") == .restored)
+            #expect(screen.value == "saved")
+        }
+    }
+
     /// Nodes of several classes in turn, one registered under an alias and one not registered
     /// at all: each node gets its own class's restoration class (the walk keeps the last
     /// registration it looked up, for runs of one class), or the fallback.
@@ -401,6 +416,55 @@ struct EngineLookupRuleTests {
             let nextSibling = Probe("B")
             _ = try makeEngine(store).restore([Probe("Root", [Probe("A"), nextSibling])])
             #expect(nextSibling.value == "b")
+        }
+    }
+
+    /// A restoration nested in another, of the same archive (an object that restores it again
+    /// from its decode: refused, the outer one being in progress), puts back the outer one's
+    /// work as it returns: a save asked for after it, still in the middle of the outer
+    /// restoration, is refused as one asked before it.
+    @Test func R8_aRestorationNestedInAnotherLeavesTheOuterOneRefusingSaves() throws {
+        try withTemporaryStore { store in
+            try makeEngine(store).preserve([Probe("Root", value: "r", [Probe("A", value: "a"), Probe("B", value: "b")])])
+            let engine = try makeEngine(store)
+            let asking = SavingProbe("A", value: "initial")
+            let sibling = Probe("B", value: "initial")
+            let root = Probe("Root", value: "initial", [asking, sibling])
+            var nested: RestorationResult?
+            var saves: [PreservationResult?] = []
+            asking.whenDecoded = {
+                saves.append(try? engine.preserve([root]))
+                nested = try makeEngine(store).restore([Probe("Root", [Probe("A"), Probe("B")])])
+                saves.append(try? engine.preserve([root]))
+            }
+            #expect(try engine.restore([root]).report.restoredCount == 3)
+            asking.whenDecoded = nil
+            #expect(nested?.report.outcome == .refused(reason: "its restoration in this process is still in progress"))
+            let reason = "the archive is being restored, and objects not restored yet would be saved in their initial state"
+            #expect(saves.map { $0?.vetoReason } == [reason, reason])
+            #expect(try store.header()?.generation == 1)
+            #expect(try engine.preserve([root]).save?.generation == 2)
+        }
+    }
+
+    /// The refusal is by store file: a save of an archive of the same name into another store
+    /// file, asked for in the middle of a restoration on its thread, writes none of the tree
+    /// being restored into this file, and goes ahead.
+    @Test func R8_aSaveIntoAnotherStoreFileWhileAnArchiveOfItsNameIsBeingRestoredGoesAhead() throws {
+        try withTemporaryStore { store in
+            try withTemporaryStore { otherStore in
+                try makeEngine(store).preserve([Probe("Root", value: "r", [Probe("A", value: "a")])])
+                let asking = SavingProbe("A", value: "initial")
+                let root = Probe("Root", value: "initial", [asking])
+                var saved: PreservationResult?
+                asking.whenDecoded = { saved = try makeEngine(otherStore).preserve([Probe("Root", value: "elsewhere")]) }
+                #expect(try makeEngine(store).restore([root]).report.restoredCount == 2)
+                asking.whenDecoded = nil
+                #expect(saved?.vetoReason == nil)
+                #expect(saved?.save?.generation == 1)
+                #expect(try otherStore.header()?.generation == 1)
+                #expect(try store.header()?.generation == 1)
+            }
         }
     }
 
