@@ -78,6 +78,16 @@ struct BlobFormatTests {
         }
     }
 
+    /// Version 0 does not exist (`docs/blob-format.md`): a blob that starts with it is damage,
+    /// refused as malformed, never read as version 1.
+    @Test func formatVersionZeroIsRefused() throws {
+        let content: [UInt8] = [0x01, 0x01, 0x61, 0x00]  // one entry, "a": null
+        let refusal = StateCodingError.malformed(reason: "format version 0 does not exist", offset: 0)
+        #expect(throws: refusal) { try StateDecoder(blob: sealed([0x00] + content)) }
+        #expect(throws: refusal) { try StateValue.decode(blob: sealed([0x00] + content)) }
+        #expect(try StateValue.decode(blob: sealed([0x01] + content)) == ["a": .null])
+    }
+
     @Test func everyTruncationIsATypedError() throws {
         let encoder = StateEncoder()
         try encoder.encode("some text", forKey: "text")
@@ -277,6 +287,28 @@ struct BlobFormatTests {
         #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: DecodingLimits(maximumDepth: 2)) }
         #expect(throws: StateCodingError.self) { try StateDecoder(blob: blob, limits: DecodingLimits(maximumElementCount: 49)) }
         _ = try StateDecoder(blob: blob, limits: DecodingLimits(maximumStringLength: 100, maximumDepth: 3, maximumElementCount: 50))
+    }
+
+    /// Each limit is the largest accepted, not the first refused; and a key is a string, so
+    /// `maximumStringLength` bounds keys too (`DecodingLimits`: "strings (or keys, URLs,
+    /// references)"), whichever check pass reads the blob.
+    @Test func eachLimitAdmitsExactlyItsBound() throws {
+        let encoder = StateEncoder()
+        try encoder.encode(1, forKey: String(repeating: "k", count: 20))
+        try encoder.encode("short", forKey: "s")
+        let blob = try encoder.encodedBlob()
+        _ = try StateDecoder(blob: blob, limits: DecodingLimits(maximumBlobSize: blob.count))
+        #expect(throws: StateCodingError.limitExceeded(limit: "blob size (\(blob.count - 1) bytes)", offset: 0)) {
+            try StateDecoder(blob: blob, limits: DecodingLimits(maximumBlobSize: blob.count - 1))
+        }
+        let twenty = DecodingLimits(maximumStringLength: 20)
+        _ = try StateDecoder(blob: blob, limits: twenty)
+        #expect(try StateValue.decode(blob: blob, limits: twenty).count == 2)
+        // The 20-byte key's length is at byte 2 (after the version and the entry count).
+        let nineteen = DecodingLimits(maximumStringLength: 19)
+        let refusal = StateCodingError.limitExceeded(limit: "key length (19)", offset: 2)
+        #expect(throws: refusal) { try StateDecoder(blob: blob, limits: nineteen) }
+        #expect(throws: refusal) { try StateValue.decode(blob: blob, limits: nineteen) }
     }
 
     @Test func nestingPastTheLimitIsRefusedWhenDecoding() {
