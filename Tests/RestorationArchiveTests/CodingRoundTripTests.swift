@@ -503,6 +503,14 @@ struct CodingRoundTripTests {
             // A float stays a float in the blob.
             if case .float = try coder.value(forKey: "f\(index)") {} else { Issue.record("f\(index) is not a float") }
         }
+        // A double a float holds exactly is read as a float (`StateValue`'s conversions): NaN
+        // included, which `Float(exactly:)` alone would refuse; one it does not hold is refused.
+        #expect(try coder.decode(Float.self, forKey: "d2").isNaN)
+        #expect(try coder.decodeFloat(forKey: "d2").isNaN)
+        #expect(try coder.decode(Float.self, forKey: "d3") == .infinity)
+        #expect(throws: StateCodingError.typeMismatch(key: "d7", expected: "float", found: "double")) {
+            try coder.decode(Float.self, forKey: "d7")
+        }
     }
 
     @Test func stringsBytesAndFoundationValues() throws {
@@ -532,6 +540,34 @@ struct CodingRoundTripTests {
         #expect(coder.decodeNil(forKey: "nothing"))
         #expect(!coder.decodeNil(forKey: "empty"))
         #expect(try coder.value(forKey: "megabyte") == .bytes(megabyte))
+    }
+
+    /// A value of the app's own `Codable` type holding bytes and Foundation's value types:
+    /// each is stored with its native tag (as at the top level) and read back from it, in a
+    /// property, in an array and in a dictionary.
+    @Test func foundationValuesInsideACodableValueKeepTheirNativeTags() throws {
+        struct Attachment: Codable, Equatable {
+            var bytes: [UInt8]
+            var data: Data
+            var date: Date
+            var id: UUID
+            var link: URL
+            var pages: [[UInt8]]
+            var named: [String: [UInt8]]
+        }
+        let link = try #require(URL(string: "https://example.com/a"))
+        let attachment = Attachment(
+            bytes: [1, 2, 3], data: Data([4, 5]), date: Date(timeIntervalSinceReferenceDate: 42.5), id: UUID(),
+            link: link, pages: [[6], []], named: ["x": [7, 8]])
+        let coder = try roundTrip { try $0.encode(attachment, forKey: "attachment") }
+        #expect(try coder.decode(Attachment.self, forKey: "attachment") == attachment)
+        #expect(
+            try coder.value(forKey: "attachment")
+                == .container([
+                    "bytes": .bytes([1, 2, 3]), "data": .bytes([4, 5]), "date": .date(attachment.date),
+                    "id": .uuid(attachment.id), "link": .url(link), "pages": .array([.bytes([6]), .bytes([])]),
+                    "named": .container(["x": .bytes([7, 8])]),
+                ]))
     }
 
     @Test func arraysDictionariesAndOptionalsOfPrimitives() throws {
@@ -696,6 +732,14 @@ struct CodingRoundTripTests {
             }
             #expect(key == "state.screen" && reason.contains("single-value containers"), "\(error)")
         }
+        // The bound is the container depth limit: a chain of 64 values (63 through single-value
+        // containers) is encoded, one more is refused.
+        var longest = Wrapper("end")
+        for index in 1..<DecodingLimits.default.maximumDepth { longest = Wrapper("\(index)", wrapping: longest) }
+        let bound = StateEncoder()
+        try bound.encode(longest, forKey: "longest")
+        #expect(try StateDecoder(blob: try bound.encodedBlob()).decode(String.self, forKey: "longest") == "end")
+        #expect(throws: StateCodingError.self) { try bound.encode(Wrapper("one more", wrapping: longest), forKey: "longer") }
         cycle.wrapped = nil  // no longer a cycle
         try coder.encode(Wrapper("a", wrapping: Wrapper("b", wrapping: Wrapper("c"))), forKey: "wrapped")
         let decoder = try StateDecoder(blob: try coder.encodedBlob())
