@@ -78,6 +78,49 @@ struct StoreSavingTests {
         }
     }
 
+    /// App values are read back only in the one form `HeaderValue.encode(_:)` writes (keys
+    /// strictly ascending, a bool 0 or 1, nothing after the last entry; the documented rule of
+    /// `decode(_:)`): other bytes, which the generation's checksum lets through only when they
+    /// were written so, are damage, never values read otherwise than they were saved.
+    @Test func appValuesAreReadOnlyInTheFormTheyAreWritten() throws {
+        let values: HeaderValues = ["a": .bool(true), "b": .int(-3)]
+        let encoded = try HeaderValue.encode(values)
+        func u32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        func entry(_ key: String, _ tag: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            u32(key.utf8.count) + Array(key.utf8) + [tag] + payload
+        }
+        let a = entry("a", 1, [1])  // tag 1: bool
+        let b = entry("b", 2, [0xFD] + Array(repeating: 0xFF, count: 7))  // tag 2: int, -3 little-endian
+        let two: [UInt8] = [1] + u32(2)  // encoding version 1, two entries
+        let one: [UInt8] = [1] + u32(1)
+        #expect(two + a + b == encoded)
+        #expect(HeaderValue.decode(encoded) == values)
+        #expect(HeaderValue.decode(two + b + a) == nil, "keys out of order")
+        #expect(HeaderValue.decode(two + a + a) == nil, "a key twice")
+        #expect(HeaderValue.decode(one + entry("a", 1, [0])) == ["a": .bool(false)])
+        #expect(HeaderValue.decode(one + entry("a", 1, [2])) == nil, "a bool neither 0 nor 1")
+        #expect(HeaderValue.decode(one + entry("", 1, [1])) == nil, "an empty key")
+        #expect(HeaderValue.decode(encoded + [0]) == nil, "a byte after the last entry")
+        for length in 0..<encoded.count { #expect(HeaderValue.decode(Array(encoded.prefix(length))) == nil) }
+    }
+
+    /// The app values' bound is the largest encoded size accepted: values that fill it are
+    /// saved and read back; one byte more is refused, and the save with it.
+    @Test func appValuesMayFillExactlyTheirBound() throws {
+        // Version, count, then one entry: key length, "k", tag, bytes length: 15 bytes of framing.
+        let largest = HeaderValue.bytes(Array(repeating: 7, count: HeaderValue.maximumEncodedSize - 15))
+        #expect(try HeaderValue.encode(["k": largest]).count == HeaderValue.maximumEncodedSize)
+        let tooLarge = HeaderValue.bytes(Array(repeating: 7, count: HeaderValue.maximumEncodedSize - 14))
+        try withTemporaryStore { store in
+            try store.save([], header: SaveHeader(appVersion: "1", appBuild: "1", appValues: ["k": largest]))
+            #expect(try store.header()?.appValues == ["k": largest])
+            #expect(throws: ArchiveStoreError.invalidHeaderValue("the header's app values exceed 1048576 bytes")) {
+                try store.save([], header: SaveHeader(appVersion: "2", appBuild: "1", appValues: ["k": tooLarge]))
+            }
+            #expect(try store.header()?.appVersion == "1")
+        }
+    }
+
     @Test func incrementalSaveWritesOnlyChangesAndReadsBackTheWholeArchive() throws {
         try withTemporaryStore { store in
             let nodes = try SampleArchives.tree(count: 30)
@@ -427,6 +470,10 @@ struct StoreInputTests {
                         "the header's \(name) is 257 bytes of UTF-8; at most 256 are accepted")
                 ) { try store.save([], header: header) }
             }
+            // The text named is the one over the limit, not one at it before it.
+            #expect(
+                throws: ArchiveStoreError.invalidHeaderValue("the header's idiom is 257 bytes of UTF-8; at most 256 are accepted")
+            ) { try store.save([], header: SaveHeader(appVersion: longest, appBuild: longest, platform: longest, idiom: tooLong)) }
             #expect(try store.archives().isEmpty)
             let accepted = SaveHeader(appVersion: longest, appBuild: longest, platform: longest, idiom: longest)
             let saved = try store.save([], header: accepted)
