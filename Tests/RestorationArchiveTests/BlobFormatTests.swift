@@ -290,8 +290,8 @@ struct BlobFormatTests {
     }
 
     /// Each limit is the largest accepted, not the first refused; and a key is a string, so
-    /// `maximumStringLength` bounds keys too (`DecodingLimits`: "strings (or keys, URLs,
-    /// references)"), whichever check pass reads the blob.
+    /// `maximumStringLength` bounds keys too ("the longest string (or key, URL, reference)
+    /// accepted"), whichever check pass reads the blob.
     @Test func eachLimitAdmitsExactlyItsBound() throws {
         let encoder = StateEncoder()
         try encoder.encode(1, forKey: String(repeating: "k", count: 20))

@@ -732,8 +732,8 @@ struct CodingRoundTripTests {
             }
             #expect(key == "state.screen" && reason.contains("single-value containers"), "\(error)")
         }
-        // The bound is the container depth limit: a chain of 64 values (63 through single-value
-        // containers) is encoded, one more is refused.
+        // The bound is the container depth limit: a chain of 64 wrappers (each but the outermost
+        // inside another through a single-value container) is encoded; one more is refused.
         var longest = Wrapper("end")
         for index in 1..<DecodingLimits.default.maximumDepth { longest = Wrapper("\(index)", wrapping: longest) }
         let bound = StateEncoder()

@@ -471,9 +471,10 @@ struct StoreInputTests {
                 ) { try store.save([], header: header) }
             }
             // The text named is the one over the limit, not one at it before it.
+            let oneOver = SaveHeader(appVersion: longest, appBuild: longest, platform: longest, idiom: tooLong)
             #expect(
                 throws: ArchiveStoreError.invalidHeaderValue("the header's idiom is 257 bytes of UTF-8; at most 256 are accepted")
-            ) { try store.save([], header: SaveHeader(appVersion: longest, appBuild: longest, platform: longest, idiom: tooLong)) }
+            ) { try store.save([], header: oneOver) }
             #expect(try store.archives().isEmpty)
             let accepted = SaveHeader(appVersion: longest, appBuild: longest, platform: longest, idiom: longest)
             let saved = try store.save([], header: accepted)
