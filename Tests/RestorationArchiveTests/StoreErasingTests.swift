@@ -214,6 +214,23 @@ struct StoreErasingTests {
         }
     }
 
+    /// An erase that has to reset the file (SQLite cannot read its first page) gives it the
+    /// store's schema at once, so that a store opened read-only next, as `restorectl` would be,
+    /// finds the empty store rather than a file without tables.
+    @Test func anUnreadableFileErasedIsAnEmptyStoreAtOnce() throws {
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            try overwrite(path, from: 0, with: [UInt8](repeating: 0, count: 4096))
+
+            try ArchiveStore.erase(at: path)
+
+            let reader = try ArchiveStore(path: path, mode: .readOnly)
+            #expect(try reader.archiveNames().isEmpty)
+            #expect(try reader.snapshot() == nil)
+            #expect(try reader.check().isEmpty)
+        }
+    }
+
     /// The store an open `ArchiveStore` finds while an erase is in progress is the old one or
     /// the empty one, never one in between. The erase emptied the file, then applied the
     /// schema's migrations one transaction at a time, and waited for reads in between (to
@@ -424,6 +441,8 @@ struct StoreErasingTests {
         ("PRAGMA application_id = 42", true),
         ("a store; PRAGMA application_id = 0", true),
         ("a store; PRAGMA application_id = 42", true),
+        // A store's `application_id` with one of its tables lost is a damaged store.
+        ("a store; DROP TABLE schema_migration", true),
     ])
     func anotherProgramsDatabaseIsNeverErased(setup: String, erased: Bool) throws {
         try withTemporaryDirectory { directory in
@@ -489,6 +508,20 @@ struct StoreErasingTests {
             try ArchiveStore.erase(at: directory + "/store.sqlite")
             try ArchiveStore.erase(at: directory + "/missing/store.sqlite")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
+    /// A zero busy timeout erases without waiting (only a negative one is refused, as the
+    /// store's own configuration refuses it).
+    @Test func aZeroBusyTimeoutErasesANegativeOneIsRefused() throws {
+        try withTemporaryStorePath { path in
+            try Self.savedStore(at: path)
+            #expect(throws: ArchiveStoreError.invalidConfiguration("busyTimeout must not be negative")) {
+                try ArchiveStore.erase(at: path, busyTimeout: .milliseconds(-1))
+            }
+            #expect(try ArchiveStore(path: path).archiveNames() == [.main])
+            try ArchiveStore.erase(at: path, busyTimeout: .zero)
+            #expect(try ArchiveStore(path: path).archiveNames().isEmpty)
         }
     }
 
