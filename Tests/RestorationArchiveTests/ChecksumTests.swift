@@ -112,20 +112,16 @@ import TestSupport
                 if Bool.random(using: &generator) {
                     let value = Int64(bitPattern: generator.next())
                     checksum.combine(value)
-                    stream += Self.littleEndian(UInt64(bitPattern: value))
+                    stream += [UInt8](littleEndian: value)
                 } else {
                     let bytes = generator.bytes(Int.random(in: 0...40, using: &generator))
                     checksum.combine(bytes)
-                    stream += Self.littleEndian(UInt64(bytes.count)) + bytes
+                    stream += [UInt8](littleEndian: UInt64(bytes.count)) + bytes
                 }
             }
             let expected = Self.definedChecksum(domain: domain, stream: stream)
             #expect(checksum.finalize() == expected, "trial \(trial), \(stream.count) bytes")
         }
-    }
-
-    private static func littleEndian(_ word: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: word >> (8 * UInt64($0))) }
     }
 
     /// `NodeChecksum` as its documentation defines it, written as plainly as possible.

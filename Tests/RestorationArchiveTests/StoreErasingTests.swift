@@ -431,8 +431,9 @@ struct StoreErasingTests {
     }
 
     /// Another program's database at the store's path (a wrong path, most likely) is never
-    /// erased. A database without tables has nothing to lose, and a store whose
-    /// `application_id` was damaged still has its tables: both are erased.
+    /// erased. A database without tables has nothing to lose, a store whose `application_id`
+    /// was damaged still has its tables, and one that lost a table still has its
+    /// `application_id`: all are erased.
     @Test(arguments: [
         ("PRAGMA application_id = 42; CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')", false),
         ("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')", false),

@@ -85,14 +85,13 @@ struct StoreSavingTests {
     @Test func appValuesAreReadOnlyInTheFormTheyAreWritten() throws {
         let values: HeaderValues = ["a": .bool(true), "b": .int(-3)]
         let encoded = try HeaderValue.encode(values)
-        func u32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
         func entry(_ key: String, _ tag: UInt8, _ payload: [UInt8]) -> [UInt8] {
-            u32(key.utf8.count) + Array(key.utf8) + [tag] + payload
+            [UInt8](littleEndian: UInt32(key.utf8.count)) + Array(key.utf8) + [tag] + payload
         }
         let a = entry("a", 1, [1])  // tag 1: bool
-        let b = entry("b", 2, [0xFD] + Array(repeating: 0xFF, count: 7))  // tag 2: int, -3 little-endian
-        let two: [UInt8] = [1] + u32(2)  // encoding version 1, two entries
-        let one: [UInt8] = [1] + u32(1)
+        let b = entry("b", 2, [UInt8](littleEndian: Int64(-3)))  // tag 2: int
+        let two: [UInt8] = [1] + [UInt8](littleEndian: UInt32(2))  // encoding version 1, two entries
+        let one: [UInt8] = [1] + [UInt8](littleEndian: UInt32(1))
         #expect(two + a + b == encoded)
         #expect(HeaderValue.decode(encoded) == values)
         #expect(HeaderValue.decode(two + b + a) == nil, "keys out of order")
@@ -107,10 +106,11 @@ struct StoreSavingTests {
     /// The app values' bound is the largest encoded size accepted: values that fill it are
     /// saved and read back; one byte more is refused, and the save with it.
     @Test func appValuesMayFillExactlyTheirBound() throws {
-        // Version, count, then one entry: key length, "k", tag, bytes length: 15 bytes of framing.
-        let largest = HeaderValue.bytes(Array(repeating: 7, count: HeaderValue.maximumEncodedSize - 15))
+        // The encoding of one empty byte value: version, count, key length, "k", tag, length.
+        let framing = try HeaderValue.encode(["k": .bytes([])]).count
+        let largest = HeaderValue.bytes(Array(repeating: 7, count: HeaderValue.maximumEncodedSize - framing))
         #expect(try HeaderValue.encode(["k": largest]).count == HeaderValue.maximumEncodedSize)
-        let tooLarge = HeaderValue.bytes(Array(repeating: 7, count: HeaderValue.maximumEncodedSize - 14))
+        let tooLarge = HeaderValue.bytes(Array(repeating: 7, count: HeaderValue.maximumEncodedSize - framing + 1))
         try withTemporaryStore { store in
             try store.save([], header: SaveHeader(appVersion: "1", appBuild: "1", appValues: ["k": largest]))
             #expect(try store.header()?.appValues == ["k": largest])
