@@ -39,7 +39,10 @@ struct LogReplayTests {
     /// A log whose header SQLite takes for none (not a log's magic number, a page size that
     /// is not a power of two, a checksum that does not match), one that holds no commit, and
     /// one whose first frame SQLite takes for its end (other salts than the header's, though
-    /// its checksum matches; page 0), leave the file as it is, in rollback mode.
+    /// its checksum matches; page 0), leave the file as it is, in rollback mode. The magic
+    /// number and the page size are changed with the checksums made again, so that each is
+    /// refused for itself; a log whose page size is not a power of two holds a commit of
+    /// frames of that size.
     @Test func aLogWithoutACommitLeavesTheFileAsItIs() throws {
         var random = SeededGenerator(seed: 7)
         try withTemporaryDirectory { directory in
@@ -48,10 +51,13 @@ struct LogReplayTests {
             (alone[18], alone[19]) = (1, 1)
             #expect(file[18] == 2 && file[19] == 2)
             #expect(LogReplay.database(file: file, log: log).map { $0 != alone } == true, "the log holds a commit")
-            var badMagic = log
-            badMagic[3] ^= 0x10
-            var badPageSize = log
-            badPageSize[10] |= 0x01
+            let badMagic = Self.resummed(log, changing: 3, to: log[3] ^ 0x10)
+            var badPageSize = Array(log.prefix(32))
+            badPageSize.putBigEndianWord(768, at: 8)
+            var frame = Array(log[32..<32 + 24]) + [UInt8](repeating: 0, count: 768)
+            frame.putBigEndianWord(1, at: 0)
+            frame.putBigEndianWord(1, at: 4)
+            badPageSize = Self.withChecksumsMadeAgain(badPageSize + frame)
             var badSum = log
             badSum[31] ^= 0x01
             for (name, variant) in [
@@ -63,6 +69,26 @@ struct LogReplayTests {
                 let replayed = LogReplay.database(file: file, log: variant)
                 #expect(replayed.map { $0 == alone } == true, "\(name)")
             }
+        }
+    }
+
+    /// A log in the other byte order (its magic number's low bit says which: SQLite on a
+    /// big-endian machine adds the words of its checksums big-endian), as in a store copied
+    /// from such a machine: SQLite reads either, and the replay is the database it recovers,
+    /// the same as from the log as it was written here.
+    @Test(arguments: 0..<4)
+    func aLogOfTheOtherByteOrderIsReplayedAsSQLiteRecoversIt(seed: UInt64) throws {
+        var random = SeededGenerator(seed: 0xBE_0000 + seed)
+        try withTemporaryDirectory { directory in
+            let (file, log) = try Self.writtenWithALog(in: directory, using: &random)
+            let otherOrder = Self.resummed(log, changing: 3, to: log[3] ^ 1)
+            let replayed = try #require(LogReplay.database(file: file, log: otherOrder))
+            let recovered = try Self.recoveredBySQLite(file: file, log: otherOrder, in: directory)
+            let asWritten = try #require(LogReplay.database(file: file, log: log))
+            // Where they differ, not the arrays: a failure would print megabytes.
+            #expect(replayed.count == recovered.count, "seed \(seed): \(replayed.count) bytes, SQLite's \(recovered.count)")
+            #expect(replayed.indices.first { $0 < recovered.count && replayed[$0] != recovered[$0] } == nil, "seed \(seed)")
+            #expect(replayed.count == asWritten.count && replayed.indices.first { replayed[$0] != asWritten[$0] } == nil)
         }
     }
 

@@ -204,9 +204,9 @@ struct SQLiteLayerTests {
     }
 
     /// The log index's header, read from its file, names the frames SQLite's own checkpoint
-    /// counts: the log's up to its last commit, and those copied into the database file.
-    /// A header whose two copies differ (a writer changing it), not initialised, or not a
-    /// regular file's, names nothing.
+    /// counts: the log's up to its last commit, and those copied into the database file, and
+    /// its page size, 65,536 bytes included (written as 1). A header whose two copies differ
+    /// (a writer changing it), not initialised, or not a regular file's, names nothing.
     @Test func theLogIndexHeaderNamesTheFramesSQLiteCounts() throws {
         try withTemporaryDirectory { directory in
             let connection = try open(directory)
@@ -237,8 +237,9 @@ struct SQLiteLayerTests {
 
             let bytes = try #require(fileBytes(index)).prefix(LogIndexHeader.bytesRead)
             #expect(LogIndexHeader(bytes: Array(bytes)) == copied)
+            // The second copy's mxFrame: the first, whose checksum holds, is not read alone.
             var torn = Array(bytes)
-            torn[16] ^= 1  // the first copy's mxFrame
+            torn[48 + 16] ^= 1
             #expect(LogIndexHeader(bytes: torn) == nil)
             var uninitialised = Array(bytes)
             uninitialised[12] = 0
@@ -256,7 +257,24 @@ struct SQLiteLayerTests {
             #expect(FileManager.default.createFile(atPath: short, contents: Data(bytes.prefix(LogIndexHeader.bytesRead - 1))))
             #expect(LogIndexHeader(indexAt: short) == nil)
             #expect(LogIndexHeader(bytes: Array(bytes.prefix(LogIndexHeader.bytesRead - 1))) == nil)
+
+            let large = try Connection(
+                filename: directory + "/large.sqlite", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            try large.execute("PRAGMA page_size = 65536; PRAGMA journal_mode = WAL")
+            try large.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+            let largeIndex = try #require(LogIndexHeader(indexAt: directory + "/large.sqlite-shm"))
+            #expect(largeIndex.pageSize == 65_536)
+            #expect(largeIndex.logSize == Int64(try #require(fileBytes(directory + "/large.sqlite-wal")).count))
         }
+    }
+
+    /// Frames copied past the last committed one, as a read of the index's file racing a log
+    /// that starts over may see (the header's new count, the old copied count after it): no
+    /// frame is left to copy, rather than a count that wraps around.
+    @Test func framesCopiedPastTheLastCommitLeaveNoneToCopy() {
+        let index = LogIndexHeader(lastCommittedFrame: 2, framesCopied: 40, pageSize: 4096, logSalts: 0)
+        #expect(index.framesNotCopied == 0)
+        #expect(LogIndexHeader(lastCommittedFrame: 40, framesCopied: 2, pageSize: 4096, logSalts: 0).framesNotCopied == 38)
     }
 
     /// A checkpoint copies the log into the file only while this process holds the log's
