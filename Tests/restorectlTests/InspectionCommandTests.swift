@@ -391,7 +391,8 @@ struct InspectionCommandTests {
 
     /// A name index whose entry for `main` damage changed (`Main`): the list of archives
     /// cannot be made, and `markers` shows every marker the store holds, under its archive's
-    /// own name, then names the damage. It listed the marker as `Main`'s, exit 0.
+    /// own name, then names the damage. It listed the marker as `Main`'s, exit 0. With
+    /// `--archive`, only that archive's markers, the list or not.
     @Test func markersOfAStoreWhoseNameIndexMixedUpArchivesAreAllShown() throws {
         try withDemoStore { path in
             try ArchiveStore(path: path).save(
@@ -417,6 +418,8 @@ struct InspectionCommandTests {
             #expect(markers.status == 1)
             #expect(markers.standardOutput.contains("\n  archive main, generation 4, begun "), "\(markers.standardOutput)")
             #expect(!markers.standardOutput.contains("Main"))
+            let selected = try run(["markers", path, "--archive", "scene-2"])
+            #expect(selected.status == 1 && selected.standardOutput.contains("(no crash markers"), "\(selected.standardOutput)")
         }
     }
 
@@ -1124,6 +1127,8 @@ struct InspectionCommandTests {
             #expect(same.status == 1 && same.standardError.split(separator: "\n").count == 1, "\(same.standardError)")
             let changes = try #require(try same.jsonObject()["changes"] as? [[String: Any]])
             #expect(changes.map { $0["change"] as? String } == ["damaged"])
+            // One generation compared with itself: its damage is told once.
+            #expect(changes.map { $0["details"] as? [String] } == [["damaged in generation 4: what changed cannot be told"]])
 
             // info reads every retained generation's nodes: the header says valid, the
             // generation's line says what is damaged.

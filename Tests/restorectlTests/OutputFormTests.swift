@@ -79,9 +79,10 @@ struct OutputFormTests {
     }
 
     /// Every kind of value, as `show` writes it in text and JSON (docs/cli.md), and a header's
-    /// app values as `info` does: bytes as their length and first 32 bytes in hex (then "…")
-    /// and as base64 in JSON; a number that is not finite as `NaN`, `+Infinity` or `-Infinity`
-    /// in text as in JSON, where the text said Swift's `nan` and `-inf`.
+    /// app values as `info` does: bytes as their length and first 32 bytes in hex (then "…",
+    /// when there are more) and as base64 in JSON; a number that is not finite as `NaN`,
+    /// `+Infinity` or `-Infinity` in text as in JSON, where the text said Swift's `nan` and
+    /// `-inf`.
     @Test func valuesOfEachKindAreShownAsDocumented() throws {
         try withTemporaryStorePath { path in
             let header = SaveHeader(
@@ -91,6 +92,7 @@ struct OutputFormTests {
             let state = try StateValue.encode([
                 "absent": .null, "flag": .bool(true), "count": .int(-3), "big": .uint(.max), "scale": .float(.infinity),
                 "ratio": .double(.nan), "name": .string("Latte"), "small": .bytes([1, 2, 3]), "large": .bytes(Array(0..<40)),
+                "exact": .bytes(Array(0..<32)),
                 "when": .date(Date(timeIntervalSince1970: 1_800_000_000.123)), "id": .uuid(uuid),
                 "link": .url(try #require(URL(string: "https://example.com/a?b=c"))),
                 "parent": .reference(try RestorationPath("Tabs", "Menu")), "list": .array([.int(1), .string("two")]),
@@ -105,6 +107,7 @@ struct OutputFormTests {
                         absent: null
                         big: uint 18446744073709551615
                         count: int -3
+                        exact: bytes (32) 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
                         flag: bool true
                         id: uuid E621E1F8-C36C-495A-93FC-0C247A3E6E5F
                         large: bytes (40) 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f…
@@ -127,8 +130,8 @@ struct OutputFormTests {
             #expect(
                 values.mapValues { $0["type"] as? String } == [
                     "absent": "null", "flag": "bool", "count": "int", "big": "uint", "scale": "float", "ratio": "double",
-                    "name": "string", "small": "bytes", "large": "bytes", "when": "date", "id": "uuid", "link": "url",
-                    "parent": "reference", "list": "array", "nested": "container",
+                    "name": "string", "small": "bytes", "large": "bytes", "exact": "bytes", "when": "date", "id": "uuid",
+                    "link": "url", "parent": "reference", "list": "array", "nested": "container",
                 ])
             #expect(values["flag"]?["value"] as? Bool == true && values["count"]?["value"] as? Int == -3)
             #expect(json.standardOutput.contains("\"value\" : 18446744073709551615"))
