@@ -117,6 +117,30 @@ struct DiscardTests {
         }
     }
 
+    /// State a discard deleted is not left in the file's pages, nor in its log, which the
+    /// discard empties (`secure_delete`; this system's SQLite is built with it on, Apple's
+    /// is not): an app that discards a signed-out user's archive leaves no copy of what the
+    /// user typed for a later reader of the file to find.
+    @Test func discardedStateIsNotLeftInTheFile() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path)
+            let typed = "what the user typed"
+            let state = try StateValue.encode(["text": .string(typed)])
+            try store.save(
+                [ArchivedNode(path: try RestorationPath("Root"), className: "Note", state: state)],
+                header: SampleArchives.header)
+            func fileHoldsWhatWasTyped() throws -> Bool {
+                let (bytes, needle) = (try #require(fileBytes(path)), Array(typed.utf8))
+                return bytes.indices.dropLast(needle.count - 1).contains { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
+            }
+            #expect(try store.withConnection { try $0.checkpointTruncating() })
+            #expect(try fileHoldsWhatWasTyped())
+            #expect(try store.discard(reason: "the user signed out").writeAheadLogTruncated)
+            #expect(try !fileHoldsWhatWasTyped())
+            #expect(fileBytes(path + "-wal")?.isEmpty ?? true)
+        }
+    }
+
     /// The rows left in a table of the store at `path`, by a connection of its own.
     private static func rowCount(_ table: String, in path: String) throws -> Int64? {
         let connection = try Connection(filename: path, flags: 1 /* SQLITE_OPEN_READONLY */)

@@ -316,6 +316,17 @@ struct StoreFileTests {
         }
     }
 
+    /// The folder a file is in (for a store's file, where SQLite makes its log; for a folder
+    /// the store's opening made, the one synced after it): the root for a file at the root,
+    /// not an empty path, which names no folder; the current folder for a bare name.
+    @Test func theFolderOfAFileAtTheRootIsTheRoot() {
+        #expect(StoreLocation.folder(of: "/store.sqlite") == "/")
+        #expect(StoreLocation.folder(of: "/state") == "/")
+        #expect(StoreLocation.folder(of: "store.sqlite") == ".")
+        #expect(StoreLocation.folder(of: "state/store.sqlite") == "state")
+        #expect(StoreLocation.folder(of: "/a/b/store.sqlite") == "/a/b")
+    }
+
     /// Whether a path is absolute was asked of its first character: a "/" followed by a
     /// combining mark (a folder whose name starts with U+0301) is not that character, so such
     /// a path was measured from the current folder, and refused as too long (or `$HOME` and
@@ -552,6 +563,14 @@ struct StoreFileTests {
             #expect(throws: empty) { try ArchiveStore(path: damaged, mode: .readOnly) }
             #expect(fileBytes(damaged) == main && fileBytes(damaged + "-wal") == unreadable)
             #expect(!fileExists(damaged + "-shm"))
+            // So does one cut short of its header's 32 bytes, which holds no frame at all.
+            let cut = storeFiles(main, log: Array(wal.prefix(20)), at: path + ".cut")
+            #expect(
+                throws: ArchiveStoreError.notAStore(
+                    path: cut,
+                    reason: "it is an empty SQLite database, and the write-ahead log beside it (20 bytes) "
+                        + "holds no commit SQLite can read")
+            ) { try ArchiveStore(path: cut, mode: .readOnly) }
         }
     }
 
@@ -992,9 +1011,16 @@ struct StoreFileTests {
         }
     }
 
+    /// An empty file (a copy that wrote nothing, a store being made at that instant): a
+    /// read-only open says so, rather than calling it an empty SQLite database, and leaves it
+    /// as it is; the app's read-write open makes it a store.
     @Test func anEmptyFileOpenedReadWriteBecomesAStore() throws {
         try withTemporaryStorePath { path in
             #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            #expect(throws: ArchiveStoreError.notAStore(path: path, reason: "the file is empty")) {
+                try ArchiveStore(path: path, mode: .readOnly)
+            }
+            #expect(fileBytes(path) == [] && !FileManager.default.fileExists(atPath: path + "-wal"))
             let store = try ArchiveStore(path: path)
             try store.save(try SampleArchives.tree(count: 2), header: SampleArchives.header)
             #expect(try store.snapshot()?.nodes.count == 2)
@@ -1088,6 +1114,20 @@ struct StoreFileTests {
                     && fileMode(store.path) == 0o600
             }
             exit(ok ? 0 : 1)
+        }
+    }
+
+    /// As the XDG base directory specification has it, a relative `$XDG_STATE_HOME` is
+    /// ignored: the store goes under `$HOME/.local/state`, and when `$HOME` is relative too,
+    /// the location is refused rather than taken from the working folder.
+    @Test func aRelativeStateHomeIsIgnored() async {
+        await #expect(processExitsWith: .success) {
+            setenv("XDG_STATE_HOME", "relative/state", 1)
+            setenv("HOME", "/home/someone", 1)
+            let path = try ArchiveStore.defaultPath(appIdentifier: "com.example.orders")
+            setenv("HOME", "home/someone", 1)
+            let refused = (try? ArchiveStore.defaultPath(appIdentifier: "com.example.orders")) == nil
+            exit(path == "/home/someone/.local/state/com.example.orders/restoration.sqlite" && refused ? 0 : 1)
         }
     }
 
@@ -1535,7 +1575,7 @@ struct StoreFileTests {
     /// does not hold, and a read-only open says the log needs recovery; the app's next launch
     /// rebuilds the index (SQLite does so silently) and logs what went with the log. An index
     /// whose every commit was copied into the file names nothing missing: the file alone is
-    /// the store.
+    /// the store. With the log there, such an index is no loss, and nothing is logged.
     @Test func aReadOnlyOpenReadsTheFileAloneOnlyWhenTheIndexNamesNothingMissing() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.sqlite"
@@ -1544,6 +1584,12 @@ struct StoreFileTests {
             let allCopied = try killedAppsFiles(of: path, as: directory + "/all-copied.sqlite")
             #expect(try ArchiveStore(path: allCopied, mode: .readOnly).snapshot()?.nodes == copied)
             try holder.save(try SampleArchives.tree(count: 4), header: SampleArchives.header)
+            // With its log beside it, an index naming commits not yet copied into the file is
+            // a store in use (the holder's save) or a killed app's: nothing is lost or said.
+            let inUse = LogSink()
+            let opened = try ArchiveStore(path: path, logger: Logger(label: "test") { _ in inUse })
+            #expect(try opened.snapshot()?.nodes.count == 4)
+            #expect(inUse.messages == ["Opened the archive store at '\(path)' (read-write)"])
             let notCopied = try killedAppsFiles(of: path, as: directory + "/not-copied.sqlite")
             #expect(throws: ArchiveStoreError.writeAheadLogNeedsRecovery(path: notCopied)) {
                 try ArchiveStore(path: notCopied, mode: .readOnly)
