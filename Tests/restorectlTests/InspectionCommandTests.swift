@@ -113,7 +113,8 @@ struct InspectionCommandTests {
     }
 
     /// `events --archive` shows that archive's events: not another archive's, nor the app's
-    /// lifecycle events, which concern every archive.
+    /// lifecycle events, which concern every archive. Without it, a launch heads its events
+    /// once (the launch's event, then its discards, with the saves between them).
     @Test func eventsOfOneArchiveLeaveOutTheOthersAndTheLifecycle() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -126,6 +127,7 @@ struct InspectionCommandTests {
             let all = try run(["events", path])
             #expect(all.standardOutput.contains("willFinishLaunching"), "\(all.standardOutput)")
             #expect(all.standardOutput.contains("discarded  archive scene-2: the window scene-2 was closed\n"))
+            #expect(all.standardOutput.components(separatedBy: "\nlaunch 1:\n").count == 2, "\(all.standardOutput)")
             let main = try run(["events", path, "--archive", "main"])
             #expect(main.status == 0, "\(main.standardError)")
             #expect(main.standardOutput.contains("discarded  archive main: the window main was closed\n"), "\(main.standardOutput)")
@@ -838,7 +840,8 @@ struct InspectionCommandTests {
 
     /// `--force` replaced whatever the output path named: the store itself, the app's saved
     /// state, became the JSON document. Whatever path names the store or its write-ahead log
-    /// files, the export refuses it and leaves the file as it was.
+    /// files (by another name, a hard link, too), the export refuses it and leaves the file as
+    /// it was.
     @Test func exportNeverWritesOverTheStoreOrItsLog() throws {
         try withDemoStore { path in
             let hardLink = path + ".hard"
@@ -866,6 +869,14 @@ struct InspectionCommandTests {
                 #expect(outcome.standardError.contains("it is \(what)"), "\(outcome.standardError)")
                 #expect(sizeAndChange(path + suffix) == before)
             }
+            // By another name (a hard link), the log is the log still.
+            let logLink = path + ".log-link"
+            #expect(link(path + "-wal", logLink) == 0)
+            let log = try #require(sizeAndChange(path + "-wal"))
+            let linked = try run(["export", path, "--output", logLink, "--force"])
+            #expect(linked.status == 1 && linked.standardError.contains("it is the store's write-ahead log"), "\(linked.standardError)")
+            #expect(sizeAndChange(path + "-wal") == log)
+            #expect(unlink(logLink) == 0)
             #expect(try app.snapshot()?.nodes.count == 12)
             #expect(try run(["export", path, "--output", path + ".json", "--force"]).status == 0)
         }

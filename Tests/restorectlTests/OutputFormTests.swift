@@ -220,6 +220,7 @@ struct OutputFormTests {
             #expect(
                 kept.map { ($0["outcome"] as? [String: Any])?["kind"] as? String }
                     == ["restored", "refused", "failed", "nothing_to_restore"])
+            #expect(kept.map { $0["generation"] as? Int } == [1, 1, nil, nil])
             let listed = try #require(kept.first?["nodes"] as? [[String: Any]])
             #expect(listed.map { $0["outcome"] as? String } == ["restored"] + (0..<8).map { $0.isMultiple(of: 2) ? "skipped" : "failed" })
             #expect(
@@ -238,6 +239,8 @@ struct OutputFormTests {
             ] {
                 #expect(text.standardOutput.contains(line), "\(line)")
             }
+            // The generation, of the two reports that have one.
+            #expect(text.standardOutput.components(separatedBy: "\n  generation:  1\n").count == 3, "\(text.standardOutput)")
             let events = try run(["events", path])
             #expect(events.status == 0, "\(events.standardError)")
             #expect(events.standardOutput.contains("restored  archive main: nothing to restore\n"), "\(events.standardOutput)")
