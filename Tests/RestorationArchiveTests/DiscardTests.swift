@@ -118,9 +118,9 @@ struct DiscardTests {
     }
 
     /// State a discard deleted is not left in the file's pages, nor in its log, which the
-    /// discard empties (`secure_delete`; this system's SQLite is built with it on, Apple's
-    /// is not): an app that discards a signed-out user's archive leaves no copy of what the
-    /// user typed for a later reader of the file to find.
+    /// discard empties (`secure_delete`: this system's SQLite is built with it on, SQLite's
+    /// own default is off): an app that discards a signed-out user's archive leaves no copy
+    /// of what the user typed for a later reader of the file to find.
     @Test func discardedStateIsNotLeftInTheFile() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
