@@ -87,8 +87,8 @@ struct LogReplayTests {
             let asWritten = try #require(LogReplay.database(file: file, log: log))
             // Where they differ, not the arrays: a failure would print megabytes.
             #expect(replayed.count == recovered.count, "seed \(seed): \(replayed.count) bytes, SQLite's \(recovered.count)")
-            #expect(replayed.indices.first { $0 < recovered.count && replayed[$0] != recovered[$0] } == nil, "seed \(seed)")
-            #expect(replayed.count == asWritten.count && replayed.indices.first { replayed[$0] != asWritten[$0] } == nil)
+            #expect(Self.firstDifference(replayed, recovered) == nil, "seed \(seed)")
+            #expect(Self.firstDifference(replayed, asWritten) == nil, "seed \(seed): as replayed from the log as written")
         }
     }
 
@@ -139,7 +139,7 @@ struct LogReplayTests {
             var replayed = [UInt8](repeating: 0, count: readShort.byteCount)
             #expect(replayed.withUnsafeMutableBytes { readShort.write(into: $0, file: .init(file), log: .init(shorter)) })
             let cut = try #require(LogReplay.database(file: file, log: shorter))
-            #expect(replayed.count == cut.count && replayed.indices.first { replayed[$0] != cut[$0] } == nil)
+            #expect(Self.firstDifference(replayed, cut) == nil)
         }
     }
 
@@ -336,6 +336,13 @@ struct LogReplayTests {
         var recovered = try #require(fileBytes(path))
         for version in 18...19 where recovered[version] == 2 { recovered[version] = 1 }
         return recovered
+    }
+
+    /// The first offset at which two databases' bytes differ (the shorter's length when one
+    /// is the other's start), `nil` when they are the same: what a failure prints, rather than
+    /// megabytes of both.
+    private static func firstDifference(_ left: [UInt8], _ right: [UInt8]) -> Int? {
+        left.indices.first { $0 >= right.count || left[$0] != right[$0] } ?? (left.count < right.count ? left.count : nil)
     }
 
     /// `log` with the byte at `offset` of its header or first frame header set to `value`,
