@@ -528,6 +528,14 @@ struct CommandLineTests {
                 (document["archives"] as? [[String: Any]])?.first { $0["name"] as? String == "scene\u{202E}" })
             #expect(archive["name"] as? String == "scene\u{202E}")
             #expect((archive["header"] as? [String: Any])?["app_version"] as? String == hostile)
+            // `check` names a damaged node by its path, escaped as well.
+            let tampered = try runSQLite(on: path, ["UPDATE node SET state = X'01' WHERE path = 'Screen' || char(8238)"])
+            #expect(tampered.status == 0, "\(tampered.standardError)")
+            let check = try runProcess(restorectl, ["check", path])
+            #expect(check.status == 1 && check.standardOutput.contains("node 'Screen\\u{202E}': "), "\(check.standardOutput)")
+            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
+                #expect(!check.standardOutput.contains(raw))
+            }
         }
     }
 }

@@ -303,8 +303,8 @@ struct InspectionCommandTests {
         }
     }
 
-    /// `check --archive` lists that archive's problems and the store's own, not another
-    /// archive's.
+    /// `check --archive` lists that archive's problems and the store's own (here a damaged
+    /// journal entry), not another archive's.
     @Test func checkOfOneArchiveLeavesOutAnotherArchivesDamage() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -318,13 +318,21 @@ struct InspectionCommandTests {
             try tamper(
                 path, "UPDATE node SET state = X'0102' WHERE path = 'Root' AND archive_id = (SELECT id FROM archive WHERE name = 'scene-2')")
             let whole = try run(["check", path])
-            #expect(whole.status == 1 && whole.standardOutput.contains("archive 'scene-2', generation 1, node 'Root': "))
+            #expect(whole.status == 1 && whole.standardOutput.hasPrefix("Store \(path): 1 problem\n"), "\(whole.standardOutput)")
+            #expect(whole.standardOutput.contains("archive 'scene-2', generation 1, node 'Root': "))
             let main = try run(["check", path, "--archive", "main"])
             #expect(main.status == 0 && main.standardOutput.hasSuffix(": healthy\n"), "\(main.standardOutput)")
             let other = try run(["check", path, "--archive", "scene-2", "--format", "json"])
             #expect(other.status == 1)
             let problems = try #require(try other.jsonObject()["problems"] as? [[String: Any]])
             #expect(problems.map { $0["archive"] as? String } == ["scene-2"] && problems.first?["path"] as? String == "Root")
+            // The store's own problem is each archive's.
+            try store.record(.willFinishLaunching)
+            try tamper(path, "UPDATE journal SET event = 'bogus'")
+            let withJournal = try run(["check", path, "--archive", "main"])
+            #expect(withJournal.status == 1 && withJournal.standardOutput.hasPrefix("Store \(path): 1 problem\n"))
+            #expect(withJournal.standardOutput.contains("\n  journal entry "), "\(withJournal.standardOutput)")
+            #expect(!withJournal.standardOutput.contains("scene-2"))
         }
     }
 
@@ -1080,6 +1088,32 @@ struct InspectionCommandTests {
         }
     }
 
+    /// Damaged nodes are named on stderr in the tree's order, as `tree` shows them, by every
+    /// command that names them, not in the order of a dictionary of them.
+    @Test func damagedNodesAreNamedInTheTreesOrder() throws {
+        try withDemoStore { path in
+            // The rows of generation 4, of which generation 3 shares all but one.
+            try tamper(path, "UPDATE node SET state = X'01' WHERE died IS NULL AND path != 'Tabs'")
+            let store = try ArchiveStore(path: path, mode: .readOnly)
+            func damaged(in generation: Int64) throws -> [String] {
+                let snapshot = try #require(try store.inspectionSnapshot(generation: Generation(rawValue: generation)))
+                return snapshot.nodes.filter { snapshot.nodeDamage[$0.path] != nil }.map(\.path.description)
+            }
+            let newest = try damaged(in: 4)
+            #expect(newest.count == 11)
+            // `info` names each retained generation's, the oldest first.
+            let expected = [("tree", newest), ("export", newest), ("info", try damaged(in: 3) + newest)]
+            for (command, inOrder) in expected {
+                let outcome = try run(command == "export" ? [command, path, "--output", "-"] : [command, path])
+                #expect(outcome.status == 1, "\(command)")
+                let named = outcome.standardError.split(separator: "\n").compactMap { line in
+                    line.firstRange(of: "The node at '").map { line[$0.upperBound...].prefix { $0 != "'" } }.map(String.init)
+                }
+                #expect(named == inOrder, "\(command): \(outcome.standardError)")
+            }
+        }
+    }
+
     /// A node whose checksum does not match is shown where it is and marked, with what the
     /// store holds but not its state; the command names it on stderr and exits 1. The other
     /// nodes are shown as saved.
@@ -1360,7 +1394,7 @@ struct InspectionCommandTests {
             let bytes = ["foreign", "symlink"].contains(kind) ? try Data(contentsOf: file) : nil
             let outcome = try run(["erase", path, "--yes"])
             #expect(!outcome.wasSignalled)
-            if ["missing", "directory", "foreign", "symlink"].contains(kind) {
+            if ["missing", "directory", "foreign", "symlink", "dangling-symlink"].contains(kind) {
                 #expect(outcome.status == 2, "\(kind): status \(outcome.status)")
                 #expect(outcome.standardOutput.isEmpty)
                 #expect(outcome.standardError.hasPrefix("restorectl: error: ") && outcome.standardError.split(separator: "\n").count == 1,
@@ -1370,6 +1404,13 @@ struct InspectionCommandTests {
                 if kind == "missing" {
                     // As the other commands say it.
                     #expect(outcome.standardError == "restorectl: error: No archive store exists at '\(path)'.\n")
+                }
+                if kind.hasSuffix("symlink") {
+                    // A link is refused as a link, whether or not there is a file where it points.
+                    #expect(
+                        outcome.standardError
+                            == "restorectl: error: The store path '\(path)' is a symbolic link; stores are never opened through one.\n",
+                        "\(kind): \(outcome.standardError)")
                 }
             } else {
                 #expect(outcome.status == 0, "\(kind): \(outcome.standardError)")
@@ -1470,6 +1511,7 @@ struct InspectionCommandTests {
     /// store or a damaged one, another program's database, a newer store, a symbolic link.
     static let badInputs = [
         "missing", "directory", "empty", "random", "text", "truncated", "damaged", "foreign", "newer-schema", "symlink",
+        "dangling-symlink",
     ]
 
     /// Runs `body` with the bad input `kind` (one of ``badInputs``) at `path`, in a temporary
@@ -1519,6 +1561,9 @@ struct InspectionCommandTests {
             let made = try runProcess(
                 "/usr/bin/env", ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = 999'); c.commit()"])
             #expect(made.status == 0, "\(made.standardError)")
+        case "dangling-symlink":
+            // A link to where there is nothing: no store is made there either.
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/nothing.sqlite")
         default:
             try ArchiveStore(path: directory + "/real.sqlite").save([], header: SampleArchives.header)
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory + "/real.sqlite")
