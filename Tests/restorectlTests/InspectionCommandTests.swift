@@ -249,6 +249,19 @@ struct InspectionCommandTests {
         }
     }
 
+    /// A generation restored cleanly once whose next restoration died: counted, and said to
+    /// have been restored cleanly before (the crash policies tell it from one that never was).
+    @Test func infoSaysAGenerationWasRestoredCleanlyBeforeARestorationDied() throws {
+        try withDemoStore { path in
+            #expect(try run(["demo", "--step", "restore", "--db", path]).status == 0)
+            #expect(try run(["demo", "--step", "restore-crash", "--db", path]).wasSignalled)
+            let info = try run(["info", path])
+            #expect(
+                info.standardOutput.contains("  valid; 1 restoration begun since one completed, restored cleanly before\n"),
+                "\(info.standardOutput)")
+        }
+    }
+
     @Test func infoShowsTheCrashPolicyStatus() throws {
         try withDemoStore { path in
             let healthy = try run(["info", path])
@@ -430,6 +443,24 @@ struct InspectionCommandTests {
             #expect(!markers.standardOutput.contains("Main"))
             let selected = try run(["markers", path, "--archive", "scene-2"])
             #expect(selected.status == 1 && selected.standardOutput.contains("(no crash markers"), "\(selected.standardOutput)")
+        }
+    }
+
+    /// A damaged archive's crash marker is shown with it, in text and JSON: the crash policy
+    /// acts on it at the next launch whether or not the archive's row can be read.
+    @Test func aDamagedArchiveIsShownWithItsCrashMarker() throws {
+        try withDemoStore { path in
+            #expect(try run(["demo", "--step", "restore-crash", "--db", path]).wasSignalled)
+            try tamper(path, "UPDATE archive SET generation = generation + 7 WHERE name = 'main'")
+            let info = try run(["info", path])
+            #expect(info.status == 1)
+            #expect(
+                info.standardOutput.contains(try Regex("\n  state:         damaged: [^\n]+\n  crash marker:  generation 4, begun ")),
+                "\(info.standardOutput)")
+            let document = try run(["info", path, "--format", "json"]).jsonObject()
+            let damaged = try #require((document["damaged_archives"] as? [[String: Any]])?.first)
+            #expect(damaged["name"] as? String == "main")
+            #expect((damaged["crash_marker"] as? [String: Any])?["generation"] as? Int == 4)
         }
     }
 
@@ -1203,6 +1234,21 @@ struct InspectionCommandTests {
                 (try run(["info", path, "--format", "json"]).jsonObject()["archives"] as? [[String: Any]])?.first?[
                     "generations"] as? [[String: Any]])
             #expect((unread.last?["error"] as? String)?.hasPrefix("Archive 'main' generation 3 is damaged") == true)
+        }
+    }
+
+    /// Older generations whose headers cannot be read are listed newest first in JSON, as
+    /// the retained generations are and as the text lists them.
+    @Test func damagedGenerationsAreListedNewestFirst() throws {
+        try withTemporaryStorePath { path in
+            let store = try ArchiveStore(path: path, configuration: .init(retainedGenerations: 3))
+            for _ in 1...3 { try store.save(try SampleArchives.tree(count: 3), header: SampleArchives.header) }
+            try tamper(path, "UPDATE generation SET app_version = '12.0' WHERE generation IN (1, 2)")
+            let info = try run(["info", path, "--format", "json"])
+            #expect(info.status == 1)
+            let archive = try #require((try info.jsonObject()["archives"] as? [[String: Any]])?.first)
+            let damaged = try #require(archive["damaged_generations"] as? [[String: Any]])
+            #expect(damaged.map { $0["generation"] as? Int } == [2, 1])
         }
     }
 

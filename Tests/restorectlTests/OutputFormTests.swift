@@ -264,7 +264,7 @@ struct OutputFormTests {
     }
 
     /// How the last launch ended, as the lifecycle events this process records say it: in the
-    /// foreground while it runs, then terminated.
+    /// foreground while it runs, in the background, then terminated; in text and JSON.
     @Test func infoSaysALaunchRunsInTheForegroundThenThatItTerminated() throws {
         try withTemporaryStorePath { path in
             let store = try ArchiveStore(path: path)
@@ -274,6 +274,12 @@ struct OutputFormTests {
             let running = try run(["info", path])
             #expect(running.standardOutput.contains(", last event didBecomeActive at "), "\(running.standardOutput)")
             #expect(running.standardOutput.contains(": in the foreground, its process runs\n"))
+            let foreground = try #require(try run(["info", path, "--format", "json"]).jsonObject()["last_launch"] as? [String: Any])
+            #expect(foreground["ended"] as? String == "foreground" && foreground["process_running"] as? Bool == true)
+            try store.record(.didEnterBackground)
+            #expect(try run(["info", path]).standardOutput.contains(": ended in the background (state is meant to be restored)\n"))
+            let background = try #require(try run(["info", path, "--format", "json"]).jsonObject()["last_launch"] as? [String: Any])
+            #expect(background["ended"] as? String == "background" && background["last_event"] as? String == "didEnterBackground")
             try store.record(.willTerminate)
             let ended = try run(["info", path])
             #expect(ended.standardOutput.contains(", last event willTerminate at "), "\(ended.standardOutput)")
@@ -353,7 +359,15 @@ struct OutputFormTests {
             #expect(try run(["events", path]).standardOutput == "Store \(path)\n  (no events)\n")
 
             try store.save([try node("Root", "Root")], header: SaveHeader(appVersion: "11.0", appBuild: "1024"))
-            #expect(try run(["info", path]).standardOutput.contains("\n  app values:    (none)\n"))
+            let saved = try run(["info", path]).standardOutput
+            #expect(saved.contains("\n  app values:    (none)\n"), "\(saved)")
+            // Nothing damaged: the lists of damage are left out, not empty.
+            let document = try run(["info", path, "--format", "json"]).jsonObject()
+            #expect(document.keys.contains("archives") && !document.keys.contains("damaged_archives"))
+            let archive = try #require((document["archives"] as? [[String: Any]])?.first)
+            #expect(archive.keys.contains("generations") && !archive.keys.contains("damaged_generations"))
+            // No idiom: the platform alone, without a separator before nothing.
+            #expect(saved.contains("\n  platform:      \(SaveHeader.currentPlatform)\n"))
             let missing = try run(["show", path, "Root/Gone", "--generation", "1"])
             #expect(missing.status == 1 && missing.standardError == "restorectl: error: Archive 'main' generation 1 has no node at 'Root/Gone'.\n")
 
@@ -363,6 +377,8 @@ struct OutputFormTests {
                 discarded.standardOutput.contains(
                     try Regex("\n  state:         discarded at [0-9T:.Z-]+: the user quit the app\n")),
                 "\(discarded.standardOutput)")
+            // Its generation is numbered still (the next save's is 2), but none is retained.
+            #expect(discarded.standardOutput.contains("\n  generation:    1 (none retained)\n"))
             let state = try #require(try infoArchives(path).first?["state"] as? [String: Any])
             #expect(state["kind"] as? String == "discarded" && state["reason"] as? String == "the user quit the app")
             #expect((state["at"] as? String)?.hasSuffix("Z") == true)
