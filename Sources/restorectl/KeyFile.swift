@@ -75,10 +75,12 @@ enum KeyFile {
     }
 }
 
-/// Why a key file cannot be used; says nothing of its content.
+/// Why a key file cannot be used; says nothing of its content. Not escaped: printed through
+/// ``Diagnostics/fail(_:exitCode:)``, which escapes it (the path escaped here too showed each
+/// backslash of an escape twice).
 struct KeyFileError: Error, CustomStringConvertible {
     var path: String
     var reason: String
-    var description: String { "The key file '\(TerminalText.escaped(path))' cannot be used: \(reason)." }
+    var description: String { "The key file '\(path)' cannot be used: \(reason)." }
 }
 #endif

@@ -131,11 +131,13 @@ struct StoreOptions: ParsableArguments {
     /// the store listed it (an app erased the store, or discarded the archive and the store
     /// forgot it, while the command read); saved again since (erased, then saved); never
     /// saved; or, when the summary cannot be read, why (damage, a store that kept changing).
+    /// Not escaped: printed through ``Diagnostics/printError(_:)``, which escapes it (the
+    /// reason escaped here too showed each backslash of an escape twice).
     static func retainingNothing(_ archive: ArchiveName, summary: Result<ArchiveSummary?, ArchiveStoreError>) -> String {
         switch summary {
         case .success(let summary?):
             if case .discarded(let reason, _) = summary.state {
-                return "Archive '\(archive)' was discarded (\(TerminalText.escapedReason(reason))): it retains no generation."
+                return "Archive '\(archive)' was discarded (\(TerminalText.shownReason(reason))): it retains no generation."
             }
             if !summary.generations.isEmpty {
                 return "Archive '\(archive)' was saved again while restorectl read it (an app is writing the store); try again."

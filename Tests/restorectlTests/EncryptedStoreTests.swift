@@ -57,7 +57,9 @@ struct EncryptedStoreTests {
     func withItsKeyFileEveryCommandReadsTheStates(keyFileHolds format: String) throws {
         try withTemporaryDirectory { directory in
             let (store, keyFile) = try sealedStore(directory) { key in
-                format == "bytes" ? key.bytes : Array((key.bytes.map { String(format: "%02X", $0) }.joined() + "\n").utf8)
+                // The digits with white space around them, as an editor may save them: a tab,
+                // a line's end of two characters.
+                format == "bytes" ? key.bytes : Array(("\t" + key.bytes.map { String(format: "%02X", $0) }.joined() + " \r\n").utf8)
             }
             let show = try runProcess(restorectl, ["show", store, "Root", "--key-file", keyFile])
             #expect(show.status == 0, "\(show.standardError)")
@@ -89,6 +91,10 @@ struct EncryptedStoreTests {
             let missing = try runProcess(restorectl, ["info", store, "--key-file", directory + "/missing.key"])
             #expect(missing.status == 64)
             #expect(missing.standardError.contains("cannot be used: it cannot be read (No such file or directory)"))
+            // The path is the user's, and escaped as any other text that reaches the terminal.
+            let escaped = try runProcess(restorectl, ["info", store, "--key-file", directory + "/missing\u{1B}[2J.key"])
+            #expect(escaped.status == 64 && escaped.standardError.contains("/missing\\u{1B}[2J.key' cannot be used"))
+            #expect(!escaped.standardError.contains("\u{1B}"))
             let folder = try runProcess(restorectl, ["info", store, "--key-file", directory])
             #expect(folder.status == 64)
             #expect(folder.standardError.contains("cannot be used: it cannot be read (Is a directory)"))

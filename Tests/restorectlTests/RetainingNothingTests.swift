@@ -23,6 +23,22 @@ struct RetainingNothingTests {
         }
     }
 
+    /// The reason reaches the terminal escaped once, as `info` shows it: escaped as the
+    /// message was made and again as it was printed, each escape's backslash showed twice,
+    /// as if the reason held a backslash.
+    @Test func aDiscardReasonIsEscapedOnce() throws {
+        try withTemporaryStorePath { path in
+            let writer = try ArchiveStore(path: path)
+            try writer.save(SampleArchives.tree(count: 3), header: SampleArchives.header)
+            _ = try writer.discard(.main, reason: "support\u{1B}[2J asked")
+            let tree = try runProcess(builtProduct("restorectl"), ["tree", path])
+            #expect(tree.status == 1)
+            #expect(
+                tree.standardError
+                    == "restorectl: error: Archive 'main' was discarded (support\\u{1B}[2J asked): it retains no generation.\n")
+        }
+    }
+
     /// An app erased the store between the command's listing and its read: the archive is
     /// gone, not "never saved".
     @Test func anArchiveGoneSinceItWasListedIsNotFound() throws {
