@@ -296,5 +296,14 @@ struct EncryptionTests {
         #expect(try StateEncryptionKey(bytes: bytes) == StateEncryptionKey(bytes: bytes))
         #expect(StateEncryptionKey.generate() != StateEncryptionKey.generate())
     }
+
+    /// A key's hash is made of no key material (a hash is no secret: it may be logged, or
+    /// told by timing a set's lookups): every key hashes alike, and keys are told apart by
+    /// `==` alone.
+    @Test func aKeysHashHoldsNothingOfTheKey() throws {
+        let keys = [try StateEncryptionKey(bytes: [UInt8](repeating: 7, count: 32))] + (1...8).map { _ in StateEncryptionKey.generate() }
+        #expect(Set(keys.map(\.hashValue)).count == 1)
+        #expect(Set(keys).count == keys.count)
+    }
 }
 #endif

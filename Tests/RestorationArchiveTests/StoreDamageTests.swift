@@ -573,6 +573,24 @@ struct StoreDamageTests {
         }
     }
 
+    /// A header's text or bytes in the other storage class, the same bytes (which the
+    /// checksum, taken over the bytes, cannot tell from the saved value), is damage to that
+    /// generation too: a header's columns are read only in the class the schema gives them.
+    @Test func aHeaderValueInTheOtherStorageClassIsDamage() throws {
+        let changes = [
+            ("app_values = CAST(app_values AS TEXT)", "app_values", "blob"),
+            ("app_version = CAST(app_version AS BLOB)", "app_version", "text"),
+        ]
+        for (change, column, expected) in changes {
+            try withSavedStore { path, _ in
+                try tamperBypassingStrict(with: path, table: "generation", "UPDATE generation SET \(change)")
+                let store = try ArchiveStore(path: path, mode: .readOnly)
+                let reason = "its header cannot be read (column '\(column)' holds a value that is not \(expected))"
+                #expect(throws: ArchiveStoreError.damagedArchive(.main, 1, reason)) { try store.snapshot() }
+            }
+        }
+    }
+
     /// An incremental save of a new path that is not ASCII reads the generation's other paths
     /// that are not (for one in another Unicode form): one of them damaged (another type, or
     /// not UTF-8) is damage to the generation there too, which the engine answers with a full
