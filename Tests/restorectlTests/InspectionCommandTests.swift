@@ -250,7 +250,8 @@ struct InspectionCommandTests {
     }
 
     /// A generation restored cleanly once whose next restoration died: counted, and said to
-    /// have been restored cleanly before (the crash policies tell it from one that never was).
+    /// have been restored cleanly before (a crash policy that falls back to an older
+    /// generation takes only one that was).
     @Test func infoSaysAGenerationWasRestoredCleanlyBeforeARestorationDied() throws {
         try withDemoStore { path in
             #expect(try run(["demo", "--step", "restore", "--db", path]).status == 0)
@@ -339,7 +340,7 @@ struct InspectionCommandTests {
             #expect(other.status == 1)
             let problems = try #require(try other.jsonObject()["problems"] as? [[String: Any]])
             #expect(problems.map { $0["archive"] as? String } == ["scene-2"] && problems.first?["path"] as? String == "Root")
-            // The store's own problem is each archive's.
+            // A problem of the store's own is listed whichever archive is asked for.
             try store.record(.willFinishLaunching)
             try tamper(path, "UPDATE journal SET event = 'bogus'")
             let withJournal = try run(["check", path, "--archive", "main"])
@@ -446,8 +447,8 @@ struct InspectionCommandTests {
         }
     }
 
-    /// A damaged archive's crash marker is shown with it, in text and JSON: the crash policy
-    /// acts on it at the next launch whether or not the archive's row can be read.
+    /// A damaged archive's crash marker is shown with it, in text and JSON, as a readable
+    /// archive's is.
     @Test func aDamagedArchiveIsShownWithItsCrashMarker() throws {
         try withDemoStore { path in
             #expect(try run(["demo", "--step", "restore-crash", "--db", path]).wasSignalled)

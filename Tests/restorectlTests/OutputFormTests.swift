@@ -377,7 +377,7 @@ struct OutputFormTests {
                 discarded.standardOutput.contains(
                     try Regex("\n  state:         discarded at [0-9T:.Z-]+: the user quit the app\n")),
                 "\(discarded.standardOutput)")
-            // Its generation is numbered still (the next save's is 2), but none is retained.
+            // Its newest generation's number is kept; no generation is retained.
             #expect(discarded.standardOutput.contains("\n  generation:    1 (none retained)\n"))
             let state = try #require(try infoArchives(path).first?["state"] as? [String: Any])
             #expect(state["kind"] as? String == "discarded" && state["reason"] as? String == "the user quit the app")
