@@ -496,6 +496,8 @@ struct CommandLineTests {
     @Test func infoEscapesControlAndBidiCharactersFromTheArchive() throws {
         try withTemporaryStorePath { path in
             let hostile = "1.0\u{1B}]0;pwned\u{07}\u{9B}2J\u{202E}txt.exe\u{0}\u{2028}\u{2029}"
+            // What no output may hold raw: each character of `hostile` that is not text.
+            let controls = ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"]
             let store = try ArchiveStore(path: path)
             try store.save(
                 [], header: SaveHeader(appVersion: hostile, appBuild: "1", appValues: ["k\u{1B}": .string(hostile)]),
@@ -509,18 +511,18 @@ struct CommandLineTests {
             let show = try runProcess(restorectl, ["show", path, "Screen\u{202E}"])
             #expect(show.status == 0, "\(show.standardError)")
             #expect(show.standardOutput.contains("text\\u{9B}: string"))
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
+            for raw in controls {
                 #expect(!show.standardOutput.contains(raw))
             }
             let info = try runProcess(restorectl, ["info", path])
             #expect(info.status == 0)
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
+            for raw in controls {
                 #expect(!info.standardOutput.contains(raw), "raw U+\(String(raw.unicodeScalars.first!.value, radix: 16)) printed")
             }
             #expect(info.standardOutput.contains("\\u{1B}]0;pwned\\u{7}\\u{9B}2J\\u{202E}txt.exe\\u{0}\\u{2028}\\u{2029}"))
             let json = try runProcess(restorectl, ["info", path, "--format", "json"])
             #expect(json.status == 0)
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
+            for raw in controls {
                 #expect(!json.standardOutput.contains(raw))
             }
             let document = try json.jsonObject()
@@ -533,7 +535,7 @@ struct CommandLineTests {
             #expect(tampered.status == 0, "\(tampered.standardError)")
             let check = try runProcess(restorectl, ["check", path])
             #expect(check.status == 1 && check.standardOutput.contains("node 'Screen\\u{202E}': "), "\(check.standardOutput)")
-            for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}", "\u{0}", "\u{2028}", "\u{2029}"] {
+            for raw in controls {
                 #expect(!check.standardOutput.contains(raw))
             }
         }
